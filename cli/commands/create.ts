@@ -1,0 +1,27 @@
+import { defineCommand } from 'citty';
+import { createApp } from '../../plugin/create-app.ts';
+import { log, printJson } from '../output.ts';
+
+export default defineCommand({
+  meta: { name: 'create', description: 'Create a new fw app from a template' },
+  args: {
+    dir: { type: 'positional', description: 'Directory for the new app (must not exist or be empty)', required: true },
+    template: { type: 'string', description: 'Template: minimal-web', default: 'minimal-web' },
+    'fw-spec': { type: 'string', description: 'npm spec for the fw dependency (default: this fw)' },
+    install: { type: 'boolean', description: 'Install dependencies after creating' },
+    json: { type: 'boolean', description: 'Print one JSON document' },
+  },
+  async run({ args }) {
+    const created = await createApp({
+      dir: args.dir,
+      template: args.template,
+      ...(args['fw-spec'] ? { fwSpec: args['fw-spec'] } : {}),
+      install: Boolean(args.install),
+    });
+    if (args.json) printJson({ ok: true, ...created });
+    else {
+      log(`Created ${created.template} app in ${created.dir}`);
+      log(created.installed ? `Next: cd ${args.dir} && npx fw dev` : `Next: cd ${args.dir} && npm install && npx fw dev`);
+    }
+  },
+});

@@ -1,0 +1,70 @@
+import { FwFailure } from '../plugin/api-server.ts';
+import { AppLoadError } from '../plugin/load-app.ts';
+
+/** Prints one JSON document on stdout (the only thing `--json` prints there). */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/** Progress and logs go to stderr so stdout stays machine-readable. */
+export function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+export interface FailureReport {
+  ok: false;
+  kind: string;
+  message: string;
+  suggestions: string[];
+  diagnostics?: unknown[];
+}
+
+export function toFailureReport(error: unknown): FailureReport {
+  if (error instanceof FwFailure) {
+    return {
+      ok: false,
+      kind: error.kind,
+      message: error.message,
+      suggestions: error.suggestions,
+      ...(error.diagnostics.length > 0 ? { diagnostics: error.diagnostics } : {}),
+    };
+  }
+  if (error instanceof AppLoadError) {
+    return {
+      ok: false,
+      kind: 'app_invalid',
+      message: error.message,
+      suggestions: ['Fix the files named above; fw reloads them on the next start.'],
+      diagnostics: error.problems.map((p) => ({ path: p.file ?? '', message: p.message, code: 'app_invalid' })),
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { ok: false, kind: 'internal', message, suggestions: ['Run again with FW_DEBUG=1 for a stack trace.'] };
+}
+
+export function printFailure(error: unknown, json: boolean): void {
+  const report = toFailureReport(error);
+  if (json) {
+    printJson(report);
+    return;
+  }
+  log(`✖ ${report.message}`);
+  for (const d of (report.diagnostics ?? []) as Array<{ path?: string; message?: string; hint?: string }>) {
+    log(`  • ${d.path ? `${d.path}: ` : ''}${d.message ?? ''}${d.hint ? `\n    hint: ${d.hint}` : ''}`);
+  }
+  for (const s of report.suggestions) log(`  → ${s}`);
+  if (process.env.FW_DEBUG && error instanceof Error && error.stack) log(error.stack);
+}
+
+/** Resolves when the process is asked to stop (Ctrl-C or a supervisor's SIGTERM). */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,198 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, post, repoRoot, runFw, type RunningFw, startFw } from './support/app.ts';
+import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
+
+const TENANT = '00000000-0000-4000-8000-000000000001';
+const devAuth = { 'x-fw-user-id': 'user-1', 'x-fw-tenant-id': TENANT, 'x-fw-role': 'member' };
+
+describe('fw CLI basics', () => {
+  it('prints its version, as text and as JSON', async () => {
+    const pkg = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8'));
+    const text = await runFw(['--version'], { cwd: repoRoot });
+    expect(text.code).toBe(0);
+    expect(text.stdout.trim()).toBe(pkg.version);
+    const json = await runFw(['--version', '--json'], { cwd: repoRoot });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, name: 'fw', version: pkg.version });
+  });
+
+  it('has --help on every command', async () => {
+    for (const args of [['--help'], ['dev', '--help'], ['create', '--help'], ['db', '--help'], ['db', 'migrate', '--help'], ['db', 'status', '--help']]) {
+      const r = await runFw(args, { cwd: repoRoot });
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/USAGE/i);
+    }
+  });
+
+  it('fails an unknown command with a JSON failure', async () => {
+    const r = await runFw(['frobnicate', '--json'], { cwd: repoRoot });
+    expect(r.code).not.toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: expect.any(String), message: expect.stringContaining('frobnicate') });
+  });
+});
+
+describe('fw create', () => {
+  let parent: string;
+  beforeAll(async () => {
+    parent = await mkdtemp(path.join(tmpdir(), 'fw-create-'));
+  });
+  afterAll(() => rm(parent, { recursive: true, force: true }));
+
+  it('creates a minimal-web app that depends on this fw by default', async () => {
+    const r = await runFw(['create', 'my-app', '--template', 'minimal-web', '--json'], { cwd: parent });
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ ok: true, template: 'minimal-web', installed: false });
+    expect(report.files).toEqual(expect.arrayContaining(['src/fw/schema.ts', 'src/commands/createNote.ts', 'src/queries/listNotes.ts', 'src/queries/liveNotes.ts', '.gitignore']));
+    const pkg = JSON.parse(await readFile(path.join(parent, 'my-app', 'package.json'), 'utf8'));
+    expect(pkg.name).toBe('my-app');
+    expect(pkg.dependencies.fw).toBe(`file:${repoRoot}`);
+  });
+
+  it('uses --fw-spec when given', async () => {
+    const r = await runFw(['create', 'spec-app', '--fw-spec', 'fw@0.1.0-alpha.0', '--json'], { cwd: parent });
+    expect(r.code).toBe(0);
+    const pkg = JSON.parse(await readFile(path.join(parent, 'spec-app', 'package.json'), 'utf8'));
+    expect(pkg.dependencies.fw).toBe('fw@0.1.0-alpha.0');
+  });
+
+  it('refuses a non-empty directory and an unknown template', async () => {
+    await writeFile(path.join(parent, 'keep.txt'), 'mine');
+    const busy = await runFw(['create', '.', '--json'], { cwd: parent });
+    expect(busy.code).not.toBe(0);
+    expect(JSON.parse(busy.stdout)).toMatchObject({ ok: false, kind: 'dir_not_empty' });
+    const unknown = await runFw(['create', 'x', '--template', 'nope', '--json'], { cwd: parent });
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ ok: false, kind: 'unknown_template' });
+    expect(existsSync(path.join(parent, 'x'))).toBe(false);
+  });
+});
+
+describe('fw dev --api-only on the embedded database', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  let dev: RunningFw;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir });
+  });
+  afterAll(async () => {
+    await dev?.stop();
+    await app?.remove();
+  });
+
+  it('prints one JSON line with serverUrl and serves the template entries', async () => {
+    expect(dev.ready).toMatchObject({ ok: true, serverUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), database: 'pglite' });
+    const serverUrl = dev.ready.serverUrl as string;
+    const created = await post(serverUrl, '/commands/createNote', { title: 'Hello', body: 'from the test' }, devAuth);
+    expect(created.status).toBe(200);
+    expect(created.body.result).toMatchObject({ title: 'Hello', body: 'from the test', author_id: 'user-1', tenant_id: TENANT });
+    const second = await post(serverUrl, '/commands/createNote', { title: 'Newer' }, devAuth);
+    expect(second.status).toBe(200);
+    const listed = await post(serverUrl, '/queries/listNotes', {}, devAuth);
+    expect(listed.body.result.map((n: { title: string }) => n.title)).toEqual(['Newer', 'Hello']);
+    const live = await post(serverUrl, '/queries/liveNotes', {}, devAuth);
+    expect(live.body.result).toHaveLength(2);
+    const entries = (await (await fetch(`${serverUrl}/entries`)).json()) as { entries: Array<{ name: string }> };
+    expect(entries.entries.map((e) => e.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes']);
+    expect(existsSync(path.join(app.dir, '.fw', 'db'))).toBe(true);
+  });
+
+  it('validates template args (title 1–200 characters)', async () => {
+    const serverUrl = dev.ready.serverUrl as string;
+    const tooLong = await post(serverUrl, '/commands/createNote', { title: 'x'.repeat(201) }, devAuth);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.diagnostics[0]).toMatchObject({ path: 'args.title', code: 'too_big' });
+    const empty = await post(serverUrl, '/commands/createNote', { title: '   ' }, devAuth);
+    expect(empty.status).toBe(400);
+  });
+
+  it('reports port_busy from a second process on the same port', async () => {
+    const port = new URL(dev.ready.serverUrl as string).port;
+    const second = await runFw(['dev', '--api-only', '--port', port, '--json'], { cwd: app.dir });
+    expect(second.code).not.toBe(0);
+    const failure = JSON.parse(second.stdout.trim());
+    expect(failure).toMatchObject({ ok: false, kind: 'port_busy', message: expect.stringContaining(port) });
+    expect(failure.suggestions.length).toBeGreaterThan(0);
+    expect(second.stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('fw db on an app', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  const schemaFile = () => path.join(app.dir, 'src/fw/schema.ts');
+
+  beforeAll(async () => {
+    app = await createTestApp();
+  });
+  afterAll(() => app?.remove());
+
+  it('migrates, adds a column keeping data, and refuses a drop until told', async () => {
+    const first = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, migrationId: expect.any(Number) });
+
+    // Some data to keep: run the API, write a note, stop.
+    const dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir });
+    expect((await post(dev.ready.serverUrl as string, '/commands/createNote', { title: 'keep me' }, devAuth)).status).toBe(200);
+    await dev.stop();
+
+    const original = await readFile(schemaFile(), 'utf8');
+    await writeFile(schemaFile(), original.replace("body: t.text().nullable(),", "body: t.text().nullable(),\n      pinned: t.boolean().default(false),"));
+    const status = await runFw(['db', 'status', '--json'], { cwd: app.dir });
+    expect(status.code, status.stderr).toBe(0);
+    const pending = JSON.parse(status.stdout);
+    expect(pending.pending.map((c: { kind: string }) => c.kind)).toEqual(['add_column']);
+    const added = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(added.code, added.stderr).toBe(0);
+
+    const dev2 = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir });
+    const listed = await post(dev2.ready.serverUrl as string, '/queries/listNotes', {}, devAuth);
+    expect(listed.body.result).toEqual([expect.objectContaining({ title: 'keep me', pinned: false })]);
+    await dev2.stop();
+
+    await writeFile(schemaFile(), original.replace('body: t.text().nullable(),', ''));
+    const refused = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(refused.code).not.toBe(0);
+    const failure = JSON.parse(refused.stdout);
+    expect(failure).toMatchObject({ ok: false, kind: 'migration_blocked' });
+    expect(failure.diagnostics.map((d: { path: string }) => d.path).join(' ')).toMatch(/notes\.body/);
+    // fw dev refuses to start on a blocked schema rather than serving a half-migrated one.
+    const blockedDev = await runFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir });
+    expect(blockedDev.code).not.toBe(0);
+    expect(JSON.parse(blockedDev.stdout)).toMatchObject({ ok: false, kind: 'migration_blocked' });
+
+    const applied = await runFw(['db', 'migrate', '--accept-data-loss', '--json'], { cwd: app.dir });
+    expect(applied.code, applied.stderr).toBe(0);
+    const history = JSON.parse((await runFw(['db', 'status', '--json'], { cwd: app.dir })).stdout);
+    expect(history.applied.length).toBe(3);
+    expect(history.pending).toEqual([]);
+  });
+});
+
+describe.skipIf(!testDatabaseUrl)('fw dev --api-only on PostgreSQL (DATABASE_URL)', () => {
+  it('serves the template against PostgreSQL', async () => {
+    const pg = await createTestPostgresDatabase();
+    const app = await createTestApp();
+    try {
+      const dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir, env: { DATABASE_URL: pg.url } });
+      try {
+        expect(dev.ready).toMatchObject({ database: 'postgres' });
+        const serverUrl = dev.ready.serverUrl as string;
+        expect((await post(serverUrl, '/commands/createNote', { title: 'on pg' }, devAuth)).status).toBe(200);
+        const other = await post(serverUrl, '/queries/listNotes', {}, { ...devAuth, 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000002' });
+        expect(other.body.result).toEqual([]);
+        const mine = await post(serverUrl, '/queries/listNotes', {}, devAuth);
+        expect(mine.body.result.map((n: { title: string }) => n.title)).toEqual(['on pg']);
+        expect(existsSync(path.join(app.dir, '.fw', 'db'))).toBe(false);
+      } finally {
+        await dev.stop();
+      }
+    } finally {
+      await app.remove();
+      await pg.drop();
+    }
+  });
+});

@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const cliPath = path.join(repoRoot, 'dist/cli/bin.js');
+
+/**
+ * A throwaway copy of a template with `node_modules/fw` linked to this checkout (what `fw create`
+ * plus `npm install` would give, without the network), plus any extra files.
+ */
+export async function createTestApp(template = 'minimal-web', files: Record<string, string> = {}): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'fw-app-'));
+  await cp(path.join(repoRoot, 'templates', template), dir, { recursive: true });
+  await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+  await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
+  for (const [file, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), content);
+  }
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `fw …` to completion. */
+export function runFw(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface RunningFw {
+  child: ChildProcess;
+  /** The JSON line the process printed once serving. */
+  ready: Record<string, unknown>;
+  stderr(): string;
+  stop(): Promise<number | null>;
+}
+
+/** Starts a long-running `fw …` that prints one JSON line when ready (`fw dev --json`). */
+export function startFw(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunningFw> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    let stdout = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`fw ${args.join(' ')} did not become ready in time.\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 60_000);
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      const line = stdout.split('\n').find((l) => l.trim().startsWith('{'));
+      if (line && stdout.includes('\n')) {
+        clearTimeout(timer);
+        const ready = JSON.parse(line) as Record<string, unknown>;
+        resolve({
+          child,
+          ready,
+          stderr: () => stderr,
+          async stop() {
+            if (child.exitCode === null) child.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`fw ${args.join(' ')} exited with ${code} before it was ready.\nstdout: ${stdout}\nstderr: ${stderr}`));
+    });
+  });
+}
+
+/** POSTs `{ args }` JSON to the runtime. */
+export async function post(baseUrl: string, route: string, args: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(new URL(route, baseUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ args }),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
+}

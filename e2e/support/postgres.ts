@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+
+export const testDatabaseUrl = process.env.FW_TEST_DATABASE_URL;
+
+/**
+ * A fresh PostgreSQL database for one suite, so parallel test files never share tables.
+ * Returns its URL and a function that drops it.
+ */
+export async function createTestPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!testDatabaseUrl) throw new Error('FW_TEST_DATABASE_URL is not set');
+  const { default: pg } = await import('pg');
+  const name = `fw_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(testDatabaseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: testDatabaseUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** The databases every database suite runs on: PGlite always, PostgreSQL when configured. */
+export const databaseTargets = [
+  { name: 'pglite', enabled: true },
+  { name: 'postgres', enabled: Boolean(testDatabaseUrl) },
+] as const;

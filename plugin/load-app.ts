@@ -1,0 +1,135 @@
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { type EntryDefinition, type EntryKind, isEntry, type PolicyCheck } from '../runtime/entries.ts';
+import { type AppDefinition, checkApp, entryNameFromFile } from '../runtime/registry.ts';
+import type { Schema } from '../runtime/schema.ts';
+
+/** Where each kind of entry lives in an app, and which kinds each folder may hold. */
+const entryFolders: ReadonlyArray<{ folder: string; kinds: readonly EntryKind[] }> = [
+  { folder: 'src/commands', kinds: ['command'] },
+  { folder: 'src/queries', kinds: ['query', 'liveQuery'] },
+  { folder: 'src/actions', kinds: ['action'] },
+  { folder: 'src/workflows', kinds: ['workflow'] },
+  { folder: 'src/endpoints', kinds: ['endpoint'] },
+];
+
+const sourceFile = /^[^.].*\.(?:ts|mts|js|mjs)$/;
+const testFile = /\.(?:test|spec)\.[cm]?[jt]s$/;
+
+/** A problem that stops an app from loading, with the file it is in. */
+export class AppLoadError extends Error {
+  readonly problems: Array<{ file?: string; message: string }>;
+  constructor(problems: Array<{ file?: string; message: string }>) {
+    super(problems.map((p) => (p.file ? `${p.file}: ${p.message}` : p.message)).join('\n'));
+    this.name = 'AppLoadError';
+    this.problems = problems;
+  }
+}
+
+export interface AppLoader {
+  load(): Promise<AppDefinition>;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads an app's backend (schema, policies, entries) through Vite's module runner, so TypeScript
+ * runs as written and, later, edits reload without a restart.
+ */
+export async function createAppLoader(root: string): Promise<AppLoader> {
+  const { createServer, createServerModuleRunner } = await import('vite');
+  const server = await createServer({
+    root,
+    configFile: false,
+    logLevel: 'silent',
+    appType: 'custom',
+    server: { middlewareMode: true, hmr: false, ws: false, watch: null },
+    // fw itself must be the same module instance the runtime uses, never a transformed copy.
+    ssr: { external: ['fw'] },
+    optimizeDeps: { noDiscovery: true, include: [] },
+  });
+  const runner = createServerModuleRunner(server.environments.ssr, { hmr: false });
+
+  const importFile = async (file: string): Promise<Record<string, unknown>> => {
+    try {
+      return (await runner.import(file)) as Record<string, unknown>;
+    } catch (error) {
+      throw new AppLoadError([{ file: path.relative(root, file), message: describeImportError(error) }]);
+    }
+  };
+
+  return {
+    async load() {
+      const problems: Array<{ file?: string; message: string }> = [];
+      const schemaFile = firstExisting(root, ['src/fw/schema.ts', 'src/fw/schema.js']);
+      let schema: Schema = { tables: {} };
+      if (schemaFile) {
+        const mod = await importFile(schemaFile);
+        const candidate = (mod.default ?? mod.schema) as Schema | undefined;
+        if (!candidate || typeof candidate !== 'object' || !('tables' in candidate)) {
+          problems.push({ file: rel(root, schemaFile), message: 'must `export default defineSchema({ … })`.' });
+        } else schema = candidate;
+      }
+
+      let policies: Record<string, PolicyCheck> = {};
+      const policiesFile = firstExisting(root, ['src/policies.ts', 'src/policies.js']);
+      if (policiesFile) {
+        const mod = await importFile(policiesFile);
+        policies = (mod.default ?? {}) as Record<string, PolicyCheck>;
+      }
+
+      const entries = new Map<string, EntryDefinition>();
+      const origin = new Map<string, string>();
+      for (const { folder, kinds } of entryFolders) {
+        const dir = path.join(root, folder);
+        if (!existsSync(dir)) continue;
+        const files = (await readdir(dir)).filter((f) => sourceFile.test(f) && !testFile.test(f) && !f.endsWith('.d.ts')).sort();
+        for (const fileName of files) {
+          const file = path.join(dir, fileName);
+          const mod = await importFile(file);
+          const entry = mod.default;
+          const where = rel(root, file);
+          if (!isEntry(entry)) {
+            problems.push({ file: where, message: `must \`export default\` a ${kinds.join(' or ')}(…) definition.` });
+            continue;
+          }
+          if (!kinds.includes(entry.kind)) {
+            problems.push({ file: where, message: `defines a ${entry.kind}, but ${folder}/ holds ${kinds.join(' or ')} entries. Move the file.` });
+            continue;
+          }
+          const name = entryNameFromFile(fileName);
+          const previous = origin.get(name);
+          if (previous) {
+            problems.push({ file: where, message: `entry name "${name}" is already taken by ${previous}. Entry names are unique across kinds.` });
+            continue;
+          }
+          entries.set(name, entry);
+          origin.set(name, where);
+        }
+      }
+      const app: AppDefinition = { entries, policies, schema };
+      problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
+      if (problems.length > 0) throw new AppLoadError(problems);
+      return app;
+    },
+    async close() {
+      await runner.close();
+      await server.close();
+    },
+  };
+}
+
+function firstExisting(root: string, candidates: string[]): string | undefined {
+  return candidates.map((c) => path.join(root, c)).find((f) => existsSync(f));
+}
+
+function rel(root: string, file: string): string {
+  return path.relative(root, file).split(path.sep).join('/');
+}
+
+function describeImportError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const loc = (error as { loc?: { line?: number; column?: number } }).loc;
+  const where = loc?.line ? ` (line ${loc.line}${loc.column ? `, column ${loc.column}` : ''})` : '';
+  return `${error.message.split('\n')[0]}${where}`;
+}

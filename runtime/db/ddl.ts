@@ -1,0 +1,298 @@
+/**
+ * The SQL fw writes for an app schema. Every statement names its schema explicitly (`ns`), so the same
+ * functions build the real tables in `public` and the throwaway copy the planner introspects.
+ */
+import type { ColumnKind, ColumnSpec, Schema, Table } from '../schema.ts';
+import { APP_ROLE } from './database.ts';
+
+export const TENANT_COLUMN = 'tenant_id';
+export const TENANT_POLICY = 'fw_tenant_isolation';
+/** The request's tenant, as set by `FwDatabase.transaction` (NULL when there is none). */
+export const CURRENT_TENANT = "nullif(current_setting('fw.tenant_id', true), '')::uuid";
+/** The comment fw puts on the indexes it creates, so it only ever drops its own. */
+export const INDEX_MARKER = 'fw:index';
+
+const columnTypes: Record<Exclude<ColumnKind, 'enum'>, string> = {
+  uuid: 'uuid',
+  text: 'text',
+  integer: 'integer',
+  bigint: 'bigint',
+  numeric: 'numeric',
+  boolean: 'boolean',
+  timestamptz: 'timestamptz',
+  date: 'date',
+  jsonb: 'jsonb',
+};
+
+/** A quoted identifier. */
+export function ident(name: string): string {
+  if (name.includes('\0')) throw new Error(`fw: identifiers must not contain NUL characters (${JSON.stringify(name)}).`);
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A SQL string literal (standard_conforming_strings, on since PostgreSQL 9.1: only `'` is doubled). */
+export function literal(value: string): string {
+  if (value.includes('\0')) throw new Error('fw: string literals must not contain NUL characters.');
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+export const MAX_IDENTIFIER_BYTES = 63;
+
+/** PostgreSQL's identifier truncation: at most 63 bytes, never splitting a character. */
+export function truncateIdentifier(name: string): string {
+  if (Buffer.byteLength(name) <= MAX_IDENTIFIER_BYTES) return name;
+  let out = '';
+  for (const char of name) {
+    if (Buffer.byteLength(out + char) > MAX_IDENTIFIER_BYTES) break;
+    out += char;
+  }
+  return out;
+}
+
+export function qualified(ns: string, name: string): string {
+  return `${ident(ns)}.${ident(name)}`;
+}
+
+/** The native enum type of an `enum` column. */
+export function enumTypeName(table: string, column: string): string {
+  return `${table}_${column}`;
+}
+
+export interface DesiredIndex {
+  name: string;
+  table: string;
+  columns: string[];
+  unique: boolean;
+}
+
+/** The indexes fw maintains on a table: the declared ones, plus `tenant_id` for tenant-scoped tables. */
+export function desiredIndexes(tableName: string, table: Table): DesiredIndex[] {
+  const indexes: DesiredIndex[] = [];
+  if (table.tenantScoped) indexes.push(indexSpec(tableName, [TENANT_COLUMN], false));
+  for (const index of table.indexes) indexes.push(indexSpec(tableName, [...index.columns], index.unique === true));
+  return indexes;
+}
+
+function indexSpec(table: string, columns: string[], unique: boolean): DesiredIndex {
+  return { name: `${table}_${columns.join('_')}_${unique ? 'key' : 'idx'}`, table, columns, unique };
+}
+
+/** The default expression of a column, or null when it has none. */
+export function defaultSql(ns: string, table: string, column: string, spec: ColumnSpec): string | null {
+  const fallback = spec.default;
+  if (!fallback) return null;
+  if (fallback.kind === 'random_uuid') return 'gen_random_uuid()';
+  if (fallback.kind === 'now') return 'now()';
+  const value = fallback.value;
+  if (value === null || value === undefined) return null;
+  const type = columnType(ns, table, column, spec);
+  if (spec.kind === 'jsonb') return `${literal(JSON.stringify(value))}::jsonb`;
+  if (typeof value === 'boolean') return `${value}::${type}`;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`fw: the default of ${table}.${column} is not a finite number.`);
+    return `${literal(String(value))}::${type}`;
+  }
+  if (value instanceof Date) {
+    const iso = value.toISOString();
+    return `${literal(spec.kind === 'date' ? iso.slice(0, 10) : iso)}::${type}`;
+  }
+  if (typeof value === 'string') return `${literal(value)}::${type}`;
+  throw new Error(`fw: the default of ${table}.${column} (${spec.kind}) must be a string, number, boolean or Date.`);
+}
+
+export function columnType(ns: string, table: string, column: string, spec: ColumnSpec): string {
+  return spec.kind === 'enum' ? qualified(ns, enumTypeName(table, column)) : columnTypes[spec.kind];
+}
+
+/** `"name" type [not null] [default …]`: constraints are separate (see `columnConstraints`). */
+export function columnDefinition(ns: string, table: string, column: string, spec: ColumnSpec): string {
+  const parts = [ident(column), columnType(ns, table, column, spec)];
+  if (!spec.nullable || spec.primaryKey) parts.push('not null');
+  const fallback = defaultSql(ns, table, column, spec);
+  if (fallback !== null) parts.push(`default ${fallback}`);
+  return parts.join(' ');
+}
+
+export function primaryKeyConstraint(table: string, columns: string[]): string {
+  return `constraint ${ident(`${table}_pkey`)} primary key (${columns.map(ident).join(', ')})`;
+}
+
+export function uniqueConstraint(table: string, column: string): string {
+  return `constraint ${ident(`${table}_${column}_key`)} unique (${ident(column)})`;
+}
+
+export function foreignKeyConstraint(ns: string, table: string, column: string, spec: ColumnSpec): string {
+  const ref = spec.references!;
+  return (
+    `constraint ${ident(`${table}_${column}_fkey`)} foreign key (${ident(column)}) ` +
+    `references ${qualified(ns, ref.table)} (${ident(ref.column)}) on delete ${ref.onDelete}`
+  );
+}
+
+export function primaryKeyColumns(table: Table): string[] {
+  return Object.entries(table.columns)
+    .filter(([, column]) => column.spec.primaryKey)
+    .map(([name]) => name);
+}
+
+/**
+ * `create table` with its columns, primary key, unique and foreign-key constraints, plus the grants
+ * to the app role. Foreign keys on the columns in `deferForeignKeys` are left out (the caller adds them
+ * with `addForeignKeySql` once the referenced table exists).
+ */
+export function createTableSql(ns: string, name: string, table: Table, deferForeignKeys: ReadonlySet<string> = new Set()): string[] {
+  const lines: string[] = [];
+  for (const [column, { spec }] of Object.entries(table.columns)) lines.push(columnDefinition(ns, name, column, spec));
+  if (table.tenantScoped) lines.push(`${ident(TENANT_COLUMN)} uuid not null default ${CURRENT_TENANT}`);
+  const primaryKey = primaryKeyColumns(table);
+  if (primaryKey.length > 0) lines.push(primaryKeyConstraint(name, primaryKey));
+  for (const [column, { spec }] of Object.entries(table.columns)) {
+    if (spec.unique && !(spec.primaryKey && primaryKey.length === 1)) lines.push(uniqueConstraint(name, column));
+  }
+  for (const [column, { spec }] of Object.entries(table.columns)) {
+    if (spec.references && !deferForeignKeys.has(column)) lines.push(foreignKeyConstraint(ns, name, column, spec));
+  }
+  return [`create table ${qualified(ns, name)} (\n  ${lines.join(',\n  ')}\n)`, grantSql(ns, name)];
+}
+
+/** What every app table grants the request role. (fw's column kinds create no sequences.) */
+export function grantSql(ns: string, table: string): string {
+  return `grant select, insert, update, delete on ${qualified(ns, table)} to ${ident(APP_ROLE)}`;
+}
+
+export function addForeignKeySql(ns: string, table: string, column: string, spec: ColumnSpec): string {
+  return `alter table ${qualified(ns, table)} add ${foreignKeyConstraint(ns, table, column, spec)}`;
+}
+
+/** Adds one column with its unique/foreign-key constraints, in one statement. */
+export function addColumnSql(ns: string, table: string, column: string, spec: ColumnSpec): string {
+  const parts = [`add column ${columnDefinition(ns, table, column, spec)}`];
+  if (spec.unique) parts.push(`add ${uniqueConstraint(table, column)}`);
+  if (spec.references) parts.push(`add ${foreignKeyConstraint(ns, table, column, spec)}`);
+  return `alter table ${qualified(ns, table)} ${parts.join(', ')}`;
+}
+
+export function createEnumSql(ns: string, name: string, values: readonly string[]): string {
+  return `create type ${qualified(ns, name)} as enum (${values.map(literal).join(', ')})`;
+}
+
+export function addEnumValueSql(ns: string, name: string, value: string, position: { after: string } | { before: string } | null): string {
+  const where = !position ? '' : 'after' in position ? ` after ${literal(position.after)}` : ` before ${literal(position.before)}`;
+  return `alter type ${qualified(ns, name)} add value ${literal(value)}${where}`;
+}
+
+export function createIndexSql(ns: string, index: DesiredIndex): string[] {
+  return [
+    `create ${index.unique ? 'unique ' : ''}index ${ident(index.name)} on ${qualified(ns, index.table)} using btree (${index.columns.map(ident).join(', ')})`,
+    `comment on index ${qualified(ns, index.name)} is ${literal(INDEX_MARKER)}`,
+  ];
+}
+
+export function dropIndexSql(ns: string, name: string): string {
+  return `drop index ${qualified(ns, name)}`;
+}
+
+/** Row-level security that confines every statement to the request's tenant (also for the owner). */
+export function tenantPolicySql(ns: string, table: string): string[] {
+  const target = qualified(ns, table);
+  const check = `(${ident(TENANT_COLUMN)} = ${CURRENT_TENANT})`;
+  return [
+    `alter table ${target} enable row level security`,
+    `alter table ${target} force row level security`,
+    `drop policy if exists ${ident(TENANT_POLICY)} on ${target}`,
+    `create policy ${ident(TENANT_POLICY)} on ${target} using ${check} with check ${check}`,
+  ];
+}
+
+/**
+ * All statements that create `schema` from nothing in `ns`, tables ordered so that referenced tables
+ * come first (foreign keys of a cycle are added after both tables exist).
+ */
+export function createSchemaSql(ns: string, schema: Schema): Array<{ table: string; sql: string[] }> {
+  const out: Array<{ table: string; sql: string[] }> = [];
+  for (const [table, spec] of Object.entries(schema.tables)) {
+    for (const [column, { spec: columnSpec }] of Object.entries(spec.columns)) {
+      if (columnSpec.kind === 'enum') out.push({ table, sql: [createEnumSql(ns, enumTypeName(table, column), columnSpec.values ?? [])] });
+    }
+  }
+  const tables = new Map(Object.entries(schema.tables));
+  for (const step of creationOrder(tables, new Set(tables.keys()))) {
+    const table = tables.get(step.table)!;
+    const sql = createTableSql(ns, step.table, table, step.deferred);
+    for (const late of step.lateForeignKeys) sql.push(addForeignKeySql(ns, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
+    out.push({ table: step.table, sql });
+  }
+  for (const [table, spec] of tables) {
+    const sql = desiredIndexes(table, spec).flatMap((index) => createIndexSql(ns, index));
+    if (spec.tenantScoped) sql.push(...tenantPolicySql(ns, table));
+    if (sql.length > 0) out.push({ table, sql });
+  }
+  return out;
+}
+
+export interface CreationStep {
+  table: string;
+  /** Foreign-key columns of this table whose referenced table is created later. */
+  deferred: Set<string>;
+  /** Foreign keys of earlier tables that point at this one, to add right after creating it. */
+  lateForeignKeys: Array<{ table: string; column: string }>;
+}
+
+/**
+ * The order in which to create the `creating` tables: depth first, referenced tables before the tables
+ * that reference them. A foreign key that closes a cycle is deferred to the referenced table's step.
+ */
+export function creationOrder(tables: ReadonlyMap<string, Table>, creating: ReadonlySet<string>): CreationStep[] {
+  const order: string[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (name: string): void => {
+    if (state.has(name)) return;
+    state.set(name, 'visiting');
+    for (const column of Object.values(tables.get(name)!.columns)) {
+      const target = column.spec.references?.table;
+      if (target && target !== name && creating.has(target) && tables.has(target)) visit(target);
+    }
+    state.set(name, 'done');
+    order.push(name);
+  };
+  for (const name of [...creating].sort()) visit(name);
+
+  const position = new Map(order.map((name, index) => [name, index]));
+  const steps = new Map<string, CreationStep>(order.map((name) => [name, { table: name, deferred: new Set(), lateForeignKeys: [] }]));
+  for (const name of order) {
+    for (const [column, { spec }] of Object.entries(tables.get(name)!.columns)) {
+      const target = spec.references?.table;
+      if (!target || target === name || !position.has(target)) continue;
+      if (position.get(target)! > position.get(name)!) {
+        steps.get(name)!.deferred.add(column);
+        steps.get(target)!.lateForeignKeys.push({ table: name, column });
+      }
+    }
+  }
+  return order.map((name) => steps.get(name)!);
+}
+
+/** fw's own bookkeeping tables (created `if not exists`, so this runs on every start). */
+export const systemTablesSql: readonly string[] = [
+  `create table if not exists "public"."_fw_migrations" (
+    id serial primary key,
+    applied_at timestamptz not null default now(),
+    checksum text not null,
+    fw_version text not null,
+    changes jsonb not null
+  )`,
+  `create table if not exists "public"."_fw_outbox" (
+    id bigserial primary key,
+    event text not null,
+    payload jsonb,
+    tenant_id uuid,
+    user_id text,
+    trace_id text,
+    status text not null default 'pending',
+    attempts integer not null default 0,
+    available_at timestamptz not null default now(),
+    created_at timestamptz not null default now()
+  )`,
+  `grant insert, select on "public"."_fw_outbox" to ${ident(APP_ROLE)}`,
+  `grant usage on sequence "public"."_fw_outbox_id_seq" to ${ident(APP_ROLE)}`,
+];

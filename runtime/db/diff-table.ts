@@ -1,0 +1,197 @@
+/**
+ * The diff of one existing table: added, dropped and changed columns, and their constraints.
+ * Part of the planner (plan.ts).
+ */
+import type { Diagnostic } from '../errors.ts';
+import type { ColumnSpec, Table } from '../schema.ts';
+import { CURRENT_TENANT, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified } from './ddl.ts';
+import type { ColumnModel, ConstraintModel, TableModel } from './introspect.ts';
+import { PUBLIC, dataLossHint, type AddChange, type DiffInput, type PlannedChange } from './plan.ts';
+
+export async function diffTable(
+  input: DiffInput,
+  name: string,
+  table: Table,
+  want: TableModel,
+  have: TableModel,
+  add: AddChange,
+  blocked: Diagnostic[],
+): Promise<{ scopeMismatch: boolean; dropped: ColumnModel[]; dropChanges: Map<string, PlannedChange> }> {
+  const scopeMismatch = table.tenantScoped !== have.columns.has(TENANT_COLUMN);
+  if (scopeMismatch) {
+    blocked.push({
+      path: `schema.${name}`,
+      code: 'tenant_scope_change',
+      message: table.tenantScoped
+        ? `Table "${name}" is declared tenant-scoped, but the database table is not (it has no tenant_id column): fw cannot know which tenant its existing rows belong to.`
+        : `Table "${name}" is declared with tenantScoped: false, but the database table is tenant-scoped (tenant_id and row-level security): switching would share every tenant's rows with all tenants.`,
+      hint: `Restore tenantScoped: ${!table.tenantScoped} on "${name}". To switch, declare a new table with the scoping you want, copy the rows into it (choosing each row's tenant), then remove "${name}" and ${dataLossHint}.`,
+    });
+  }
+  const skip = (column: string): boolean => scopeMismatch && column === TENANT_COLUMN;
+  const added = [...want.columns.keys()].filter((c) => !have.columns.has(c) && !skip(c));
+  const dropped = [...have.columns.values()].filter((c) => !want.columns.has(c.name) && !skip(c.name));
+  const dropChanges = new Map<string, PlannedChange>();
+
+  let rows: number | undefined;
+  const rowCount = async (): Promise<number> => (rows ??= await input.rowCount(name));
+
+  for (const column of added) {
+    const spec = table.columns[column]!.spec;
+    const path = `schema.${name}.${column}`;
+    const fallback = defaultSql(PUBLIC, name, column, spec);
+    if (spec.primaryKey) {
+      blocked.push({
+        path,
+        code: 'primary_key_change',
+        message: `New column ${name}.${column} is declared as primary key, but table "${name}" already exists: fw does not change the primary key of an existing table.`,
+        hint: `Drop .primaryKey() from ${name}.${column} (use .unique() if it must be unique), or create a new table with the primary key you want and copy the rows.`,
+      });
+      continue;
+    }
+    if (!spec.nullable && fallback === null && (await rowCount()) > 0) {
+      blocked.push({
+        path,
+        code: 'not_null_without_default',
+        message: `New column ${name}.${column} is NOT NULL without a default, but table "${name}" has rows, which would have no value for it.`,
+        hint: `Give ${name}.${column} a default (.default(…)${spec.kind === 'uuid' ? ' or .defaultRandom()' : spec.kind === 'timestamptz' ? ' or .defaultNow()' : ''}) or make it .nullable(); you can fill it and tighten it later.`,
+      });
+      continue;
+    }
+    if (spec.unique && fallback !== null && spec.default?.kind !== 'random_uuid' && (await rowCount()) > 1) {
+      blocked.push({
+        path,
+        code: 'unique_column_with_shared_default',
+        message: `New unique column ${name}.${column} would give all existing rows of "${name}" the same default value, which violates its uniqueness.`,
+        hint: `Add ${name}.${column} without .unique() first, fill it with distinct values, then declare a unique index on it (indexes: [{ columns: ['${column}'], unique: true }]), which fw adds to existing tables.`,
+      });
+      continue;
+    }
+    const nullability = spec.nullable ? 'nullable' : 'not null';
+    add({
+      kind: 'add_column',
+      table: name,
+      column,
+      description: `add column ${name}.${column} (${spec.kind}, ${nullability}${fallback !== null ? `, default ${fallback}` : ''})`,
+      sql: [addColumnSql(PUBLIC, name, column, spec)],
+    });
+  }
+
+  for (const column of dropped) {
+    const path = `schema.${name}.${column.name}`;
+    if (input.acceptDataLoss) {
+      const change: PlannedChange = {
+        kind: 'drop_column',
+        table: name,
+        column: column.name,
+        description: `drop column ${name}.${column.name} and its data`,
+        sql: [`alter table ${qualified(PUBLIC, name)} drop column ${ident(column.name)}`],
+        destructive: true,
+      };
+      add(change);
+      dropChanges.set(column.name, change);
+      continue;
+    }
+    const rename = added.length > 0;
+    blocked.push({
+      path,
+      code: rename ? 'possible_rename' : 'drop_column',
+      message:
+        `Column ${name}.${column.name} exists in the database but is no longer declared; dropping it would delete its data.` +
+        (rename ? ` New column${added.length > 1 ? 's' : ''} ${added.map((c) => `${name}.${c}`).join(', ')} appeared at the same time: this may be a rename, and fw does not guess renames.` : ''),
+      hint: rename
+        ? `To rename, keep "${column.name}" declared next to the new column, copy the data (update "${name}" set "${added[0]}" = "${column.name}"), then remove "${column.name}" and ${dataLossHint}. To really delete it, ${dataLossHint}.`
+        : `Declare ${name}.${column.name} again to keep it, or ${dataLossHint} to delete the column and its data.`,
+    });
+  }
+
+  const droppedNames = new Set(dropped.map((c) => c.name));
+  for (const [column, w] of want.columns) {
+    const h = have.columns.get(column);
+    if (!h || skip(column)) continue;
+    const spec: ColumnSpec | undefined = table.columns[column]?.spec;
+    const path = `schema.${name}.${column}`;
+    if (w.type !== h.type) {
+      blocked.push({
+        path,
+        code: 'column_type_change',
+        message: `Column ${name}.${column} is ${h.type} in the database but declared as ${w.type}; fw does not change column types.`,
+        hint: `Keep ${name}.${column} as ${h.type}. To change it, add a new column of the new type, copy the data (update "${name}" set "new_column" = "${column}"::${w.type}), switch your code over, then remove "${column}" and ${dataLossHint}.`,
+      });
+      continue;
+    }
+    if (h.notNull && !w.notNull) {
+      add({ kind: 'drop_not_null', table: name, column, description: `make ${name}.${column} nullable`, sql: [`alter table ${qualified(PUBLIC, name)} alter column ${ident(column)} drop not null`] });
+    } else if (!h.notNull && w.notNull) {
+      blocked.push({
+        path,
+        code: 'column_set_not_null',
+        message: `Column ${name}.${column} is nullable in the database but declared NOT NULL; rows may hold NULL, so fw does not tighten it.`,
+        hint: `Keep .nullable() on ${name}.${column}. To make it required, add a new NOT NULL column with a default, copy the values (update "${name}" set "new_column" = coalesce("${column}", …)), then remove "${column}" and ${dataLossHint}.`,
+      });
+    }
+    if (w.default !== h.default) {
+      const expression = column === TENANT_COLUMN ? CURRENT_TENANT : spec ? defaultSql(PUBLIC, name, column, spec) : null;
+      if (expression === null) {
+        add({ kind: 'drop_default', table: name, column, description: `drop the default of ${name}.${column}`, sql: [`alter table ${qualified(PUBLIC, name)} alter column ${ident(column)} drop default`] });
+      } else {
+        add({ kind: 'set_default', table: name, column, description: `set the default of ${name}.${column} to ${expression}`, sql: [`alter table ${qualified(PUBLIC, name)} alter column ${ident(column)} set default ${expression}`] });
+      }
+    }
+    // Unique and foreign-key constraints on this column.
+    const wantUnique = hasUnique(want.constraints, column);
+    const haveUnique = hasUnique(have.constraints, column);
+    if (wantUnique !== haveUnique) {
+      blocked.push({
+        path,
+        code: 'unique_change',
+        message: `Column ${name}.${column} is ${haveUnique ? 'unique' : 'not unique'} in the database but declared ${wantUnique ? 'unique' : 'not unique'}; fw does not change constraints of existing columns.`,
+        hint: wantUnique
+          ? `Remove .unique() from ${name}.${column}, or declare a unique index instead (indexes: [{ columns: ['${column}'], unique: true }]), which fw can add.`
+          : `Put .unique() back on ${name}.${column}; to drop the constraint, add a new column without it, copy the data, then remove "${column}" and ${dataLossHint}.`,
+      });
+    }
+    const wantRef = foreignKeys(want.constraints, column);
+    const haveRef = foreignKeys(have.constraints, column);
+    if (wantRef !== haveRef) {
+      blocked.push({
+        path,
+        code: 'foreign_key_change',
+        message: `The foreign key of ${name}.${column} is ${haveRef || 'absent'} in the database but declared ${wantRef || 'absent'}; fw does not change constraints of existing columns.`,
+        hint: `Restore the previous .references(…) on ${name}.${column}. To change it, add a new column with the reference you want, copy the data, then remove "${column}" and ${dataLossHint}.`,
+      });
+    }
+  }
+
+  const wantKey = primaryKey(want.constraints);
+  const haveKey = primaryKey(have.constraints);
+  const addedKey = wantKey.some((c) => added.includes(c));
+  const droppedWithColumns = wantKey.length === 0 && haveKey.length > 0 && haveKey.every((c) => droppedNames.has(c));
+  if (wantKey.join(',') !== haveKey.join(',') && !addedKey && !droppedWithColumns) {
+    blocked.push({
+      path: `schema.${name}`,
+      code: 'primary_key_change',
+      message: `The primary key of "${name}" is (${haveKey.join(', ') || 'none'}) in the database but declared as (${wantKey.join(', ') || 'none'}); fw does not change the primary key of an existing table.`,
+      hint: `Restore .primaryKey() on ${haveKey.length > 0 ? haveKey.map((c) => `${name}.${c}`).join(', ') : 'no column'}. To change it, create a new table with the key you want and copy the rows.`,
+    });
+  }
+  return { scopeMismatch, dropped, dropChanges };
+}
+
+function hasUnique(constraints: ConstraintModel[], column: string): boolean {
+  return constraints.some((c) => c.type === 'u' && c.columns.length === 1 && c.columns[0] === column);
+}
+
+const onDeleteNames: Record<string, string> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' };
+
+function foreignKeys(constraints: ConstraintModel[], column: string): string {
+  return constraints
+    .filter((c) => c.type === 'f' && c.columns.length === 1 && c.columns[0] === column)
+    .map((c) => `references ${c.refTable}(${c.refColumns.join(', ')}) on delete ${onDeleteNames[c.onDelete] ?? c.onDelete}`)
+    .sort()
+    .join('; ');
+}
+
+function primaryKey(constraints: ConstraintModel[]): string[] {
+  return constraints.find((c) => c.type === 'p')?.columns ?? [];
+}

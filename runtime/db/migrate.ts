@@ -1,0 +1,250 @@
+/**
+ * fw's migration engine. The truth is the database catalog, not a stored snapshot: the planner
+ * introspects `public`, builds the declared schema in a throwaway schema inside the same transaction,
+ * introspects that with the same function, diffs the two models and rolls the throwaway schema back.
+ * Additive changes apply automatically; anything that could lose data or needs a decision is refused
+ * with a diagnostic, and then nothing at all is applied.
+ *
+ * @example
+ *   const plan = await planMigration(db, schema);          // what would change
+ *   const result = await applyMigration(db, schema);       // apply it (all or nothing)
+ *   if (result.blocked.length) console.error(result.blocked);
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Diagnostic } from '../errors.ts';
+import { FwError } from '../errors.ts';
+import type { Schema } from '../schema.ts';
+import { fwVersion } from '../version.ts';
+import type { FwDatabase } from './database.ts';
+import { INDEX_MARKER, createSchemaSql, ident, qualified, systemTablesSql } from './ddl.ts';
+import { introspect } from './introspect.ts';
+import { diffSchema, type ComputedPlan, type MigrationPlan, type PlannedChange } from './plan.ts';
+import { validateSchema } from './validate.ts';
+
+export type { ChangeKind, MigrationPlan, PlannedChange } from './plan.ts';
+
+export interface MigrateOptions {
+  /** Also drop tables and columns that are no longer declared (destructive changes). */
+  acceptDataLoss?: boolean;
+}
+
+export interface MigrationResult {
+  applied: PlannedChange[];
+  blocked: Diagnostic[];
+  /** The `_fw_migrations` row written, or null when nothing was applied. */
+  migrationId: number | null;
+}
+
+export interface AppliedMigration {
+  id: number;
+  appliedAt: string;
+  checksum: string;
+  fwVersion: string;
+  changes: Array<{ kind: string; description: string }>;
+}
+
+/**
+ * Serialises fw's schema changes across processes (`pg_advisory_xact_lock`): a second migrator waits
+ * and then plans against the committed result of the first. The constant is "fw-migr" in ASCII.
+ */
+export const MIGRATION_LOCK_KEY = '0x66772d6d696772';
+const lockSql = `select pg_advisory_xact_lock(${BigInt(MIGRATION_LOCK_KEY).toString()})`;
+
+/** Creates fw's own tables (`_fw_migrations`, `_fw_outbox`) if missing. Idempotent and safe to race. */
+export async function ensureSystemTables(db: FwDatabase): Promise<void> {
+  await inTransaction(db, async (conn) => {
+    await sql.raw(lockSql).execute(conn);
+    const present = await sql<{ ok: boolean }>`
+      select to_regclass('public._fw_migrations') is not null and to_regclass('public._fw_outbox') is not null as ok`.execute(conn);
+    for (const statement of systemTablesSql) {
+      if (present.rows[0]?.ok && statement.startsWith('create table')) continue;
+      await sql.raw(statement).execute(conn);
+    }
+    return 'commit';
+  });
+}
+
+/** What `applyMigration` would do now, without changing anything. */
+export async function planMigration(db: FwDatabase, schema: Schema, options: MigrateOptions = {}): Promise<MigrationPlan> {
+  const plan = await inTransaction(db, async (conn) => ({ outcome: 'rollback' as const, value: await computePlan(conn, schema, options) }));
+  return { changes: plan.changes, blocked: plan.blocked };
+}
+
+/**
+ * Brings the database to `schema`: every planned change, in one transaction together with its
+ * `_fw_migrations` row, or nothing at all when any change is refused.
+ *
+ * One exception to the single transaction: PostgreSQL cannot use an enum value in the transaction
+ * that added it, so when a default uses a value added by this migration the new values are committed
+ * first (as their own `_fw_migrations` row) and the rest follows in a second transaction.
+ */
+export async function applyMigration(db: FwDatabase, schema: Schema, options: MigrateOptions = {}): Promise<MigrationResult> {
+  await ensureSystemTables(db);
+  const first = await applyOnce(db, schema, options);
+  if (!first.more) return first.result;
+  const second = await applyOnce(db, schema, options);
+  return {
+    applied: [...first.result.applied, ...second.result.applied],
+    blocked: second.result.blocked,
+    migrationId: second.result.migrationId ?? first.result.migrationId,
+  };
+}
+
+/** The migrations applied so far (oldest first) and what is pending or refused now. */
+export async function migrationStatus(
+  db: FwDatabase,
+  schema: Schema,
+): Promise<{ applied: AppliedMigration[]; pending: PlannedChange[]; blocked: Diagnostic[] }> {
+  const exists = await sql<{ ok: boolean }>`select to_regclass('public._fw_migrations') is not null as ok`.execute(db.admin);
+  const applied: AppliedMigration[] = [];
+  if (exists.rows[0]?.ok) {
+    const rows = await sql<{ id: number; applied_at: Date | string; checksum: string; fw_version: string; changes: PlannedChange[] | string }>`
+      select id, applied_at, checksum, fw_version, changes from "public"."_fw_migrations" order by id`.execute(db.admin);
+    for (const row of rows.rows) {
+      const changes = typeof row.changes === 'string' ? (JSON.parse(row.changes) as PlannedChange[]) : row.changes;
+      applied.push({
+        id: Number(row.id),
+        appliedAt: new Date(row.applied_at).toISOString(),
+        checksum: row.checksum,
+        fwVersion: row.fw_version,
+        changes: changes.map((change) => ({ kind: change.kind, description: change.description })),
+      });
+    }
+  }
+  const plan = await planMigration(db, schema);
+  return { applied, pending: plan.changes, blocked: plan.blocked };
+}
+
+/** sha256 of the schema declaration in a canonical form (stable key order). */
+export function schemaChecksum(schema: Schema): string {
+  const canonical = Object.keys(schema.tables)
+    .sort()
+    .map((name) => {
+      const table = schema.tables[name]!;
+      return [name, table.tenantScoped, Object.entries(table.columns).map(([column, { spec }]) => [column, spec]), table.indexes];
+    });
+  return createHash('sha256').update(stableStringify(canonical)).digest('hex');
+}
+
+// ---- internals ----
+
+async function applyOnce(db: FwDatabase, schema: Schema, options: MigrateOptions): Promise<{ result: MigrationResult; more: boolean }> {
+  return inTransaction<{ result: MigrationResult; more: boolean }>(db, async (conn) => {
+    await sql.raw(lockSql).execute(conn);
+    const plan = await computePlan(conn, schema, options);
+    if (plan.blocked.length > 0 || plan.changes.length === 0) {
+      return { outcome: 'rollback', value: { result: { applied: [], blocked: plan.blocked, migrationId: null }, more: false } };
+    }
+    const changes = plan.usesNewEnumValues ? plan.changes.filter((change) => change.kind === 'add_enum_value') : plan.changes;
+    for (const change of changes) {
+      for (const statement of change.sql) {
+        try {
+          await sql.raw(statement).execute(conn);
+        } catch (error) {
+          throw new FwError('internal', `Migration failed at "${change.description}": ${(error as Error).message}\n  ${statement}`, { cause: error });
+        }
+      }
+    }
+    const inserted = await sql<{ id: number }>`
+      insert into "public"."_fw_migrations" (checksum, fw_version, changes)
+      values (${schemaChecksum(schema)}, ${fwVersion}, ${JSON.stringify(changes)}::jsonb)
+      returning id`.execute(conn);
+    const migrationId = Number(inserted.rows[0]!.id);
+    return { outcome: 'commit', value: { result: { applied: changes, blocked: [], migrationId }, more: plan.usesNewEnumValues } };
+  });
+}
+
+/**
+ * Plans inside the caller's transaction. Everything it creates (the throwaway schema) lives in a
+ * savepoint that is rolled back before returning.
+ */
+async function computePlan(conn: Kysely<any>, schema: Schema, options: MigrateOptions): Promise<ComputedPlan> {
+  const invalid = validateSchema(schema);
+  if (invalid.length > 0) return { changes: [], blocked: invalid, usesNewEnumValues: false };
+  await sql.raw('savepoint fw_plan').execute(conn);
+  try {
+    const actual = await introspect(conn, 'public', INDEX_MARKER);
+    const ns = `fw_plan_${randomBytes(6).toString('hex')}`;
+    await sql.raw(`create schema ${ident(ns)}`).execute(conn);
+    for (const step of createSchemaSql(ns, schema)) {
+      for (const statement of step.sql) {
+        try {
+          await sql.raw(statement).execute(conn);
+        } catch (error) {
+          const message = (error as Error).message.replaceAll(`"${ns}".`, '').replaceAll(`${ns}.`, '');
+          return {
+            changes: [],
+            blocked: [{ path: `schema.${step.table}`, code: 'invalid_schema', message: `PostgreSQL rejects the declaration of table "${step.table}": ${message}`, hint: `Fix "${step.table}" in the schema.` }],
+            usesNewEnumValues: false,
+          };
+        }
+      }
+    }
+    const desired = await introspect(conn, ns, INDEX_MARKER);
+    return await diffSchema({
+      schema,
+      actual,
+      desired,
+      acceptDataLoss: options.acceptDataLoss === true,
+      rowCount: (table) => countRows(conn, table),
+    });
+  } finally {
+    await sql.raw('rollback to savepoint fw_plan').execute(conn);
+    await sql.raw('release savepoint fw_plan').execute(conn);
+  }
+}
+
+/**
+ * Rows in a live table, up to 2, whatever row-level security says: a superuser (or BYPASSRLS role)
+ * reads with `row_security = off`; a plain owner lifts FORCE ROW LEVEL SECURITY for a moment in a
+ * savepoint that is rolled back.
+ */
+async function countRows(conn: Kysely<any>, table: string): Promise<number> {
+  const count = `select count(*)::int as n from (select 1 from ${qualified('public', table)} limit 2) as sample`;
+  await sql.raw('savepoint fw_count; set local row_security = off').execute(conn);
+  try {
+    const result = await sql.raw<{ n: number }>(count).execute(conn);
+    return Number(result.rows[0]?.n ?? 0);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42501') throw error;
+    await sql.raw('rollback to savepoint fw_count').execute(conn);
+    await sql.raw(`alter table ${qualified('public', table)} no force row level security`).execute(conn);
+    const result = await sql.raw<{ n: number }>(count).execute(conn);
+    return Number(result.rows[0]?.n ?? 0);
+  } finally {
+    await sql.raw('rollback to savepoint fw_count; release savepoint fw_count').execute(conn);
+  }
+}
+
+type TransactionBody<R> = (conn: Kysely<any>) => Promise<{ outcome: 'commit' | 'rollback'; value: R } | 'commit'>;
+
+/** Runs `fn` in a transaction on one connection of its own; commits or rolls back as `fn` says. */
+async function inTransaction<R>(db: FwDatabase, fn: TransactionBody<R>): Promise<R> {
+  return db.admin.connection().execute(async (conn) => {
+    await sql.raw('begin').execute(conn);
+    let result: Awaited<ReturnType<TransactionBody<R>>>;
+    try {
+      result = await fn(conn);
+    } catch (error) {
+      await sql.raw('rollback').execute(conn).catch(() => undefined);
+      throw error;
+    }
+    const outcome = result === 'commit' ? 'commit' : result.outcome;
+    await sql.raw(outcome).execute(conn);
+    return (result === 'commit' ? undefined : result.value) as R;
+  });
+}
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${stableStringify((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,98 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { sql } from 'kysely';
+import type { FwDatabase } from './db/database.ts';
+import type { Auth, EntryDefinition } from './entries.ts';
+import { type Diagnostic, FwError } from './errors.ts';
+import type { AppDefinition } from './registry.ts';
+
+export interface CallOptions {
+  auth: Auth;
+  traceId: string;
+  /** The raw, unvalidated args as received. */
+  args: unknown;
+  /** True when the call arrives over the network (then `system` entries are refused). */
+  external: boolean;
+}
+
+/**
+ * The one path by which an entry runs, whoever calls it (HTTP, AI tools, the CLI): policy check,
+ * args validation, then the handler in a transaction of its own under the caller's identity.
+ */
+export async function callEntry(app: AppDefinition, db: FwDatabase, entry: EntryDefinition, call: CallOptions): Promise<unknown> {
+  await authorize(app, entry, call);
+  const args = await validateArgs(entry.args, call.args);
+
+  if (entry.kind !== 'command' && entry.kind !== 'query' && entry.kind !== 'liveQuery') {
+    throw new FwError('not_found', `${entry.kind} entries are not callable this way.`);
+  }
+  const readOnly = entry.kind !== 'command';
+  const events: Array<{ event: string; payload: unknown }> = [];
+
+  return db.transaction({ readOnly, auth: call.auth }, async (trx) => {
+    const ctx = readOnly
+      ? { db: trx, auth: call.auth, traceId: call.traceId }
+      : {
+          db: trx,
+          auth: call.auth,
+          traceId: call.traceId,
+          emit(event: string, payload?: unknown) {
+            if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
+            events.push({ event, payload: payload ?? null });
+          },
+        };
+    const result = await entry.handler(ctx, args);
+    if (events.length > 0) await writeOutbox(trx, call, events);
+    return result;
+  });
+}
+
+async function writeOutbox(trx: FwDatabase['admin'], call: CallOptions, events: Array<{ event: string; payload: unknown }>) {
+  const rows = events.map((e) => ({
+    event: e.event,
+    payload: JSON.stringify(e.payload),
+    tenant_id: call.auth.tenantId,
+    user_id: call.auth.userId,
+    trace_id: call.traceId,
+  }));
+  await trx
+    .insertInto('_fw_outbox')
+    .values(rows.map((r) => ({ ...r, payload: sql`${r.payload}::jsonb` })))
+    .execute();
+}
+
+async function authorize(app: AppDefinition, entry: EntryDefinition, call: CallOptions): Promise<void> {
+  const { policy } = entry;
+  if (policy === 'public') return;
+  if (policy === 'system') {
+    if (call.external || call.auth.kind !== 'system') {
+      throw new FwError('forbidden', 'This entry is for the system only and cannot be called over HTTP.');
+    }
+    return;
+  }
+  if (call.auth.kind === 'anonymous') {
+    throw new FwError('unauthenticated', 'Sign in to call this entry (in dev, send x-fw-user-id and x-fw-tenant-id).');
+  }
+  if (policy === 'user') return;
+  const check = app.policies[policy];
+  if (!check) throw new FwError('internal', `Policy "${policy}" is not defined.`);
+  if (!(await check({ auth: call.auth }))) {
+    throw new FwError('forbidden', `Policy "${policy}" does not allow this caller.`);
+  }
+}
+
+export async function validateArgs(schema: StandardSchemaV1, raw: unknown): Promise<unknown> {
+  const result = await schema['~standard'].validate(raw);
+  if (!result.issues) return result.value;
+  const diagnostics: Diagnostic[] = result.issues.map((issue) => {
+    // zod (and others) add a machine-readable code; Standard Schema itself does not require one.
+    const code = (issue as { code?: unknown }).code;
+    return {
+      path: ['args', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'),
+      message: issue.message,
+      code: typeof code === 'string' ? code : 'invalid',
+    };
+  });
+  throw new FwError('validation_failed', `Invalid args: ${diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`, {
+    diagnostics,
+  });
+}

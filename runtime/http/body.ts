@@ -1,0 +1,60 @@
+import type { IncomingMessage } from 'node:http';
+import { FwError } from '../errors.ts';
+
+/**
+ * Reads a request body up to `limit` bytes. Refuses early on a declared Content-Length over the limit,
+ * and stops reading (413) as soon as a streamed body passes it.
+ */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = () =>
+    new FwError('payload_too_large', `The request body is larger than ${limit} bytes.`, {
+      diagnostics: [{ path: 'body', code: 'too_large', message: `At most ${limit} bytes are accepted.` }],
+    });
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Parses the `{ "args": { … } }` envelope. An absent body means `{}` args; anything else must be
+ * JSON with a JSON content type.
+ */
+export function parseArgsEnvelope(body: Buffer, contentType: string | undefined): unknown {
+  if (body.length === 0) return {};
+  if (contentType === undefined || !jsonType.test(contentType)) {
+    throw new FwError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
+      diagnostics: [{ path: 'headers.content-type', code: 'unsupported', message: `Got ${contentType ?? 'no content type'}.` }],
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new FwError('bad_json', `The body is not valid JSON: ${(error as Error).message}`, {
+      diagnostics: [{ path: 'body', code: 'bad_json', message: (error as Error).message }],
+    });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new FwError('bad_request', 'The body must be a JSON object of the form {"args": {…}}.', {
+      diagnostics: [{ path: 'body', code: 'invalid_envelope', message: 'Expected an object with an "args" member.' }],
+    });
+  }
+  const envelope = parsed as Record<string, unknown>;
+  const unknownKeys = Object.keys(envelope).filter((k) => k !== 'args');
+  if (unknownKeys.length > 0) {
+    throw new FwError('bad_request', `Unknown body member(s): ${unknownKeys.join(', ')}. The body is {"args": {…}}.`, {
+      diagnostics: unknownKeys.map((k) => ({ path: `body.${k}`, code: 'unknown_member', message: 'Put call arguments inside "args".' })),
+    });
+  }
+  return envelope.args === undefined ? {} : envelope.args;
+}

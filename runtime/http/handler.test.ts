@@ -1,0 +1,373 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestPostgresDatabase, databaseTargets } from '../../e2e/support/postgres.ts';
+import { createDatabase, type FwDatabase } from '../db/database.ts';
+import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
+import { command, definePolicies, liveQuery, query } from '../entries.ts';
+import { FwError } from '../errors.ts';
+import type { AppDefinition } from '../registry.ts';
+import { defineSchema, t, table } from '../schema.ts';
+import { z } from 'zod';
+import { createRuntimeHandler, type RuntimeHandlerOptions } from './handler.ts';
+
+const TENANT_A = '00000000-0000-4000-8000-00000000000a';
+const TENANT_B = '00000000-0000-4000-8000-00000000000b';
+const alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT_A, 'x-fw-role': 'member' };
+const bob = { 'x-fw-user-id': 'bob', 'x-fw-tenant-id': TENANT_B, 'x-fw-role': 'admin' };
+
+const schema = defineSchema({
+  notes: table({
+    id: t.uuid().primaryKey().defaultRandom(),
+    title: t.text(),
+    created_at: t.timestamptz().defaultNow(),
+  }),
+});
+
+function testApp(): AppDefinition {
+  const entries = {
+    createNote: command({
+      args: { title: z.string().min(1).max(200), body: z.string().optional() },
+      handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returningAll().executeTakeFirstOrThrow(),
+    }),
+    listNotes: query({
+      // No tenant filter on purpose: row-level security must do it.
+      handler: (ctx) => ctx.db.selectFrom('notes').selectAll().orderBy('created_at', 'desc').execute(),
+    }),
+    liveNotes: liveQuery({ handler: (ctx) => ctx.db.selectFrom('notes').selectAll().execute() }),
+    writeInQuery: query({ handler: (ctx) => ctx.db.insertInto('notes').values({ title: 'sneaky' }).execute() }),
+    createThenFail: command({
+      args: { title: z.string() },
+      handler: async (ctx, args) => {
+        await ctx.db.insertInto('notes').values({ title: args.title }).execute();
+        throw new Error('boom after write: secret internals');
+      },
+    }),
+    createThenConflict: command({
+      args: { title: z.string() },
+      handler: async (ctx, args) => {
+        await ctx.db.insertInto('notes').values({ title: args.title }).execute();
+        throw new FwError('conflict', 'Title taken');
+      },
+    }),
+    adminOnly: command({ policy: 'admin', handler: () => ({ done: true }) }),
+    publicPing: query({ policy: 'public', handler: (ctx) => ({ pong: true, kind: ctx.auth.kind }) }),
+    publicCrash: query({
+      policy: 'public',
+      handler: () => {
+        throw new Error('secret internals: password=hunter2');
+      },
+    }),
+    systemTask: command({ policy: 'system', handler: () => 'never over HTTP' }),
+    emitEvent: command({
+      handler: async (ctx) => {
+        ctx.emit('note.touched', { at: 1 });
+        return 'ok';
+      },
+    }),
+    nestedTransaction: command({ handler: (ctx) => ctx.db.transaction().execute(async () => 1) }),
+  };
+  return {
+    entries: new Map(Object.entries(entries)),
+    policies: definePolicies({ admin: ({ auth }) => auth.role === 'admin' }),
+    schema,
+  };
+}
+
+async function serve(options: RuntimeHandlerOptions): Promise<{ url: string; server: Server }> {
+  const server = createServer(createRuntimeHandler(options));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function call(url: string, path: string, init: RequestInit & { args?: unknown } = {}) {
+  const { args, ...rest } = init;
+  const response = await fetch(url + path, {
+    method: 'POST',
+    ...rest,
+    headers: { 'content-type': 'application/json', ...(rest.headers as Record<string, string>) },
+    ...(args !== undefined ? { body: JSON.stringify({ args }) } : {}),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+for (const target of databaseTargets) {
+  describe.skipIf(!target.enabled)(`HTTP runtime on ${target.name}`, () => {
+    let db: FwDatabase;
+    let url: string;
+    let server: Server;
+    let dropDatabase: (() => Promise<void>) | undefined;
+    const errors: string[] = [];
+
+    beforeAll(async () => {
+      if (target.name === 'postgres') {
+        const pg = await createTestPostgresDatabase();
+        dropDatabase = pg.drop;
+        db = await createDatabase({ url: pg.url });
+      } else {
+        db = await createDatabase({ dataDir: 'memory://' });
+      }
+      await ensureSystemTables(db);
+      const app = testApp();
+      const migration = await applyMigration(db, app.schema);
+      expect(migration.blocked).toEqual([]);
+      ({ url, server } = await serve({ app, db, dev: true, onError: (e) => errors.push(e.message) }));
+    });
+
+    afterAll(async () => {
+      server?.close();
+      await db?.close();
+      await dropDatabase?.();
+    });
+
+    const stillServes = async () => {
+      const health = await fetch(`${url}/health`);
+      expect(health.status).toBe(200);
+    };
+
+    it('runs a command and a query with the success envelope and a trace id', async () => {
+      const created = await call(url, '/commands/createNote', { args: { title: 'First' }, headers: alice });
+      expect(created.status).toBe(200);
+      expect(created.body).toMatchObject({ ok: true, result: { title: 'First', tenant_id: TENANT_A } });
+      expect(created.body.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(created.headers.get('x-fw-trace-id')).toBe(created.body.traceId);
+
+      const listed = await call(url, '/queries/listNotes', { headers: alice });
+      expect(listed.status).toBe(200);
+      expect(listed.body.result.map((n: { title: string }) => n.title)).toContain('First');
+    });
+
+    it('keeps a well-formed inbound trace id and replaces a malformed one', async () => {
+      const kept = await call(url, '/queries/publicPing', { headers: { 'x-fw-trace-id': 'trace-1234567890' } });
+      expect(kept.headers.get('x-fw-trace-id')).toBe('trace-1234567890');
+      expect(kept.body.traceId).toBe('trace-1234567890');
+      const replaced = await call(url, '/queries/publicPing', { headers: { 'x-fw-trace-id': 'bad id\twith tab' } });
+      expect(replaced.headers.get('x-fw-trace-id')).toMatch(/^[0-9a-f]{32}$/);
+    });
+
+    it('treats an absent body as empty args', async () => {
+      const response = await fetch(`${url}/queries/publicPing`, { method: 'POST' });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ ok: true, result: { pong: true, kind: 'anonymous' } });
+    });
+
+    it('400 bad_json for malformed JSON', async () => {
+      const r = await call(url, '/commands/createNote', { body: '{"args": {"title": ', headers: alice });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ ok: false, error: { code: 'bad_json' } });
+      expect(r.body.traceId).toBeTruthy();
+      await stillServes();
+    });
+
+    it('400 validation_failed with one diagnostic per problem', async () => {
+      const r = await call(url, '/commands/createNote', { args: { title: '', body: 5, extra: true }, headers: alice });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe('validation_failed');
+      const paths = r.body.error.diagnostics.map((d: { path: string }) => d.path).sort();
+      expect(paths).toEqual(['args', 'args.body', 'args.title']);
+      for (const d of r.body.error.diagnostics) expect(d).toMatchObject({ message: expect.any(String), code: expect.any(String) });
+      await stillServes();
+    });
+
+    it('400 when args is not an object or the envelope has unknown members', async () => {
+      const notObject = await call(url, '/commands/createNote', { body: JSON.stringify({ args: 'x' }), headers: alice });
+      expect(notObject.status).toBe(400);
+      expect(notObject.body.error.code).toBe('validation_failed');
+      const stray = await call(url, '/commands/createNote', { body: JSON.stringify({ title: 'x' }), headers: alice });
+      expect(stray.status).toBe(400);
+      expect(stray.body.error.diagnostics[0].path).toBe('body.title');
+    });
+
+    it('413 payload_too_large over 1 MiB', async () => {
+      const r = await call(url, '/commands/createNote', { args: { title: 'x'.repeat(1024 * 1024 + 10) }, headers: alice });
+      expect(r.status).toBe(413);
+      expect(r.body.error.code).toBe('payload_too_large');
+      await stillServes();
+    });
+
+    it('415 for a non-JSON content type', async () => {
+      const r = await call(url, '/commands/createNote', { body: 'title=x', headers: { ...alice, 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(r.status).toBe(415);
+      expect(r.body.error.code).toBe('unsupported_media_type');
+      await stillServes();
+    });
+
+    it('404 for an unknown entry and for a query called as a command', async () => {
+      const unknown = await call(url, '/commands/nope', { args: {}, headers: alice });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error.code).toBe('not_found');
+      const wrongKind = await call(url, '/commands/listNotes', { args: {}, headers: alice });
+      expect(wrongKind.status).toBe(404);
+      await stillServes();
+    });
+
+    it('405 with Allow for a wrong method', async () => {
+      const r = await fetch(`${url}/commands/createNote`, { method: 'GET', headers: alice });
+      expect(r.status).toBe(405);
+      expect(r.headers.get('allow')).toBe('POST');
+      expect(((await r.json()) as any).error.code).toBe('method_not_allowed');
+      const health = await fetch(`${url}/health`, { method: 'DELETE' });
+      expect(health.status).toBe(405);
+      expect(health.headers.get('allow')).toBe('GET, HEAD');
+      await stillServes();
+    });
+
+    it('401 without auth, and for malformed dev headers', async () => {
+      const anonymous = await call(url, '/commands/createNote', { args: { title: 'x' } });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.error.code).toBe('unauthenticated');
+      const badTenant = await call(url, '/commands/createNote', { args: { title: 'x' }, headers: { ...alice, 'x-fw-tenant-id': 'not-a-uuid' } });
+      expect(badTenant.status).toBe(401);
+      expect(badTenant.body.error.diagnostics[0].path).toBe('headers.x-fw-tenant-id');
+      await stillServes();
+    });
+
+    it('403 when a named policy denies, 200 when it allows; system entries are never callable', async () => {
+      const denied = await call(url, '/commands/adminOnly', { args: {}, headers: alice });
+      expect(denied.status).toBe(403);
+      expect(denied.body.error.code).toBe('forbidden');
+      const allowed = await call(url, '/commands/adminOnly', { args: {}, headers: bob });
+      expect(allowed.status).toBe(200);
+      const system = await call(url, '/commands/systemTask', { args: {}, headers: bob });
+      expect(system.status).toBe(403);
+      await stillServes();
+    });
+
+    it('500 internal with the trace id; stack only in dev; rolls back the write', async () => {
+      const r = await call(url, '/commands/createThenFail', { args: { title: 'ghost' }, headers: alice });
+      expect(r.status).toBe(500);
+      expect(r.body.error.code).toBe('internal');
+      expect(r.body.traceId).toBeTruthy();
+      expect(r.body.error.stack).toContain('boom after write');
+      expect(errors.some((m) => m.includes('boom after write'))).toBe(true);
+      const listed = await call(url, '/queries/listNotes', { headers: alice });
+      expect(listed.body.result.map((n: { title: string }) => n.title)).not.toContain('ghost');
+      await stillServes();
+    });
+
+    it('an FwError thrown after a write keeps its status and still rolls back', async () => {
+      const r = await call(url, '/commands/createThenConflict', { args: { title: 'conflicted' }, headers: alice });
+      expect(r.status).toBe(409);
+      expect(r.body.error).toMatchObject({ code: 'conflict', message: 'Title taken' });
+      const listed = await call(url, '/queries/listNotes', { headers: alice });
+      expect(listed.body.result.map((n: { title: string }) => n.title)).not.toContain('conflicted');
+    });
+
+    it('refuses a write inside a query (read-only transaction)', async () => {
+      const r = await call(url, '/queries/writeInQuery', { headers: alice });
+      expect(r.status).toBe(500);
+      expect(r.body.error.message).toMatch(/read-only/);
+      const listed = await call(url, '/queries/listNotes', { headers: alice });
+      expect(listed.body.result.map((n: { title: string }) => n.title)).not.toContain('sneaky');
+    });
+
+    it('refuses ctx.db.transaction() inside an entry', async () => {
+      const r = await call(url, '/commands/nestedTransaction', { headers: alice });
+      expect(r.status).toBe(500);
+      expect(r.body.error.message).toMatch(/already runs in its own transaction/);
+    });
+
+    it('isolates tenants through row-level security, even for a query without a where', async () => {
+      await call(url, '/commands/createNote', { args: { title: 'bob-only' }, headers: bob });
+      const forAlice = await call(url, '/queries/listNotes', { headers: alice });
+      const forBob = await call(url, '/queries/listNotes', { headers: bob });
+      expect(forAlice.body.result.every((n: { tenant_id: string }) => n.tenant_id === TENANT_A)).toBe(true);
+      expect(forAlice.body.result.map((n: { title: string }) => n.title)).not.toContain('bob-only');
+      expect(forBob.body.result.map((n: { title: string }) => n.title)).toEqual(['bob-only']);
+    });
+
+    it('handles 50 concurrent commands: all succeed and all are listed', async () => {
+      const tenant = { ...alice, 'x-fw-tenant-id': '00000000-0000-4000-8000-0000000000cc' };
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => call(url, '/commands/createNote', { args: { title: `c${i}` }, headers: tenant })),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
+      const listed = await call(url, '/queries/listNotes', { headers: tenant });
+      expect(listed.body.result.map((n: { title: string }) => n.title).sort()).toEqual(
+        Array.from({ length: 50 }, (_, i) => `c${i}`).sort(),
+      );
+    });
+
+    it('records ctx.emit events in the outbox inside the command transaction', async () => {
+      const r = await call(url, '/commands/emitEvent', { headers: alice });
+      expect(r.status).toBe(200);
+      const rows = await db.admin.selectFrom('_fw_outbox').selectAll().where('trace_id', '=', r.body.traceId).execute();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ event: 'note.touched', tenant_id: TENANT_A, user_id: 'alice', payload: { at: 1 } });
+    });
+
+    it('lists entries and reports health', async () => {
+      const entries = await fetch(`${url}/entries`);
+      const body = (await entries.json()) as any;
+      expect(body.entries.find((e: { name: string }) => e.name === 'createNote')).toMatchObject({
+        kind: 'command',
+        policy: 'user',
+        route: 'POST /commands/createNote',
+      });
+      const health = (await (await fetch(`${url}/health`)).json()) as any;
+      expect(health).toMatchObject({ status: 'ok', database: target.name });
+    });
+  });
+}
+
+describe('HTTP runtime outside dev mode', () => {
+  let db: FwDatabase;
+  let url: string;
+  let server: Server;
+
+  beforeAll(async () => {
+    db = await createDatabase({ dataDir: 'memory://' });
+    await ensureSystemTables(db);
+    const app = testApp();
+    await applyMigration(db, app.schema);
+    ({ url, server } = await serve({ app, db, dev: false, onError: () => {}, cors: { origins: ['https://app.example.com'], credentials: true } }));
+  });
+  afterAll(async () => {
+    server?.close();
+    await db?.close();
+  });
+
+  it('hides internal messages and stacks, keeps the trace id', async () => {
+    const r = await call(url, '/queries/publicCrash', {});
+    expect(r.status).toBe(500);
+    expect(r.body.error.code).toBe('internal');
+    expect(r.body.error.stack).toBeUndefined();
+    expect(JSON.stringify(r.body)).not.toContain('hunter2');
+    expect(r.body.error.message).toContain(r.body.traceId);
+    // Anonymous callers are refused before anything runs.
+    expect((await call(url, '/queries/writeInQuery', {})).status).toBe(401);
+  });
+
+  it('refuses dev headers: they identify nobody outside dev mode', async () => {
+    const r = await call(url, '/commands/createNote', { args: { title: 'x' }, headers: alice });
+    expect(r.status).toBe(401);
+  });
+
+  it('does not list entries anonymously', async () => {
+    expect((await fetch(`${url}/entries`)).status).toBe(401);
+  });
+
+  it('answers CORS only for allow-listed origins, never with a wildcard', async () => {
+    const allowed = await fetch(`${url}/queries/publicPing`, { method: 'POST', headers: { origin: 'https://app.example.com' } });
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(allowed.headers.get('access-control-allow-credentials')).toBe('true');
+    const other = await fetch(`${url}/queries/publicPing`, { method: 'POST', headers: { origin: 'https://evil.example' } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await fetch(`${url}/commands/createNote`, { method: 'OPTIONS', headers: { origin: 'https://app.example.com' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('x-fw-trace-id');
+  });
+
+  it('refuses a wildcard CORS configuration and dev headers in production', () => {
+    expect(() => createRuntimeHandler({ app: testApp(), db, dev: false, cors: { origins: ['*'] } })).toThrow(/not allowed/);
+    expect(() => createRuntimeHandler({ app: testApp(), db, dev: false, auth: 'dev-headers' })).toThrow(/development only/);
+  });
+
+  it('has no CORS headers when CORS is not configured', async () => {
+    const plain = await serve({ app: testApp(), db, dev: true });
+    const r = await fetch(`${plain.url}/queries/publicPing`, { method: 'POST', headers: { origin: 'https://app.example.com' } });
+    expect(r.headers.get('access-control-allow-origin')).toBeNull();
+    plain.server.close();
+  });
+});

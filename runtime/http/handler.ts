@@ -1,0 +1,184 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sql } from 'kysely';
+import { ANONYMOUS, authFromDevHeaders } from '../auth/dev-headers.ts';
+import type { FwDatabase } from '../db/database.ts';
+import type { Auth, EntryDefinition } from '../entries.ts';
+import { FwError, toFwError } from '../errors.ts';
+import { callEntry } from '../execute.ts';
+import type { AppDefinition } from '../registry.ts';
+import { entryRoutes } from '../registry.ts';
+import { fwVersion } from '../version.ts';
+import { parseArgsEnvelope, readBody } from './body.ts';
+import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
+import { resolveTraceId, TRACE_HEADER } from './trace.ts';
+
+export interface RuntimeHandlerOptions {
+  app: AppDefinition;
+  db: FwDatabase;
+  /** Dev mode: error details in responses, dev-headers auth allowed. */
+  dev: boolean;
+  /** How callers are identified. `dev-headers` is refused outside dev mode. Default: dev-headers in dev, none otherwise. */
+  auth?: 'dev-headers' | 'none';
+  cors?: CorsOptions;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** Where server-side errors are reported (default: stderr). */
+  onError?: (error: FwError, traceId: string) => void;
+}
+
+/** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
+export type RuntimeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+
+interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+type Route =
+  | { kind: 'entry'; methods: readonly string[]; prefix: '/commands/' | '/queries/'; name: string }
+  | { kind: 'health' | 'entries'; methods: readonly string[] };
+
+function matchRoute(path: string): Route | null {
+  if (path === '/health') return { kind: 'health', methods: ['GET', 'HEAD'] };
+  if (path === '/entries') return { kind: 'entries', methods: ['GET', 'HEAD'] };
+  for (const prefix of ['/commands/', '/queries/'] as const) {
+    if (path.startsWith(prefix)) return { kind: 'entry', methods: ['POST'], prefix, name: path.slice(prefix.length) };
+  }
+  return null;
+}
+
+function isEntryForPrefix(entry: EntryDefinition, prefix: string): boolean {
+  return prefix === '/commands/' ? entry.kind === 'command' : entry.kind === 'query' || entry.kind === 'liveQuery';
+}
+
+/**
+ * The runtime's HTTP surface: `POST /commands/:name`, `POST /queries/:name`, `GET /health`,
+ * `GET /entries`, with fw's envelope, statuses and trace ids.
+ */
+export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHandler {
+  const authMode = options.auth ?? (options.dev ? 'dev-headers' : 'none');
+  if (authMode === 'dev-headers' && !options.dev) {
+    throw new Error('fw: dev-headers auth is for development only; configure JWT auth for production.');
+  }
+  const cors = resolveCorsOptions(options.cors);
+  const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  const onError =
+    options.onError ??
+    ((error: FwError, traceId: string) => {
+      const cause = error.cause instanceof Error ? (error.cause.stack ?? error.cause.message) : error.stack;
+      console.error(`fw: ${error.code} [trace ${traceId}] ${error.message}\n${cause ?? ''}`);
+    });
+  const { app, db } = options;
+
+  const authenticate = (req: IncomingMessage): Auth => (authMode === 'dev-headers' ? authFromDevHeaders(req.headers) : ANONYMOUS);
+
+  async function handle(req: IncomingMessage, route: Route, traceId: string): Promise<Reply> {
+    const method = req.method ?? 'GET';
+    if (method === 'OPTIONS' && cors && req.headers.origin && cors.origins.has(req.headers.origin)) {
+      return { status: 204, headers: { ...preflightHeaders() } };
+    }
+    if (!route.methods.includes(method)) {
+      throw new FwError('method_not_allowed', `${method} is not allowed here; use ${route.methods.join(' or ')}.`, {
+        headers: { allow: route.methods.join(', ') },
+      });
+    }
+    switch (route.kind) {
+      case 'health': {
+        await sql`select 1`.execute(db.admin);
+        return { status: 200, body: { status: 'ok', version: fwVersion, database: db.dialect } };
+      }
+      case 'entries': {
+        if (!options.dev && authenticate(req).kind === 'anonymous') {
+          throw new FwError('unauthenticated', 'Sign in to list entries.');
+        }
+        return { status: 200, body: { entries: listEntries(app) } };
+      }
+      case 'entry': {
+        const entry = app.entries.get(route.name);
+        if (!entry || !isEntryForPrefix(entry, route.prefix)) {
+          throw new FwError('not_found', `No ${route.prefix === '/commands/' ? 'command' : 'query'} named "${route.name}".`, {
+            diagnostics: [{ path: 'url', code: 'unknown_entry', message: `Known: ${knownNames(app, route.prefix)}` }],
+          });
+        }
+        const auth = authenticate(req);
+        const body = await readBody(req, bodyLimit);
+        const args = parseArgsEnvelope(body, req.headers['content-type']);
+        const result = await callEntry(app, db, entry, { auth, traceId, args, external: true });
+        return { status: 200, body: { ok: true, result: result === undefined ? null : result, traceId } };
+      }
+    }
+  }
+
+  return (req, res, next) => {
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const route = matchRoute(path);
+    if (!route) {
+      if (next) return next();
+      return void send(res, req, { status: 404, body: errorBody(new FwError('not_found', `Nothing at ${path}.`), resolveTraceId(req.headers[TRACE_HEADER]), false) }, cors);
+    }
+    const traceId = resolveTraceId(req.headers[TRACE_HEADER]);
+    res.setHeader(TRACE_HEADER, traceId);
+    handle(req, route, traceId)
+      .then((reply) => send(res, req, reply, cors))
+      .catch((thrown: unknown) => {
+        const error = toFwError(thrown);
+        if (error.status >= 500) onError(error, traceId);
+        if (error.code === 'payload_too_large') {
+          // Stop reading: the rest of an oversized body is not worth receiving.
+          res.setHeader('connection', 'close');
+        }
+        send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors);
+      });
+  };
+}
+
+function errorBody(error: FwError, traceId: string, dev: boolean) {
+  const internal = error.status >= 500;
+  return {
+    ok: false,
+    error: {
+      code: error.code,
+      // Internal messages can carry SQL or paths: shown in dev only.
+      message: internal && !dev ? `Internal error. Quote trace id ${traceId} when reporting it.` : error.message,
+      diagnostics: error.diagnostics,
+      ...(internal && dev && error.cause instanceof Error && error.cause.stack ? { stack: error.cause.stack } : {}),
+    },
+    traceId,
+  };
+}
+
+function send(res: ServerResponse, req: IncomingMessage, reply: Reply, cors: ReturnType<typeof resolveCorsOptions>): void {
+  if (res.headersSent) return;
+  const payload = reply.body === undefined ? '' : JSON.stringify(reply.body);
+  res.writeHead(reply.status, {
+    ...corsHeaders(cors, req),
+    ...reply.headers,
+    ...(reply.body === undefined
+      ? {}
+      : { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(payload)) }),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(req.method === 'HEAD' ? undefined : payload);
+}
+
+function knownNames(app: AppDefinition, prefix: string): string {
+  const names = [...app.entries].filter(([, e]) => isEntryForPrefix(e, prefix)).map(([n]) => n).sort();
+  return names.length > 0 ? names.join(', ') : '(none)';
+}
+
+export function listEntries(app: AppDefinition) {
+  return [...app.entries]
+    .map(([name, entry]) => {
+      const prefix = entryRoutes[entry.kind];
+      return {
+        name,
+        kind: entry.kind,
+        policy: entry.policy,
+        ...(prefix ? { route: `${prefix === '/live/' ? 'GET' : 'POST'} ${prefix}${name}` } : {}),
+        ...(entry.description ? { description: entry.description } : {}),
+      };
+    })
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+}

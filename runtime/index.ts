@@ -1,0 +1,31 @@
+/**
+ * fw's define API: what an app imports from `fw`.
+ *
+ * @example
+ *   import { command, z } from 'fw';
+ *   export default command({ args: { title: z.string() }, handler: (ctx, args) => … });
+ */
+export {
+  action,
+  command,
+  definePolicies,
+  endpoint,
+  liveQuery,
+  query,
+  workflow,
+  type Auth,
+  type Command,
+  type CommandContext,
+  type EntryDefinition,
+  type EntryKind,
+  type PolicyCheck,
+  type PolicyName,
+  type Query,
+  type QueryContext,
+  type Register,
+} from './entries.ts';
+export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './schema.ts';
+export { FwError, type Diagnostic, type FwErrorCode } from './errors.ts';
+// One zod and one Kysely for every app, so schemas and SQL fragments always match fw's.
+export { z } from 'zod';
+export { sql } from 'kysely';

@@ -1,0 +1,50 @@
+import type { EntryDefinition, EntryKind, PolicyCheck } from './entries.ts';
+import type { Schema } from './schema.ts';
+
+/** A loaded app: its entries by kind and name, its named policies and its schema. */
+export interface AppDefinition {
+  entries: Map<string, EntryDefinition>;
+  policies: Record<string, PolicyCheck>;
+  schema: Schema;
+}
+
+/** Where each kind is served over HTTP (kinds without a route are not callable yet). */
+export const entryRoutes: Partial<Record<EntryKind, string>> = {
+  command: '/commands/',
+  query: '/queries/',
+  liveQuery: '/live/',
+};
+
+const namePattern = /^[a-z][A-Za-z0-9]*$/;
+
+/** Names an entry gets from its file name, so `create-note.ts` and `createNote.ts` both become `createNote`. */
+export function entryNameFromFile(fileName: string): string {
+  const stem = fileName.replace(/\.[cm]?[jt]sx?$/, '');
+  return stem.replace(/[-_]+([A-Za-z0-9])/g, (_, c: string) => c.toUpperCase()).replace(/^[A-Z]/, (c) => c.toLowerCase());
+}
+
+export interface RegistryProblem {
+  file?: string;
+  message: string;
+}
+
+/**
+ * Checks that an app is coherent before it serves anything: valid unique names, and every policy an
+ * entry names exists. Returns the problems rather than throwing so callers can report them all.
+ */
+export function checkApp(app: AppDefinition): RegistryProblem[] {
+  const problems: RegistryProblem[] = [];
+  for (const [name, entry] of app.entries) {
+    if (!namePattern.test(name)) {
+      problems.push({ message: `Entry name "${name}" must be camelCase letters and digits (it comes from the file name).` });
+    }
+    const builtIn = entry.policy === 'public' || entry.policy === 'user' || entry.policy === 'system';
+    if (!builtIn && !(entry.policy in app.policies)) {
+      const known = ['public', 'user', 'system', ...Object.keys(app.policies)].join(', ');
+      problems.push({
+        message: `${entry.kind} "${name}" uses policy "${entry.policy}", which is not defined. Known policies: ${known}. Define it in src/policies.ts with definePolicies().`,
+      });
+    }
+  }
+  return problems;
+}

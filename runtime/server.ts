@@ -1,0 +1,5 @@
+/** Server-side building blocks for embedding fw's runtime in your own Node server. */
+export { createDatabase, type DatabaseOptions, type FwDatabase } from './db/database.ts';
+export { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions } from './http/handler.ts';
+export { callEntry } from './execute.ts';
+export type { AppDefinition } from './registry.ts';
