@@ -1,4 +1,4 @@
-import { FwFailure } from '../plugin/api-server.ts';
+import { FwFailure } from '../runtime/failure.ts';
 import { AppLoadError } from '../plugin/load-app.ts';
 
 /** Prints one JSON document on stdout (the only thing `--json` prints there). */

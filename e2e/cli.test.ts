@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,21 @@ describe('fw create', () => {
     const pkg = JSON.parse(await readFile(path.join(parent, 'my-app', 'package.json'), 'utf8'));
     expect(pkg.name).toBe('my-app');
     expect(pkg.dependencies.fw).toBe(`file:${repoRoot}`);
+  });
+
+  it('gives an app that typechecks with no edits', async () => {
+    const dir = path.join(parent, 'my-app');
+    await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+    await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
+    const tsc = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'], { cwd: dir });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      child.on('exit', (code) => resolve({ code, out }));
+    });
+    expect(tsc.out).toBe('');
+    expect(tsc.code).toBe(0);
   });
 
   it('uses --fw-spec when given', async () => {
@@ -107,6 +123,12 @@ describe('fw dev --api-only on the embedded database', () => {
     expect(tooLong.body.error.diagnostics[0]).toMatchObject({ path: 'args.title', code: 'too_big' });
     const empty = await post(serverUrl, '/commands/createNote', { title: '   ' }, devAuth);
     expect(empty.status).toBe(400);
+  });
+
+  it('refuses a second process on the same embedded database instead of corrupting it', async () => {
+    const status = await runFw(['db', 'status', '--json'], { cwd: app.dir });
+    expect(status.code).not.toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ ok: false, kind: 'database_locked', message: expect.stringContaining(String(dev.child.pid)) });
   });
 
   it('reports port_busy from a second process on the same port', async () => {
@@ -169,7 +191,7 @@ describe('fw db on an app', () => {
     const history = JSON.parse((await runFw(['db', 'status', '--json'], { cwd: app.dir })).stdout);
     expect(history.applied.length).toBe(3);
     expect(history.pending).toEqual([]);
-  });
+  }, 240_000); // ten real fw processes, each opening the embedded database
 });
 
 describe.skipIf(!testDatabaseUrl)('fw dev --api-only on PostgreSQL (DATABASE_URL)', () => {

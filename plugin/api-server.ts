@@ -3,25 +3,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration, ensureSystemTables } from '../runtime/db/migrate.ts';
-import type { Diagnostic } from '../runtime/errors.ts';
+import { FwFailure } from '../runtime/failure.ts';
 import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handler.ts';
 import type { CorsOptions } from '../runtime/http/cors.ts';
 import type { AppDefinition } from '../runtime/registry.ts';
 import { type AppLoader, createAppLoader } from './load-app.ts';
-
-/** A failure the CLI reports as `{ ok: false, kind, message, suggestions }`. */
-export class FwFailure extends Error {
-  readonly kind: string;
-  readonly suggestions: string[];
-  readonly diagnostics: Diagnostic[];
-  constructor(kind: string, message: string, options: { suggestions?: string[]; diagnostics?: Diagnostic[]; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'FwFailure';
-    this.kind = kind;
-    this.suggestions = options.suggestions ?? [];
-    this.diagnostics = options.diagnostics ?? [];
-  }
-}
 
 export interface DatabaseTarget {
   /** PostgreSQL URL; defaults to `DATABASE_URL`. Without one, PGlite under `<root>/.fw/db`. */

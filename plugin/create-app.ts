@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { cp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FwFailure } from './api-server.ts';
+import { FwFailure } from '../runtime/failure.ts';
 
 export const templateNames = ['minimal-web'] as const;
 export type TemplateName = (typeof templateNames)[number];

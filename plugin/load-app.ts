@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { type EntryDefinition, type EntryKind, isEntry, type PolicyCheck } from '../runtime/entries.ts';
 import { type AppDefinition, checkApp, entryNameFromFile } from '../runtime/registry.ts';
 import type { Schema } from '../runtime/schema.ts';
@@ -129,7 +130,15 @@ function rel(root: string, file: string): string {
 
 function describeImportError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const loc = (error as { loc?: { line?: number; column?: number } }).loc;
-  const where = loc?.line ? ` (line ${loc.line}${loc.column ? `, column ${loc.column}` : ''})` : '';
-  return `${error.message.split('\n')[0]}${where}`;
+  // Vite 8 (rolldown) reports transform errors in `errors[]`, each with a `loc`; older paths use `loc`.
+  const first = (error as { errors?: Array<{ message?: string; loc?: Location }> }).errors?.[0];
+  const loc = first?.loc ?? (error as { loc?: Location }).loc;
+  const message = stripVTControlCharacters(first?.message ?? error.message).split('\n')[0]!.trim();
+  const where = loc?.line ? ` (line ${loc.line}${loc.column !== undefined ? `, column ${loc.column + 1}` : ''})` : '';
+  return `${message}${where}`;
+}
+
+interface Location {
+  line?: number;
+  column?: number;
 }

@@ -179,13 +179,17 @@ export function defineSchema<T extends Record<string, Table>>(tables: T): Schema
 
 // ---- Kysely types derived from a schema ----
 
-type Writable<S> = S extends Date ? Date | string : S extends string ? S : S;
+type Writable<S> = S extends Date ? Date | string : S;
+type OrNull<S, N> = N extends true ? S | null : S;
 
+// Select type, insert type (optional when the database fills it in or it may be null), update type.
 type KyselyColumn<C> =
   C extends Column<infer S, infer N, infer D, any>
-    ? D extends true
-      ? Generated<ColumnType<N extends true ? S | null : S, Writable<S> | (N extends true ? null : never), Writable<S> | (N extends true ? null : never)>>
-      : ColumnType<N extends true ? S | null : S, N extends true ? Writable<S> | null | undefined : Writable<S>, Writable<S> | (N extends true ? null : never)>
+    ? ColumnType<
+        OrNull<S, N>,
+        D extends true ? OrNull<Writable<S>, N> | undefined : N extends true ? Writable<S> | null | undefined : Writable<S>,
+        OrNull<Writable<S>, N>
+      >
     : never;
 
 type KyselyTable<T> =

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { FwFailure, openAppDatabase } from '../../plugin/api-server.ts';
+import { openAppDatabase } from '../../plugin/api-server.ts';
+import { FwFailure } from '../../runtime/failure.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 import { applyMigration, migrationStatus } from '../../runtime/db/migrate.ts';
 import type { AppDefinition } from '../../runtime/registry.ts';

@@ -2,7 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
+import type { PGlite } from '@electric-sql/pglite';
 
 /** The non-superuser role every request transaction switches to, so row-level security applies. */
 export const APP_ROLE = 'fw_app';
@@ -52,12 +54,25 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   } else {
     const { PGlite } = await import('@electric-sql/pglite');
     const dataDir = options.dataDir ?? 'memory://';
-    if (!dataDir.includes('://')) await mkdir(dataDir, { recursive: true });
-    // 64-bit integers and numerics as strings, exactly as `pg` returns them, so both databases agree.
-    const pglite = await PGlite.create(dataDir, { parsers: { 20: String, 1700: String } });
+    let unlock = () => {};
+    if (!dataDir.includes('://')) {
+      await mkdir(dataDir, { recursive: true });
+      unlock = lockDataDir(dataDir);
+    }
+    let pglite: PGlite;
+    try {
+      // 64-bit integers and numerics as strings, exactly as `pg` returns them, so both databases agree.
+      pglite = await PGlite.create(dataDir, { parsers: { 20: String, 1700: String } });
+    } catch (error) {
+      unlock();
+      throw error;
+    }
     dialect = 'pglite';
     admin = new Kysely({ dialect: new PostgresDialect({ pool: createPglitePool(pglite) }) });
-    closeDriver = () => pglite.close();
+    closeDriver = async () => {
+      await pglite.close();
+      unlock();
+    };
   }
 
   await ensureAppRole(admin);

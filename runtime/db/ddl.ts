@@ -5,6 +5,8 @@
 import type { ColumnKind, ColumnSpec, Schema, Table } from '../schema.ts';
 import { APP_ROLE } from './database.ts';
 
+/** The PostgreSQL schema (namespace) that holds the app's tables. */
+export const PUBLIC = 'public';
 export const TENANT_COLUMN = 'tenant_id';
 export const TENANT_POLICY = 'fw_tenant_isolation';
 /** The request's tenant, as set by `FwDatabase.transaction` (NULL when there is none). */

@@ -4,9 +4,11 @@
  */
 import type { Diagnostic } from '../errors.ts';
 import type { ColumnSpec, Table } from '../schema.ts';
-import { CURRENT_TENANT, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified } from './ddl.ts';
+import { CURRENT_TENANT, PUBLIC, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified } from './ddl.ts';
 import type { ColumnModel, ConstraintModel, TableModel } from './introspect.ts';
-import { PUBLIC, dataLossHint, type AddChange, type DiffInput, type PlannedChange } from './plan.ts';
+import type { AddChange, DiffInput, PlannedChange } from './plan.ts';
+
+export const dataLossHint = 'run the migration with --accept-data-loss (acceptDataLoss: true)';
 
 export async function diffTable(
   input: DiffInput,
@@ -54,7 +56,7 @@ export async function diffTable(
         path,
         code: 'not_null_without_default',
         message: `New column ${name}.${column} is NOT NULL without a default, but table "${name}" has rows, which would have no value for it.`,
-        hint: `Give ${name}.${column} a default (.default(…)${spec.kind === 'uuid' ? ' or .defaultRandom()' : spec.kind === 'timestamptz' ? ' or .defaultNow()' : ''}) or make it .nullable(); you can fill it and tighten it later.`,
+        hint: `Give ${name}.${column} a default (.default(…)${spec.kind === 'uuid' ? ' or .defaultRandom()' : spec.kind === 'timestamptz' ? ' or .defaultNow()' : ''}) so existing rows get that value, or make it .nullable().`,
       });
       continue;
     }

@@ -233,6 +233,9 @@ for (const target of targets) {
       const v2 = defineSchema({ keep: table({ id: t.uuid().defaultRandom().primaryKey() }, shared) });
       const refused = await applyMigration(db, v2);
       expect(refused.blocked).toMatchObject([{ code: 'drop_table', path: 'schema.old' }]);
+      const renamed = await planMigration(db, defineSchema({ ...v2.tables, fresh: table({ id: t.uuid().defaultRandom().primaryKey() }, shared) }));
+      expect(renamed.blocked).toMatchObject([{ code: 'possible_rename', path: 'schema.old' }]);
+      expect(renamed.blocked[0]!.message).toContain('"fresh"');
       expect(await tableExists('old')).toBe(true);
       const dropped = await applyMigration(db, v2, { acceptDataLoss: true });
       expect(dropped.applied).toMatchObject([{ kind: 'drop_table', table: 'old', destructive: true }]);
@@ -409,6 +412,12 @@ for (const target of targets) {
       expect(result.applied).toEqual([]);
       expect(result.blocked).toMatchObject([{ code: 'invalid_reference', path: 'schema.notes.authorId' }]);
       expect(await tableExists('notes')).toBe(false);
+      const clash = defineSchema({ notes: table({ id: t.uuid().primaryKey(), email: t.text().unique() }, { tenantScoped: false, indexes: [{ columns: ['email'], unique: true }] }) });
+      expect((await planMigration(db, clash)).blocked).toMatchObject([{ code: 'name_clash', path: 'schema.notes.indexes[0]' }]);
+      // What only PostgreSQL can tell (here: a default the column type rejects) is reported too.
+      const rejected = defineSchema({ notes: table({ id: t.uuid().primaryKey().default('not-a-uuid') }, shared) });
+      expect((await planMigration(db, rejected)).blocked).toMatchObject([{ code: 'invalid_schema', path: 'schema.notes' }]);
+      expect(await tableExists('notes')).toBe(false);
     });
 
     it('isolates tenants with row-level security on a created tenant table', async () => {
@@ -472,3 +481,42 @@ for (const target of targets) {
     });
   });
 }
+
+// A managed PostgreSQL (RDS, Cloud SQL, …) migrates as a plain owner, not a superuser: forced row-level
+// security then hides the rows of tenant tables from the owner too, and fw must still see them.
+describe.skipIf(!url)('migrations as a non-superuser owner on PostgreSQL', () => {
+  const name = `fw_t_${randomBytes(6).toString('hex')}`;
+  let db: FwDatabase;
+
+  beforeAll(async () => {
+    await withServer(url!, async (client) => {
+      // Roles are cluster-wide and another test run may be creating them right now: retry once.
+      const once = async (statement: string) => client.query(statement).catch(async () => { await new Promise((r) => setTimeout(r, 100)); return client.query(statement); });
+      await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_t_owner') then create role fw_t_owner login nosuperuser; end if; end $$`);
+      await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = '${APP_ROLE}') then create role ${APP_ROLE} nologin; end if; end $$`);
+      await once(`grant ${APP_ROLE} to fw_t_owner`);
+      await client.query(`create database ${name} owner fw_t_owner`);
+    });
+    const target = new URL(url!);
+    target.pathname = `/${name}`;
+    target.username = 'fw_t_owner';
+    db = await createDatabase({ url: target.toString() });
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.close();
+    await withServer(url!, (client) => client.query(`drop database if exists ${name} with (force)`));
+  });
+
+  it('sees the rows of a tenant table when deciding whether a NOT NULL column can be added', async () => {
+    const v1 = defineSchema({ notes: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text() }) });
+    expect((await applyMigration(db, v1)).blocked).toEqual([]);
+    await db.transaction({ readOnly: false, auth: as(tenantA) }, (trx) => trx.insertInto('notes').values({ title: 'x' }).execute());
+    expect((await sql<{ n: string }>`select count(*) as n from notes`.execute(db.admin)).rows[0]!.n).toBe('0'); // the owner is confined too
+    const v2 = defineSchema({ notes: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text(), body: t.text() }) });
+    const result = await applyMigration(db, v2);
+    expect(result.blocked).toMatchObject([{ code: 'not_null_without_default', path: 'schema.notes.body' }]);
+    const plan = await planMigration(db, v1);
+    expect(plan).toEqual({ changes: [], blocked: [] });
+  });
+});

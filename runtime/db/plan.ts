@@ -1,30 +1,28 @@
 /**
- * The migration planner's pure part: checks a schema declaration, and diffs the live database model
- * against the desired one (both introspected, see introspect.ts) into planned changes and refusals.
+ * The migration planner's pure part: diffs the live database model against the desired one (both
+ * introspected, see introspect.ts) into planned changes and refusals. Existing tables are diffed
+ * column by column in diff-table.ts.
  */
 import type { Diagnostic } from '../errors.ts';
-import type { ColumnSpec, Schema, Table } from '../schema.ts';
+import type { Schema, Table } from '../schema.ts';
 import {
-  CURRENT_TENANT,
+  PUBLIC,
   TENANT_COLUMN,
   TENANT_POLICY,
-  addColumnSql,
   addEnumValueSql,
   addForeignKeySql,
   createEnumSql,
   createIndexSql,
   createTableSql,
   creationOrder,
-  defaultSql,
   desiredIndexes,
   dropIndexSql,
   enumTypeName,
-  ident,
   qualified,
   tenantPolicySql,
   truncateIdentifier,
 } from './ddl.ts';
-import { diffTable } from './diff-table.ts';
+import { dataLossHint, diffTable } from './diff-table.ts';
 import type { ColumnModel, DbModel, TableModel } from './introspect.ts';
 
 export type ChangeKind =
@@ -77,12 +75,10 @@ const applyOrder: ChangeKind[] = [
   'enable_tenant_policy',
   'drop_index',
   'create_index',
-  'drop_column',
+  // Tables before columns: a dropped column may still be referenced by a dropped table's foreign key.
   'drop_table',
+  'drop_column',
 ];
-
-export const PUBLIC = 'public';
-export const dataLossHint = 'run the migration with --accept-data-loss (acceptDataLoss: true)';
 
 export interface DiffInput {
   schema: Schema;

@@ -1,9 +1,7 @@
 /** Checks an app's schema declaration before fw touches the database. */
 import type { Diagnostic } from '../errors.ts';
 import type { Schema, Table } from '../schema.ts';
-import { MAX_IDENTIFIER_BYTES, TENANT_COLUMN, defaultSql, desiredIndexes, enumTypeName, truncateIdentifier } from './ddl.ts';
-
-const PUBLIC = 'public';
+import { MAX_IDENTIFIER_BYTES, PUBLIC, TENANT_COLUMN, defaultSql, desiredIndexes, enumTypeName, truncateIdentifier } from './ddl.ts';
 
 /** Problems in the declaration itself, found before touching the database. */
 export function validateSchema(schema: Schema): Diagnostic[] {

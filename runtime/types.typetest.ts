@@ -1,0 +1,70 @@
+// Type tests: checked by `npm run typecheck`; every @ts-expect-error must stay an error.
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { command, query } from './entries.ts';
+import { type Database, defineSchema, t, table } from './schema.ts';
+
+const schema = defineSchema({
+  notes: table({
+    id: t.uuid().primaryKey().defaultRandom(),
+    title: t.text(),
+    body: t.text().nullable(),
+    status: t.enum(['open', 'closed']).default('open'),
+    created_at: t.timestamptz().defaultNow(),
+  }),
+  settings: table({ key: t.text().primaryKey(), value: t.jsonb<{ on: boolean }>() }, { tenantScoped: false }),
+});
+declare const db: Kysely<Database<typeof schema>>;
+
+export async function selects() {
+  const row = await db.selectFrom('notes').selectAll().executeTakeFirstOrThrow();
+  const title: string = row.title;
+  const body: string | null = row.body;
+  const created: Date = row.created_at;
+  const status: 'open' | 'closed' = row.status;
+  const tenant: string = row.tenant_id;
+  // @ts-expect-error body may be null
+  const notNull: string = row.body;
+  const setting = await db.selectFrom('settings').selectAll().executeTakeFirstOrThrow();
+  const on: boolean = setting.value.on;
+  // @ts-expect-error tables that are not tenant-scoped have no tenant_id
+  setting.tenant_id;
+  // @ts-expect-error unknown table
+  db.selectFrom('nope');
+  return { title, body, created, status, tenant, notNull, on };
+}
+
+export async function inserts() {
+  // Defaults, nullable columns and tenant_id may be left out.
+  await db.insertInto('notes').values({ title: 'x' }).execute();
+  await db.insertInto('notes').values({ title: 'x', body: null, created_at: new Date(), status: 'closed' }).execute();
+  // @ts-expect-error title is required
+  await db.insertInto('notes').values({ body: 'x' }).execute();
+  // @ts-expect-error not an enum value
+  await db.insertInto('notes').values({ title: 'x', status: 'archived' }).execute();
+}
+
+export const typedArgs = command({
+  args: { n: z.number().int(), tag: z.string().optional() },
+  handler: (ctx, args) => {
+    const n: number = args.n;
+    const tag: string | undefined = args.tag;
+    // @ts-expect-error tag may be undefined
+    const strict: string = args.tag;
+    ctx.emit('typed', { n });
+    return { n, tag, strict };
+  },
+});
+
+export const schemaArgs = query({
+  args: z.object({ id: z.string().uuid() }),
+  handler: (ctx, args) => {
+    const id: string = args.id;
+    // @ts-expect-error queries cannot emit
+    ctx.emit('nope');
+    return id;
+  },
+});
+
+// @ts-expect-error defaultRandom() is for uuid columns
+t.text().defaultRandom();
