@@ -42,10 +42,18 @@ export type PolicyName = 'public' | 'user' | 'system' | (string & {});
 /** Args may be any Standard Schema (zod, valibot, arktype…) or a plain object of zod schemas. */
 export type ArgsInput = StandardSchemaV1 | z.ZodRawShape;
 
+/** The args a handler receives (after validation, defaults and transforms). */
 export type InferArgs<A> = A extends StandardSchemaV1
   ? StandardSchemaV1.InferOutput<A>
   : A extends z.ZodRawShape
     ? z.output<z.ZodObject<A>>
+    : Record<string, never>;
+
+/** The args a caller sends (before validation). */
+export type InferArgsInput<A> = A extends StandardSchemaV1
+  ? StandardSchemaV1.InferInput<A>
+  : A extends z.ZodRawShape
+    ? z.input<z.ZodObject<A>>
     : Record<string, never>;
 
 const entryBrand = Symbol.for('fw.entry');
@@ -61,13 +69,25 @@ export interface EntryDefinition<K extends EntryKind = EntryKind> {
   readonly options: Readonly<Record<string, unknown>>;
 }
 
-export interface Command<A = unknown, R = unknown> extends EntryDefinition<'command'> {
-  readonly __types?: { args: A; result: R };
+/** Phantom types of an entry: what callers send (`input`), what the handler gets (`args`), what it returns. */
+export interface EntryTypes<I, A, R> {
+  input: I;
+  args: A;
+  result: R;
 }
-export interface Query<A = unknown, R = unknown, K extends 'query' | 'liveQuery' = 'query' | 'liveQuery'>
+
+export interface Command<I = unknown, A = unknown, R = unknown> extends EntryDefinition<'command'> {
+  readonly __types?: EntryTypes<I, A, R>;
+}
+export interface Query<I = unknown, A = unknown, R = unknown, K extends 'query' | 'liveQuery' = 'query' | 'liveQuery'>
   extends EntryDefinition<K> {
-  readonly __types?: { args: A; result: R };
+  readonly __types?: EntryTypes<I, A, R>;
 }
+
+/** The args a caller sends to an entry, e.g. `EntryInput<typeof createNote>`. */
+export type EntryInput<E> = E extends { __types?: EntryTypes<infer I, any, any> } ? I : never;
+/** What an entry returns over the wire, e.g. `EntryResult<typeof listNotes>`. */
+export type EntryResult<E> = E extends { __types?: EntryTypes<any, any, infer R> } ? R : never;
 
 interface EntryConfig<A extends ArgsInput | undefined, C, R> {
   args?: A;
@@ -116,21 +136,21 @@ export function isEntry(value: unknown): value is EntryDefinition {
  */
 export function command<A extends ArgsInput | undefined = undefined, R = unknown>(
   config: EntryConfig<A, CommandContext, R>,
-): Command<InferArgs<A>, Awaited<R>> {
+): Command<InferArgsInput<A>, InferArgs<A>, Awaited<R>> {
   return define('command', config);
 }
 
 /** A one-shot read, in a read-only transaction (a write inside it is refused by the database). */
 export function query<A extends ArgsInput | undefined = undefined, R = unknown>(
   config: EntryConfig<A, QueryContext, R>,
-): Query<InferArgs<A>, Awaited<R>, 'query'> {
+): Query<InferArgsInput<A>, InferArgs<A>, Awaited<R>, 'query'> {
   return define('query', config);
 }
 
 /** A read that clients can subscribe to; same rules as `query`. */
 export function liveQuery<A extends ArgsInput | undefined = undefined, R = unknown>(
   config: EntryConfig<A, QueryContext, R>,
-): Query<InferArgs<A>, Awaited<R>, 'liveQuery'> {
+): Query<InferArgsInput<A>, InferArgs<A>, Awaited<R>, 'liveQuery'> {
   return define('liveQuery', config);
 }
 

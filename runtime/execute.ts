@@ -19,12 +19,11 @@ export interface CallOptions {
  * args validation, then the handler in a transaction of its own under the caller's identity.
  */
 export async function callEntry(app: AppDefinition, db: FwDatabase, entry: EntryDefinition, call: CallOptions): Promise<unknown> {
-  await authorize(app, entry, call);
-  const args = await validateArgs(entry.args, call.args);
-
   if (entry.kind !== 'command' && entry.kind !== 'query' && entry.kind !== 'liveQuery') {
     throw new FwError('not_found', `${entry.kind} entries are not callable this way.`);
   }
+  await authorize(app, entry, call);
+  const args = await validateArgs(entry.args, call.args);
   const readOnly = entry.kind !== 'command';
   const events: Array<{ event: string; payload: unknown }> = [];
 

@@ -8,11 +8,14 @@ export interface AppDefinition {
   schema: Schema;
 }
 
-/** Where each kind is served over HTTP (kinds without a route are not callable yet). */
+/**
+ * Where each kind is served over HTTP (kinds without a route are not callable over HTTP yet).
+ * LiveQueries are readable one-shot like queries; their SSE stream is a separate route.
+ */
 export const entryRoutes: Partial<Record<EntryKind, string>> = {
-  command: '/commands/',
-  query: '/queries/',
-  liveQuery: '/live/',
+  command: 'POST /commands/',
+  query: 'POST /queries/',
+  liveQuery: 'POST /queries/',
 };
 
 const namePattern = /^[a-z][A-Za-z0-9]*$/;

@@ -68,3 +68,15 @@ export const schemaArgs = query({
 
 // @ts-expect-error defaultRandom() is for uuid columns
 t.text().defaultRandom();
+
+// Callers send the schema's input; handlers get its output.
+const withDefault = command({
+  args: { title: z.string(), tags: z.array(z.string()).default([]) },
+  handler: (_ctx, args) => ({ count: args.tags.length }),
+});
+type WithDefaultInput = import('./entries.ts').EntryInput<typeof withDefault>;
+type WithDefaultResult = import('./entries.ts').EntryResult<typeof withDefault>;
+export const inputOk: WithDefaultInput = { title: 'x' };
+export const resultOk: WithDefaultResult = { count: 1 };
+// @ts-expect-error title is required from callers
+export const inputMissing: WithDefaultInput = {};

@@ -171,12 +171,12 @@ function knownNames(app: AppDefinition, prefix: string): string {
 export function listEntries(app: AppDefinition) {
   return [...app.entries]
     .map(([name, entry]) => {
-      const prefix = entryRoutes[entry.kind];
+      const route = entryRoutes[entry.kind];
       return {
         name,
         kind: entry.kind,
         policy: entry.policy,
-        ...(prefix ? { route: `${prefix === '/live/' ? 'GET' : 'POST'} ${prefix}${name}` } : {}),
+        ...(route ? { route: `${route}${name}` } : {}),
         ...(entry.description ? { description: entry.description } : {}),
       };
     })
