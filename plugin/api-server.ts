@@ -1,53 +1,38 @@
+import { watch } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
-import { applyMigration, ensureSystemTables } from '../runtime/db/migrate.ts';
 import { FwFailure } from '../runtime/failure.ts';
-import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handler.ts';
-import type { CorsOptions } from '../runtime/http/cors.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
-import { type AppLoader, createAppLoader } from './load-app.ts';
+import { createDevRuntime, type DevRuntime, type DevRuntimeOptions, type ReloadOutcome } from './dev-runtime.ts';
 
-export interface DatabaseTarget {
-  /** PostgreSQL URL; defaults to `DATABASE_URL`. Without one, PGlite under `<root>/.fw/db`. */
-  databaseUrl?: string;
-}
+export { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 
-/** Opens the app's database: `DATABASE_URL` (PostgreSQL) or embedded PGlite in `.fw/db`. */
-export async function openAppDatabase(root: string, target: DatabaseTarget = {}): Promise<FwDatabase> {
-  const url = target.databaseUrl ?? process.env.DATABASE_URL;
-  const db = await createDatabase(url ? { url } : { dataDir: path.join(root, '.fw', 'db') });
-  await ensureSystemTables(db);
-  return db;
-}
-
-export interface ApiServerOptions extends DatabaseTarget {
-  root: string;
+export interface ApiServerOptions extends DevRuntimeOptions {
   port?: number;
   host?: string;
-  dev?: boolean;
-  cors?: CorsOptions;
+  /** Reload backend files when they change (default false). */
+  watch?: boolean;
+  onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
+  /** Serve this runtime (possibly still starting) instead of creating one, e.g. one shared with Vite. */
+  runtime?: DevRuntime | Promise<DevRuntime>;
 }
 
 export interface ApiServer {
   url: string;
-  app: AppDefinition;
-  db: FwDatabase;
+  runtime: DevRuntime;
   close(): Promise<void>;
 }
 
 /**
- * Loads the app, brings its database up to date (additive changes only), and serves the runtime.
- * The port is bound first, so a busy port fails at once instead of after the app has loaded.
+ * Serves the app's runtime over HTTP. The port is bound first, so a busy port fails at once instead
+ * of after the app has loaded; until the app is ready, requests get 503 `unavailable`.
  */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
-  const root = path.resolve(options.root);
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 3100;
-  let handler: RuntimeHandler | undefined;
+  let runtime: DevRuntime | undefined;
   const server = createServer((req, res) => {
-    if (handler) return handler(req, res);
+    if (runtime) return runtime.handler(req, res);
     res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
     res.end(JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'fw is starting.', diagnostics: [] } }));
   });
@@ -58,39 +43,42 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       server.closeIdleConnections();
     });
 
-  let loader: AppLoader | undefined;
-  let db: FwDatabase | undefined;
   try {
-    loader = await createAppLoader(root);
-    const app = await loader.load();
-    db = await openAppDatabase(root, options);
-    const migration = await applyMigration(db, app.schema);
-    if (migration.blocked.length > 0) {
-      throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', {
-        diagnostics: migration.blocked,
-        suggestions: ['fw db status --json', 'fw db migrate --accept-data-loss  (only if losing that data is intended)'],
-      });
-    }
-    handler = createRuntimeHandler({ app, db, dev: options.dev ?? true, ...(options.cors ? { cors: options.cors } : {}) });
-    const address = server.address() as AddressInfo;
-    const openDb = db;
-    const openLoader = loader;
-    return {
-      url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
-      app,
-      db: openDb,
-      async close() {
-        await stopListening();
-        await openDb.close();
-        await openLoader.close();
-      },
-    };
+    runtime = await (options.runtime ?? createDevRuntime(options));
   } catch (error) {
     await stopListening();
-    await db?.close().catch(() => undefined);
-    await loader?.close().catch(() => undefined);
     throw error;
   }
+  const served = runtime;
+  const stopWatching = options.watch ? watchBackend(served, options.onReload) : () => {};
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
+    runtime: served,
+    async close() {
+      stopWatching();
+      await stopListening();
+      if (!options.runtime) await served.close();
+    },
+  };
+}
+
+/** Backend sources: everything under src/ except what fw generates there. */
+export function isBackendSource(root: string, file: string): boolean {
+  const rel = path.relative(path.join(root, 'src'), file).split(path.sep).join('/');
+  return !rel.startsWith('..') && !rel.startsWith('fw/_generated/') && /\.[cm]?[jt]sx?$/.test(rel);
+}
+
+function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload']): () => void {
+  const src = path.join(runtime.root, 'src');
+  const watcher = watch(src, { recursive: true }, (_event, name) => {
+    if (!name) return;
+    const file = path.join(src, name.toString());
+    if (!isBackendSource(runtime.root, file)) return;
+    void runtime.reload([file]).then((outcome) => onReload?.(outcome, [file]));
+  });
+  watcher.on('error', () => watcher.close());
+  return () => watcher.close();
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -2,20 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FwFailure } from '../runtime/failure.ts';
+import { fwPackageRoot } from './package-root.ts';
 
 export const templateNames = ['minimal-web'] as const;
 export type TemplateName = (typeof templateNames)[number];
-
-/** fw's package root: `plugin/` in a checkout, `dist/plugin/` when built. */
-export function fwPackageRoot(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [path.resolve(here, '..'), path.resolve(here, '../..')]) {
-    if (existsSync(path.join(candidate, 'templates')) && existsSync(path.join(candidate, 'package.json'))) return candidate;
-  }
-  throw new Error('fw: cannot find the fw package root (templates/ missing).');
-}
 
 export interface CreateAppOptions {
   dir: string;

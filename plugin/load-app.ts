@@ -29,7 +29,10 @@ export class AppLoadError extends Error {
 }
 
 export interface AppLoader {
+  /** Imports the app's backend files (cached; see `invalidate`). */
   load(): Promise<AppDefinition>;
+  /** Forgets changed or removed files so the next `load()` reads them (and what imports them) again. */
+  invalidate(files: readonly string[]): void;
   close(): Promise<void>;
 }
 
@@ -81,43 +84,71 @@ export async function createAppLoader(root: string): Promise<AppLoader> {
 
       const entries = new Map<string, EntryDefinition>();
       const origin = new Map<string, string>();
-      for (const { folder, kinds } of entryFolders) {
-        const dir = path.join(root, folder);
-        if (!existsSync(dir)) continue;
-        const files = (await readdir(dir)).filter((f) => sourceFile.test(f) && !testFile.test(f) && !f.endsWith('.d.ts')).sort();
-        for (const fileName of files) {
-          const file = path.join(dir, fileName);
-          const mod = await importFile(file);
-          const entry = mod.default;
-          const where = rel(root, file);
-          if (!isEntry(entry)) {
-            problems.push({ file: where, message: `must \`export default\` a ${kinds.join(' or ')}(…) definition.` });
-            continue;
-          }
-          if (!kinds.includes(entry.kind)) {
-            problems.push({ file: where, message: `defines a ${entry.kind}, but ${folder}/ holds ${kinds.join(' or ')} entries. Move the file.` });
-            continue;
-          }
-          const name = entryNameFromFile(fileName);
-          const previous = origin.get(name);
-          if (previous) {
-            problems.push({ file: where, message: `entry name "${name}" is already taken by ${previous}. Entry names are unique across kinds.` });
-            continue;
-          }
-          entries.set(name, entry);
-          origin.set(name, where);
+      for (const { name, file, folder, kinds } of await listEntryFiles(root)) {
+        const mod = await importFile(path.join(root, file));
+        const entry = mod.default;
+        if (!isEntry(entry)) {
+          problems.push({ file, message: `must \`export default\` a ${kinds.join(' or ')}(…) definition.` });
+          continue;
         }
+        if (!kinds.includes(entry.kind)) {
+          problems.push({ file, message: `defines a ${entry.kind}, but ${folder}/ holds ${kinds.join(' or ')} entries. Move the file.` });
+          continue;
+        }
+        const previous = origin.get(name);
+        if (previous) {
+          problems.push({ file, message: `entry name "${name}" is already taken by ${previous}. Entry names are unique across kinds.` });
+          continue;
+        }
+        entries.set(name, entry);
+        origin.set(name, file);
       }
       const app: AppDefinition = { entries, policies, schema };
       problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
       if (problems.length > 0) throw new AppLoadError(problems);
       return app;
     },
+    invalidate(files) {
+      const graph = server.environments.ssr.moduleGraph;
+      for (const file of files) {
+        for (const mod of graph.getModulesByFile(path.resolve(file)) ?? []) graph.invalidateModule(mod);
+      }
+      // Importers of a changed module must re-evaluate too; app modules are few, so start afresh.
+      runner.clearCache();
+    },
     async close() {
       await runner.close();
       await server.close();
     },
   };
+}
+
+/** One backend entry source file: its entry name, its path relative to the app root, and its folder. */
+export interface EntryFile {
+  name: string;
+  /** Relative to the app root, with `/` separators, e.g. `src/commands/createNote.ts`. */
+  file: string;
+  folder: string;
+  /** The kinds of entry its folder may hold. */
+  kinds: readonly EntryKind[];
+}
+
+/**
+ * The entry source files of an app, folder by folder and sorted by file name — the files `load()`
+ * imports, so tools that read sources (the analyser) see exactly the same set.
+ *
+ * @example
+ *   await listEntryFiles(root) // [{ name: 'createNote', file: 'src/commands/createNote.ts', folder: 'src/commands', kinds: ['command'] }, …]
+ */
+export async function listEntryFiles(root: string): Promise<EntryFile[]> {
+  const found: EntryFile[] = [];
+  for (const { folder, kinds } of entryFolders) {
+    const dir = path.join(root, folder);
+    if (!existsSync(dir)) continue;
+    const files = (await readdir(dir)).filter((f) => sourceFile.test(f) && !testFile.test(f) && !f.endsWith('.d.ts')).sort();
+    for (const fileName of files) found.push({ name: entryNameFromFile(fileName), file: `${folder}/${fileName}`, folder, kinds });
+  }
+  return found;
 }
 
 function firstExisting(root: string, candidates: string[]): string | undefined {

@@ -1,29 +1,56 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { startApiServer } from '../../plugin/api-server.ts';
-import { log, printJson, untilSignal } from '../output.ts';
+import { startDev } from '../../plugin/dev-server.ts';
+import { log, printFailure, printJson, untilSignal } from '../output.ts';
 
 export default defineCommand({
-  meta: { name: 'dev', description: 'Start the API runtime for the app in development mode' },
+  meta: { name: 'dev', description: 'Start the API runtime and, if the app has web/, the web dev server' },
   args: {
-    'api-only': { type: 'boolean', description: 'Serve only the API runtime (no web dev server)' },
+    'api-only': { type: 'boolean', description: 'Serve only the API runtime' },
+    'web-only': { type: 'boolean', description: 'Serve only the web dev server (it serves the API routes too)' },
+    watch: { type: 'boolean', description: 'Reload backend files on change (--no-watch to disable)', default: true },
+    once: { type: 'boolean', description: 'One pass: generate, check, start, probe /health, stop; print a report' },
     port: { type: 'string', description: 'API port (0 picks a free one)', default: '3100' },
+    'web-port': { type: 'string', description: 'Web port (the next free one when busy)', default: '5173' },
     host: { type: 'string', description: 'Interface to listen on', default: '127.0.0.1' },
     root: { type: 'string', description: 'The app directory', default: '.' },
-    json: { type: 'boolean', description: 'Print one JSON line with "serverUrl" once serving' },
+    json: { type: 'boolean', description: 'Print one JSON line with "serverUrl" (and "webUrl") once serving' },
   },
   async run({ args }) {
     const root = path.resolve(args.root);
-    const port = Number(args.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`--port must be 0–65535, got "${args.port}".`);
-    if (!args['api-only'] && existsSync(path.join(root, 'web'))) {
-      log('fw: the web dev server is not part of this build yet; serving the API only.');
+    if (args.once) {
+      const { runDevOnce } = await import('../../plugin/dev-once.ts');
+      const report = await runDevOnce({ root });
+      if (args.json) printJson(report);
+      else for (const step of report.steps) log(`${step.ok ? '✔' : '✖'} ${step.name} (${step.durationMs} ms)${step.error ? `: ${step.error}` : ''}`);
+      if (!report.ok) process.exitCode = 1;
+      return;
     }
-    const server = await startApiServer({ root, port, host: args.host, dev: true });
-    if (args.json) printJson({ ok: true, serverUrl: server.url, database: server.db.dialect, entries: server.app.entries.size });
-    else log(`fw dev: API on ${server.url} (${server.db.dialect}, ${server.app.entries.size} entries). Ctrl-C to stop.`);
+    const session = await startDev({
+      root,
+      port: parsePort(args.port, '--port'),
+      webPort: parsePort(args['web-port'], '--web-port'),
+      host: args.host,
+      apiOnly: Boolean(args['api-only']),
+      webOnly: Boolean(args['web-only']),
+      watch: args.watch !== false,
+      viteLogLevel: args.json ? 'warn' : 'info',
+      onReload: (outcome, files) => {
+        if (outcome.ok) log(`fw: reloaded ${files.map((f) => path.relative(root, f)).join(', ')}`);
+        else printFailure(outcome.error, false);
+      },
+    });
+    const app = session.runtime.app();
+    const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), database: session.runtime.db.dialect, entries: app.entries.size };
+    if (args.json) printJson(summary);
+    else log(`fw dev: ${session.webUrl ? `web on ${session.webUrl}, ` : ''}${session.serverUrl ? `API on ${session.serverUrl} ` : ''}(${summary.database}, ${summary.entries} entries). Ctrl-C to stop.`);
     await untilSignal();
-    await server.close();
+    await session.close();
   },
 });
+
+function parsePort(value: string, flag: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`${flag} must be 0–65535, got "${value}".`);
+  return port;
+}

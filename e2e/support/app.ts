@@ -9,10 +9,18 @@ export const cliPath = path.join(repoRoot, 'dist/cli/bin.js');
 
 /**
  * A throwaway copy of a template with `node_modules/fw` linked to this checkout (what `fw create`
- * plus `npm install` would give, without the network), plus any extra files.
+ * plus `npm install` would give, without the network), plus any extra files. With `insideRepo` it
+ * lives under `.test-apps/`, so its web dependencies (React, Vite) resolve from this checkout's
+ * node_modules.
  */
-export async function createTestApp(template = 'minimal-web', files: Record<string, string> = {}): Promise<{ dir: string; remove(): Promise<void> }> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'fw-app-'));
+export async function createTestApp(
+  template = 'minimal-web',
+  files: Record<string, string> = {},
+  options: { insideRepo?: boolean } = {},
+): Promise<{ dir: string; remove(): Promise<void> }> {
+  const parent = options.insideRepo ? path.join(repoRoot, '.test-apps') : tmpdir();
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(path.join(parent, 'fw-app-'));
   await cp(path.join(repoRoot, 'templates', template), dir, { recursive: true });
   await mkdir(path.join(dir, 'node_modules'), { recursive: true });
   await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');

@@ -1,0 +1,86 @@
+/**
+ * The contract between generated code and the client: `src/fw/_generated/api.ts` exports an `api`
+ * object of EntryRefs (one per command, query and liveQuery), and the client, React hooks and Vue
+ * composables take their names, routes, types and table sets from it.
+ *
+ * @example generated
+ *   import type createNote from '../../commands/createNote.ts';
+ *   export const api = {
+ *     commands: { createNote: { kind: 'command', name: 'createNote', reads: [], writes: ['notes'] } as EntryRef<'command', typeof createNote> },
+ *     queries: {}, liveQueries: {},
+ *   } as const;
+ */
+
+export type EntryRefKind = 'command' | 'query' | 'liveQuery';
+
+/** Phantom types an entry definition carries (see `runtime/entries.ts` EntryTypes). */
+interface HasTypes<I, R> {
+  __types?: { input: I; args: unknown; result: R };
+}
+
+type InputOfDefinition<E> = E extends HasTypes<infer I, any> ? I : never;
+type ResultOfDefinition<E> = E extends HasTypes<any, infer R> ? R : never;
+
+/** A reference to one backend entry, with the tables it reads and writes (from the capability map). */
+export interface EntryRef<K extends EntryRefKind = EntryRefKind, E = unknown> {
+  readonly kind: K;
+  readonly name: string;
+  readonly reads: readonly string[];
+  readonly writes: readonly string[];
+  /** Type-only: never present at run time. */
+  readonly __entry?: E;
+}
+
+/** The generated `api` object. */
+export interface ApiShape {
+  readonly commands: Readonly<Record<string, EntryRef<'command'>>>;
+  readonly queries: Readonly<Record<string, EntryRef<'query'>>>;
+  readonly liveQueries: Readonly<Record<string, EntryRef<'liveQuery'>>>;
+}
+
+/**
+ * What JSON does to a value on the way to the client: dates become strings, functions and
+ * undefined members disappear, objects with toJSON take its shape.
+ */
+export type Serialized<T> = T extends Date
+  ? string
+  : T extends { toJSON(): infer J }
+    ? Serialized<J>
+    : T extends string | number | boolean | null
+      ? T
+      : T extends bigint | symbol | ((...args: any[]) => any) | undefined
+        ? never
+        : T extends readonly (infer U)[]
+          ? Serialized<U>[]
+          : T extends object
+            ? { [K in keyof T as T[K] extends (...args: any[]) => any ? never : K]: Serialized<T[K]> }
+            : unknown;
+
+/** The args a caller sends to the entry behind `R`. */
+export type InputOf<R> = R extends EntryRef<any, infer E> ? InputOfDefinition<E> : never;
+/** What the entry behind `R` returns, as received over the wire. */
+export type ResultOf<R> = R extends EntryRef<any, infer E> ? Serialized<ResultOfDefinition<E>> : never;
+
+export type CommandName<A extends ApiShape> = keyof A['commands'] & string;
+export type QueryName<A extends ApiShape> = keyof A['queries'] & string;
+export type LiveQueryName<A extends ApiShape> = keyof A['liveQueries'] & string;
+
+/** What a command call takes: a command's name in `A`, or an EntryRef (`api.commands.createNote`). */
+export type CommandTarget<A extends ApiShape> = CommandName<A> | EntryRef<'command', any>;
+/** What a one-shot read takes: a query's or liveQuery's name in `A`, or an EntryRef. */
+export type QueryTarget<A extends ApiShape> = QueryName<A> | LiveQueryName<A> | EntryRef<'query' | 'liveQuery', any>;
+
+/** The EntryRef behind a command target. */
+export type CommandRefOf<A extends ApiShape, T> = T extends EntryRef<any, any>
+  ? T
+  : T extends keyof A['commands']
+    ? A['commands'][T]
+    : never;
+/** The EntryRef behind a query target (queries first, then liveQueries). */
+export type QueryRefOf<A extends ApiShape, T> = T extends EntryRef<any, any>
+  ? T
+  : T extends keyof A['queries']
+    ? A['queries'][T]
+    : T extends keyof A['liveQueries']
+      ? A['liveQueries'][T]
+      : never;

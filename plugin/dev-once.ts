@@ -1,0 +1,55 @@
+import type { Diagnostic } from '../runtime/errors.ts';
+import { toFailureDiagnostics } from './failure-diagnostics.ts';
+import { startApiServer } from './api-server.ts';
+
+export interface DevOnceStep {
+  name: string;
+  ok: boolean;
+  durationMs: number;
+  error?: string;
+}
+
+export interface DevOnceReport {
+  ok: boolean;
+  steps: DevOnceStep[];
+  diagnostics: Array<Diagnostic & { severity: 'error' | 'warning' | 'info' }>;
+  serverUrl?: string;
+  health?: unknown;
+}
+
+/**
+ * `fw dev --once`: load the app, migrate, generate, serve on a free port, probe `GET /health`, stop.
+ * Never throws for a broken app: the report says which step failed and why.
+ */
+export async function runDevOnce(options: { root: string }): Promise<DevOnceReport> {
+  const steps: DevOnceStep[] = [];
+  const diagnostics: DevOnceReport['diagnostics'] = [];
+  const step = async <T>(name: string, fn: () => Promise<T>): Promise<T | undefined> => {
+    const started = performance.now();
+    try {
+      const value = await fn();
+      steps.push({ name, ok: true, durationMs: Math.round(performance.now() - started) });
+      return value;
+    } catch (error) {
+      steps.push({ name, ok: false, durationMs: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) });
+      diagnostics.push(...toFailureDiagnostics(error));
+      return undefined;
+    }
+  };
+
+  const server = await step('start (load, migrate, generate, listen)', () => startApiServer({ root: options.root, port: 0 }));
+  if (!server) return { ok: false, steps, diagnostics };
+  diagnostics.push(...server.runtime.diagnostics());
+  try {
+    const health = await step('probe GET /health', async () => {
+      const response = await fetch(`${server.url}/health`);
+      const body = (await response.json()) as unknown;
+      if (response.status !== 200) throw new Error(`GET /health answered ${response.status}`);
+      return body;
+    });
+    const ok = steps.every((s) => s.ok) && !diagnostics.some((d) => d.severity === 'error');
+    return { ok, steps, diagnostics, serverUrl: server.url, ...(health === undefined ? {} : { health }) };
+  } finally {
+    await step('stop', () => server.close());
+  }
+}

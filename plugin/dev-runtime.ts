@@ -1,0 +1,112 @@
+import path from 'node:path';
+import type { FwDatabase } from '../runtime/db/database.ts';
+import { applyMigration } from '../runtime/db/migrate.ts';
+import { FwFailure } from '../runtime/failure.ts';
+import type { CorsOptions } from '../runtime/http/cors.ts';
+import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handler.ts';
+import type { AppDefinition } from '../runtime/registry.ts';
+import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
+import type { SeverityDiagnostic } from './failure-diagnostics.ts';
+import { createAppLoader } from './load-app.ts';
+
+export interface DevRuntimeOptions extends DatabaseTarget {
+  root: string;
+  dev?: boolean;
+  cors?: CorsOptions;
+  /** Runs after every (re)load, before the new app serves (e.g. regenerate the client); may return diagnostics. */
+  onLoaded?: (app: AppDefinition) => Promise<SeverityDiagnostic[] | void>;
+}
+
+export type ReloadOutcome = { ok: true; app: AppDefinition } | { ok: false; error: unknown };
+
+/** The app as the dev server runs it: one database, and a handler that follows backend edits. */
+export interface DevRuntime {
+  readonly root: string;
+  readonly db: FwDatabase;
+  /** Stable across reloads: mount it once. */
+  readonly handler: RuntimeHandler;
+  app(): AppDefinition;
+  /** Warnings and notes from the last successful load (e.g. generation diagnostics). */
+  diagnostics(): SeverityDiagnostic[];
+  /** Re-reads changed backend files; on failure the previous app keeps serving. */
+  reload(changedFiles: readonly string[]): Promise<ReloadOutcome>;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads the app, opens its database, applies additive migrations and builds the runtime handler.
+ * Fails (and releases everything) when the app does not load or its schema change needs a decision.
+ */
+export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevRuntime> {
+  const root = path.resolve(options.root);
+  const loader = await createAppLoader(root);
+  let db: FwDatabase | undefined;
+  try {
+    const openedDb = (db = await openAppDatabase(root, options));
+    const prepare = async () => {
+      const app = await loader.load();
+      await migrateOrFail(openedDb, app);
+      const diagnostics = (await options.onLoaded?.(app)) ?? [];
+      const handler = createRuntimeHandler({ app, db: openedDb, dev: options.dev ?? true, ...(options.cors ? { cors: options.cors } : {}) });
+      return { app, handler, diagnostics };
+    };
+    let current = await prepare();
+
+    // Reloads never overlap and are not debounced: one runs at once; edits that arrive meanwhile are
+    // folded into a single follow-up.
+    let pending: string[] = [];
+    let inFlight: Promise<ReloadOutcome> | undefined;
+    let followUp: Promise<ReloadOutcome> | undefined;
+    const reloadNow = async (): Promise<ReloadOutcome> => {
+      loader.invalidate(pending.splice(0));
+      try {
+        current = await prepare();
+        return { ok: true, app: current.app };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    };
+    const reload = (changedFiles: readonly string[]): Promise<ReloadOutcome> => {
+      pending.push(...changedFiles);
+      if (!inFlight) {
+        inFlight = reloadNow().finally(() => {
+          inFlight = undefined;
+        });
+        return inFlight;
+      }
+      followUp ??= inFlight.then(() => {
+        followUp = undefined;
+        return reload([]);
+      });
+      return followUp;
+    };
+
+    return {
+      root,
+      db: openedDb,
+      handler: (req, res, next) => current.handler(req, res, next),
+      app: () => current.app,
+      diagnostics: () => current.diagnostics,
+      reload,
+      async close() {
+        await (followUp ?? inFlight);
+        await openedDb.close();
+        await loader.close();
+      },
+    };
+  } catch (error) {
+    await db?.close().catch(() => undefined);
+    await loader.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function migrateOrFail(db: FwDatabase, app: AppDefinition): Promise<void> {
+  const migration = await applyMigration(db, app.schema);
+  if (migration.blocked.length > 0) {
+    throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', {
+      diagnostics: migration.blocked,
+      suggestions: ['fw db status --json', 'fw db migrate --accept-data-loss  (only if losing that data is intended)'],
+    });
+  }
+}

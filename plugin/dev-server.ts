@@ -1,0 +1,107 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ViteDevServer } from 'vite';
+import { FwFailure } from '../runtime/failure.ts';
+import { type ApiServer, startApiServer } from './api-server.ts';
+import { createDevRuntime, type DevRuntime, type ReloadOutcome } from './dev-runtime.ts';
+import { shareRuntime } from './shared-runtime.ts';
+
+export interface DevOptions {
+  root: string;
+  /** API port (default 3100; 0 picks a free one). */
+  port?: number;
+  host?: string;
+  /** Web port (default 5173; when busy, the next free one). */
+  webPort?: number;
+  apiOnly?: boolean;
+  webOnly?: boolean;
+  /** Reload backend files when they change (default true). */
+  watch?: boolean;
+  /** Vite's own log level (default 'info'); `fw dev --json` keeps it quiet. */
+  viteLogLevel?: 'info' | 'warn' | 'error' | 'silent';
+  onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
+}
+
+export interface DevSession {
+  /** The API runtime's address (absent with webOnly). */
+  serverUrl?: string;
+  /** The web dev server's address (absent without web/ or with apiOnly). */
+  webUrl?: string;
+  runtime: DevRuntime;
+  close(): Promise<void>;
+}
+
+/**
+ * `fw dev`: the API runtime and, when the app has `web/`, the web dev server (the app's own Vite and
+ * vite.config.ts). Both serve the same runtime, so the web app calls its entries on its own origin.
+ */
+export async function startDev(options: DevOptions): Promise<DevSession> {
+  const root = path.resolve(options.root);
+  const hasWeb = existsSync(path.join(root, 'web'));
+  if (options.apiOnly && options.webOnly) {
+    throw new FwFailure('bad_flags', '--api-only and --web-only exclude each other.', { suggestions: ['fw dev', 'fw dev --api-only', 'fw dev --web-only'] });
+  }
+  if (options.webOnly && !hasWeb) {
+    throw new FwFailure('no_web', `${root} has no web/ directory to serve.`, { suggestions: ['fw dev --api-only', 'fw make ui --framework vite'] });
+  }
+  const watch = options.watch ?? true;
+
+  if (options.apiOnly || !hasWeb) {
+    const api = await startApiServer({ root, port: options.port, host: options.host, watch, onReload: options.onReload });
+    return { serverUrl: api.url, runtime: api.runtime, close: () => api.close() };
+  }
+
+  // Bind the API port before the slow part so a busy port fails at once.
+  let api: ApiServer | undefined;
+  let runtime: DevRuntime | undefined;
+  let web: ViteDevServer | undefined;
+  let withdraw = () => {};
+  const closeAll = async () => {
+    withdraw();
+    await web?.close();
+    await api?.close();
+    await runtime?.close();
+  };
+  try {
+    const starting = createDevRuntime({ root });
+    if (!options.webOnly) {
+      api = await startApiServer({ root, port: options.port, host: options.host, runtime: starting }).catch((error: unknown) => {
+        void starting.then((r) => r.close(), () => undefined);
+        throw error;
+      });
+    }
+    runtime = await starting;
+    withdraw = shareRuntime(runtime);
+    const vite = await importAppVite(root);
+    web = await vite.createServer({
+      root: path.join(root, 'web'),
+      clearScreen: false,
+      logLevel: options.viteLogLevel ?? 'info',
+      server: {
+        port: options.webPort ?? 5173,
+        strictPort: false,
+        host: options.host ?? '127.0.0.1',
+        ...(watch ? {} : { watch: null }),
+      },
+    });
+    await web.listen();
+    const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
+    const served = runtime;
+    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, close: closeAll };
+  } catch (error) {
+    await closeAll().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The app's own Vite (its plugins were built against it), falling back to fw's. */
+async function importAppVite(root: string): Promise<typeof import('vite')> {
+  try {
+    const resolved = createRequire(path.join(root, 'package.json')).resolve('vite');
+    return (await import(pathToFileURL(resolved).href)) as typeof import('vite');
+  } catch {
+    return import('vite');
+  }
+}

@@ -1,0 +1,108 @@
+import path from 'node:path';
+import { createUnplugin } from 'unplugin';
+import { type Plugin, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
+import { FwFailure } from '../runtime/failure.ts';
+import { isBackendSource } from './api-server.ts';
+import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
+import { fwPackageRoot } from './package-root.ts';
+import { AppLoadError } from './load-app.ts';
+import { claimSharedRuntime } from './shared-runtime.ts';
+
+export interface FwPluginOptions {
+  /** The app root (holding `src/`). Default: the parent of Vite's root when that is `web/`, else Vite's root. */
+  root?: string;
+}
+
+/**
+ * fw's Vite plugin: serves the app's runtime routes from the Vite dev server (one origin, no CORS),
+ * reloads backend entries when their files change without a restart, and shows backend failures in
+ * Vite's overlay.
+ *
+ * @example
+ *   // web/vite.config.ts
+ *   import fw from 'fw/vite';
+ *   export default defineConfig({ plugins: [react(), fw()] });
+ */
+export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) => ({
+  name: 'fw:runtime',
+  vite: {
+    config(config) {
+      const viteRoot = path.resolve(config.root ?? process.cwd());
+      return {
+        // One React for the app and fw/react, even when fw is linked from elsewhere (`file:` installs).
+        resolve: { dedupe: ['react', 'react-dom'] },
+        // Serve fw's own files when it is linked from outside the app, plus the default workspace.
+        server: { fs: { allow: [searchForWorkspaceRoot(viteRoot), fwPackageRoot()] } },
+      };
+    },
+    async configureServer(server: ViteDevServer) {
+      const root = resolveAppRoot(server.config.root, options?.root);
+      // `fw dev` shares its runtime; a bare `vite` gets one of its own.
+      const shared = claimSharedRuntime(root);
+      const runtime = shared ?? (await createDevRuntime({ root }).catch((error: unknown) => reportAndRethrow(server, error)));
+      if (!shared) server.httpServer?.once('close', () => void runtime.close());
+
+      // Mounted before Vite's own middlewares; anything that is not an fw route falls through.
+      server.middlewares.use(function fwRuntime(req, res, next) {
+        runtime.handler(req, res, next);
+      });
+      watchBackend(server, runtime);
+    },
+  },
+}));
+
+const fw = fwUnplugin.vite as (options?: FwPluginOptions) => Plugin;
+export default fw;
+
+function resolveAppRoot(viteRoot: string, configured: string | undefined): string {
+  if (configured) return path.resolve(viteRoot, configured);
+  return path.basename(viteRoot) === 'web' ? path.dirname(viteRoot) : viteRoot;
+}
+
+function watchBackend(server: ViteDevServer, runtime: DevRuntime): void {
+  server.watcher.add(path.join(runtime.root, 'src'));
+  server.watcher.on('all', (_event, file) => {
+    if (!isBackendSource(runtime.root, file)) return;
+    void runtime.reload([file]).then((outcome) => {
+      if (outcome.ok) {
+        server.config.logger.info(`fw: reloaded ${path.relative(runtime.root, file)}`, { timestamp: true });
+      } else {
+        sendOverlay(server, outcome.error);
+      }
+    });
+  });
+}
+
+function reportAndRethrow(server: ViteDevServer, error: unknown): never {
+  server.config.logger.error(`fw: ${error instanceof Error ? error.message : String(error)}`);
+  throw error;
+}
+
+/** Shows a backend failure in Vite's error overlay with its file and line when known. */
+function sendOverlay(server: ViteDevServer, error: unknown): void {
+  const first = overlayLocation(error);
+  const message = error instanceof Error ? error.message : String(error);
+  server.config.logger.error(`fw: ${message}`, { timestamp: true });
+  server.ws.send({
+    type: 'error',
+    err: {
+      message,
+      stack: '',
+      plugin: 'fw',
+      ...(first ? { id: first.file, loc: first } : {}),
+    },
+  });
+}
+
+function overlayLocation(error: unknown): { file: string; line: number; column: number } | undefined {
+  if (error instanceof AppLoadError) {
+    const problem = error.problems.find((p) => p.file);
+    if (!problem?.file) return undefined;
+    const match = /\(line (\d+)(?:, column (\d+))?\)/.exec(problem.message);
+    return { file: problem.file, line: Number(match?.[1] ?? 1), column: Number(match?.[2] ?? 1) };
+  }
+  if (error instanceof FwFailure && error.diagnostics[0]) {
+    return { file: error.diagnostics[0].path, line: 1, column: 1 };
+  }
+  return undefined;
+}
