@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
+import { FwFailure } from '../failure.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
 import type { PGlite } from '@electric-sql/pglite';
@@ -39,6 +40,9 @@ export interface FwDatabase {
 
 export async function createDatabase(options: DatabaseOptions = {}): Promise<FwDatabase> {
   const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
+  if (!Number.isInteger(statementTimeoutMs) || statementTimeoutMs < 0) {
+    throw new TypeError(`fw: statementTimeoutMs must be a whole number of milliseconds ≥ 0, got ${statementTimeoutMs}.`);
+  }
   let dialect: FwDatabase['dialect'];
   let admin: Kysely<any>;
   let closeDriver: () => Promise<void>;
@@ -75,16 +79,24 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     };
   }
 
-  await ensureAppRole(admin);
+  try {
+    await ensureAppRole(admin);
+  } catch (error) {
+    await admin.destroy();
+    await closeDriver();
+    throw error;
+  }
 
   return {
     dialect,
     admin,
     transaction: (txOptions, fn) =>
       admin.connection().execute(async (connection) => {
-        await sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection);
         let result: Awaited<ReturnType<typeof fn>>;
         try {
+          // Inside the try: a prelude that fails after BEGIN must not leave the pooled connection in
+          // an aborted transaction for the next request.
+          await sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection);
           result = await fn(guardTransaction(connection));
         } catch (error) {
           await sql.raw('rollback').execute(connection).catch(() => undefined);
@@ -110,14 +122,16 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
  * `SET TRANSACTION READ ONLY` must precede other statements, hence `BEGIN READ ONLY`.
  */
 export function transactionPrelude({ readOnly, auth }: RequestTransactionOptions, statementTimeoutMs: number): string {
-  return [
-    readOnly ? 'begin read only' : 'begin',
-    `set local role ${APP_ROLE}`,
-    `set local statement_timeout = ${Math.max(0, Math.floor(statementTimeoutMs))}`,
-    `select set_config('fw.tenant_id', ${literal(auth.tenantId ?? '')}, true),` +
-      ` set_config('fw.user_id', ${literal(auth.userId ?? '')}, true),` +
-      ` set_config('fw.role', ${literal(auth.role ?? '')}, true)`,
-  ].join('; ');
+  // One SELECT of set_config(…, true) calls is cheaper for the server than three SET statements;
+  // set_config('role', …) is SET LOCAL ROLE.
+  return (
+    `${readOnly ? 'begin read only' : 'begin'}; ` +
+    `select set_config('role', '${APP_ROLE}', true),` +
+    ` set_config('statement_timeout', '${statementTimeoutMs}', true),` +
+    ` set_config('fw.tenant_id', ${literal(auth.tenantId ?? '')}, true),` +
+    ` set_config('fw.user_id', ${literal(auth.userId ?? '')}, true),` +
+    ` set_config('fw.role', ${literal(auth.role ?? '')}, true)`
+  );
 }
 
 /** A SQL string literal. With standard_conforming_strings (on since PostgreSQL 9.1) only `'` needs doubling. */
@@ -130,6 +144,7 @@ const forbiddenInTransaction = new Set(['transaction', 'startTransaction', 'conn
 
 /** The handler's `ctx.db`: already inside the request transaction, so opening another is a mistake. */
 function guardTransaction(connection: Kysely<any>): Kysely<any> {
+  const bound = new Map<PropertyKey, unknown>();
   return new Proxy(connection, {
     get(target, property, receiver) {
       if (typeof property === 'string' && forbiddenInTransaction.has(property)) {
@@ -141,8 +156,11 @@ function guardTransaction(connection: Kysely<any>): Kysely<any> {
         };
       }
       const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
       // Kysely keeps its state in #private fields, which only the real instance may touch.
-      return typeof value === 'function' ? value.bind(target) : value;
+      let method = bound.get(property);
+      if (!method) bound.set(property, (method = value.bind(target)));
+      return method;
     },
   });
 }
@@ -160,7 +178,16 @@ async function ensureAppRole(admin: Kysely<any>): Promise<void> {
       if ((error as { code?: string }).code !== '42710' && (error as { code?: string }).code !== '23505') throw error;
     }
   }
-  // The connecting user must be able to switch to the role (a superuser always can).
+  // The connecting user must be able to switch to the role (a superuser always can). Granting may be
+  // refused to a non-superuser; what matters is membership, checked below.
   await sql.raw(`grant ${APP_ROLE} to current_user`).execute(admin).catch(() => undefined);
+  const member = await sql<{ member: boolean; user: string }>`
+    select pg_has_role(current_user, ${APP_ROLE}, 'MEMBER') as member, current_user as user`.execute(admin);
+  if (!member.rows[0]?.member) {
+    const user = member.rows[0]?.user ?? 'the connecting user';
+    throw new FwFailure('database_role', `${user} cannot switch to the role ${APP_ROLE}, so requests could not run under row-level security.`, {
+      suggestions: [`As a superuser: GRANT ${APP_ROLE} TO "${user}";`],
+    });
+  }
   await sql.raw(`grant usage on schema public to ${APP_ROLE}`).execute(admin);
 }

@@ -1,0 +1,59 @@
+/** The benchmark's knobs, all from the environment so `npm run bench:http` needs no flags. */
+
+export type DatabaseKind = 'postgres' | 'pglite';
+export type VariantName = 'fw' | 'handWritten' | 'bare';
+export type EntryName = 'listNotes' | 'createNote';
+
+export const variants: readonly VariantName[] = ['fw', 'handWritten', 'bare'];
+export const entries: readonly EntryName[] = ['listNotes', 'createNote'];
+
+/** Extra warm-up of the first run of each server and entry, so the JIT and the pool start warm. */
+export const FIRST_RUN_EXTRA_WARMUP_SEC = 2;
+
+export interface BenchOptions {
+  /** Measured seconds per run (BENCH_DURATION, default 5). */
+  durationSec: number;
+  /** Unmeasured seconds before each run, same load (BENCH_WARMUP, default 1; the first run of each server and entry gets 2 s more). */
+  warmupSec: number;
+  /** Concurrent HTTP connections of the load generator (BENCH_CONNECTIONS, default 32). */
+  connections: number;
+  /** How often every variant is measured, interleaved; figures are medians (BENCH_ROUNDS, default 4). */
+  rounds: number;
+  /** Which databases to run, in order (BENCH_DATABASES, default `postgres,pglite`). */
+  databases: DatabaseKind[];
+  /** Server of the PostgreSQL runs; a fresh database is created on it and dropped afterwards. */
+  postgresUrl: string;
+  /** Connections per server process on PostgreSQL, equal for every variant (BENCH_POOL_SIZE, default 10, fw's default). */
+  poolSize: number;
+}
+
+export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions {
+  const databases = (env.BENCH_DATABASES ?? 'postgres,pglite')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  for (const name of databases) {
+    if (name !== 'postgres' && name !== 'pglite') {
+      throw new Error(`BENCH_DATABASES: unknown database "${name}"; use postgres, pglite or both (comma-separated).`);
+    }
+  }
+  return {
+    durationSec: positive(env, 'BENCH_DURATION', 5),
+    warmupSec: positive(env, 'BENCH_WARMUP', 1, true),
+    connections: Math.round(positive(env, 'BENCH_CONNECTIONS', 32)),
+    rounds: Math.round(positive(env, 'BENCH_ROUNDS', 4)),
+    databases: databases as DatabaseKind[],
+    postgresUrl: env.BENCH_DATABASE_URL ?? env.FW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    poolSize: Math.round(positive(env, 'BENCH_POOL_SIZE', 10)),
+  };
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroAllowed)) {
+    throw new Error(`${name} must be a ${zeroAllowed ? 'non-negative' : 'positive'} number (got "${raw}").`);
+  }
+  return value;
+}
