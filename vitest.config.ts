@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['runtime/**/*.test.ts', 'plugin/**/*.test.ts', 'cli/**/*.test.ts', 'client/**/*.test.ts', 'e2e/**/*.test.ts'],
+    include: ['runtime/**/*.test.ts', 'plugin/**/*.test.ts', 'cli/**/*.test.ts', 'client/**/*.test.ts', 'client/**/*.test.tsx', 'e2e/**/*.test.ts'],
     globalSetup: ['e2e/support/global-setup.ts'],
     // Two cores: a few files at a time; each file uses its own databases and ports.
     maxWorkers: 2,

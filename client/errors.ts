@@ -1,0 +1,72 @@
+/** Codes the runtime sends in its error envelope (mirrors `errorStatus` in runtime/errors.ts). */
+export type ServerErrorCode =
+  | 'bad_json'
+  | 'bad_request'
+  | 'validation_failed'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'internal'
+  | 'unavailable';
+
+/**
+ * Codes raised on the client: `network_error` (no response: refused, reset, unparsable URL; status 0),
+ * `bad_response` (a response that is not fw's envelope; its HTTP status), `aborted` (the call's
+ * signal fired; status 0), `client_error` (the app's own code failed before sending, e.g. `getToken`; status 0).
+ */
+export type ClientErrorCode = 'network_error' | 'bad_response' | 'aborted' | 'client_error';
+
+export type FwErrorCode = ServerErrorCode | ClientErrorCode;
+
+/** One problem found in the input: where it is, what is wrong, and a stable code. */
+export interface Diagnostic {
+  path: string;
+  message: string;
+  code: string;
+  hint?: string;
+}
+
+export interface FwErrorInit {
+  code: FwErrorCode;
+  message: string;
+  /** The HTTP status, or 0 when no response arrived. */
+  status: number;
+  diagnostics?: readonly Diagnostic[];
+  traceId?: string;
+  cause?: unknown;
+}
+
+/**
+ * Every failed client call rejects with an FwError: the server's envelope, or a client-side failure.
+ *
+ * @example
+ *   try { await client.command('createNote', { title: '' }); }
+ *   catch (error) { if (error instanceof FwError && error.code === 'validation_failed') show(error.diagnostics); }
+ */
+export class FwError extends Error {
+  readonly code: FwErrorCode;
+  readonly status: number;
+  readonly diagnostics: readonly Diagnostic[];
+  /** The runtime's trace id for this request (also in its logs); absent when no response arrived. */
+  readonly traceId: string | undefined;
+
+  constructor(init: FwErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'FwError';
+    this.code = init.code;
+    this.status = init.status;
+    this.diagnostics = init.diagnostics ?? [];
+    this.traceId = init.traceId;
+  }
+
+  /** Wraps anything thrown while making a call, keeping it as `cause`; FwErrors pass through. */
+  static from(thrown: unknown): FwError {
+    if (thrown instanceof FwError) return thrown;
+    const message = thrown instanceof Error ? thrown.message : String(thrown);
+    return new FwError({ code: 'client_error', status: 0, message, cause: thrown });
+  }
+}

@@ -1,0 +1,42 @@
+import { createElement, type ReactElement, type ReactNode, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { ApiShape } from '../api-types.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { createClient, type DevAuth, type GetToken } from '../client.ts';
+import { createQueryStore } from '../query-store.ts';
+import type { FwContext } from './context.ts';
+
+export interface FwProviderProps {
+  /** The runtime's base URL; `''` or `'/'` means the page's own origin. */
+  apiUrl: string;
+  /** Dev-headers identity, for local development only. */
+  devAuth?: DevAuth;
+  /** Returns the bearer token for each call. To switch users, remount the provider (`key={userId}`). */
+  getToken?: GetToken;
+  /** How long unused query results stay cached (ms, default 5 minutes); read once, when mounted. */
+  gcTime?: number;
+  children?: ReactNode;
+}
+
+/** Builds the FwProvider component of one api: it owns the client and the query cache of its subtree. */
+export function createFwProvider<A extends ApiShape>(api: A, { Context }: FwContext<A>): (props: FwProviderProps) => ReactElement {
+  return function FwProvider({ apiUrl, devAuth, getToken, gcTime, children }) {
+    // The latest getToken, without rebuilding the client when callers pass an inline function.
+    const getTokenRef = useRef(getToken);
+    useLayoutEffect(() => {
+      getTokenRef.current = getToken;
+    });
+    const [store] = useState(() => createQueryStore({ gcTime }));
+    // By value: an inline devAuth literal must not look like a new identity on every render.
+    const identity = canonicalJson([apiUrl, devAuth ?? null]);
+    const value = useMemo(
+      () => ({
+        identity,
+        store,
+        client: createClient({ apiUrl, api, devAuth, getToken: () => getTokenRef.current?.() }),
+      }),
+      // apiUrl and devAuth are captured by identity.
+      [identity, store],
+    );
+    return createElement(Context.Provider, { value }, children);
+  };
+}

@@ -1,0 +1,336 @@
+// @vitest-environment happy-dom
+import { act, cleanup, fireEvent, render, renderHook, screen } from '@testing-library/react';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ReactNode, StrictMode, useState } from 'react';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { z } from 'zod';
+import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
+import { applyMigration, ensureSystemTables } from '../../runtime/db/migrate.ts';
+import { command, query } from '../../runtime/entries.ts';
+import { createRuntimeHandler } from '../../runtime/http/handler.ts';
+import type { AppDefinition } from '../../runtime/registry.ts';
+import { defineSchema, t, table } from '../../runtime/schema.ts';
+import type { EntryRef } from '../api-types.ts';
+import type { DevAuth } from '../client.ts';
+import { createFwReact } from './index.ts';
+
+// happy-dom pages live on this origin, so calls to the runtime are cross-origin, as in a real app.
+const PAGE_ORIGIN = 'http://localhost:3000';
+
+const schema = defineSchema({
+  notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text(), created_at: t.timestamptz().defaultNow() }),
+  tags: table({ id: t.uuid().primaryKey().defaultRandom(), name: t.text() }),
+});
+
+const entries = {
+  createNote: command({
+    args: { title: z.string().min(1) },
+    handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returningAll().executeTakeFirstOrThrow(),
+  }),
+  listNotes: query({ handler: (ctx) => ctx.db.selectFrom('notes').selectAll().orderBy('title').execute() }),
+  findNotes: query({
+    args: { prefix: z.string(), limit: z.number().int() },
+    handler: (ctx, args) =>
+      ctx.db.selectFrom('notes').select('title').where('title', 'like', `${args.prefix}%`).orderBy('title').limit(args.limit).execute(),
+  }),
+  slowNotes: query({ handler: () => sleep(300).then(() => [] as string[]) }),
+  listTags: query({ handler: (ctx) => ctx.db.selectFrom('tags').selectAll().execute() }),
+};
+
+// Written by hand in the generator's shape (src/fw/_generated/api.ts).
+const api = {
+  commands: {
+    createNote: { kind: 'command', name: 'createNote', reads: [], writes: ['notes'] } as EntryRef<'command', typeof entries.createNote>,
+  },
+  queries: {
+    listNotes: { kind: 'query', name: 'listNotes', reads: ['notes'], writes: [] } as EntryRef<'query', typeof entries.listNotes>,
+    findNotes: { kind: 'query', name: 'findNotes', reads: ['notes'], writes: [] } as EntryRef<'query', typeof entries.findNotes>,
+    slowNotes: { kind: 'query', name: 'slowNotes', reads: ['notes'], writes: [] } as EntryRef<'query', typeof entries.slowNotes>,
+    listTags: { kind: 'query', name: 'listTags', reads: ['tags'], writes: [] } as EntryRef<'query', typeof entries.listTags>,
+  },
+  liveQueries: {},
+} as const;
+
+const { FwProvider, useCommand, useQuery, useFwClient } = createFwReact(api);
+
+function NoteList({ label = 'notes' }: { label?: string }) {
+  const { data, error, isLoading } = useQuery('listNotes', {});
+  if (isLoading) return <p>loading {label}</p>;
+  if (error) return <p>error {error.code}</p>;
+  return <ul aria-label={label}>{data?.map((note) => <li key={note.id}>{note.title}</li>)}</ul>;
+}
+
+function TagCount() {
+  const { data } = useQuery(api.queries.listTags, {});
+  return <p>tags: {data ? data.length : '…'}</p>;
+}
+
+function Finder({ prefix, reordered = false }: { prefix: string; reordered?: boolean }) {
+  // Inline literals, new on every render, in either key order: one cache entry, one request.
+  const { data } = useQuery('findNotes', reordered ? { limit: 5, prefix } : { prefix, limit: 5 });
+  return <p>found{reordered ? '*' : ''}: {data ? data.map((n) => n.title).join(',') : '…'}</p>;
+}
+
+function NewNote({ title }: { title: string }) {
+  const { mutate, mutateAsync, data, error, isPending } = useCommand('createNote');
+  const [caught, setCaught] = useState('');
+  return (
+    <>
+      <button onClick={() => mutate({ title })}>add</button>
+      <button onClick={() => mutateAsync({ title }).catch((e: { code: string }) => setCaught(e.code))}>add async</button>
+      {isPending && <p>saving</p>}
+      {data && <p>saved {data.title}</p>}
+      {error && <p role="alert">{`${error.code}: ${error.diagnostics.map((d) => d.path).join(',')}`}</p>}
+      {caught && <p>caught {caught}</p>}
+    </>
+  );
+}
+
+function Toggle({ children }: { children: ReactNode }) {
+  const [shown, setShown] = useState(true);
+  return (
+    <>
+      <button onClick={() => setShown((s) => !s)}>toggle</button>
+      {shown && children}
+    </>
+  );
+}
+
+describe('fw/react against a running runtime', () => {
+  let db: FwDatabase;
+  let server: Server;
+  let url: string;
+  // Per tenant, so each test counts only its own requests: "<tenant> /queries/listNotes" → n.
+  const requests = new Map<string, number>();
+  const abandoned: string[] = [];
+  let consoleError: MockInstance;
+
+  beforeAll(async () => {
+    db = await createDatabase({ dataDir: 'memory://' });
+    await ensureSystemTables(db);
+    const app: AppDefinition = { entries: new Map(Object.entries(entries)), policies: {}, schema };
+    expect((await applyMigration(db, schema)).blocked).toEqual([]);
+    const handler = createRuntimeHandler({ app, db, dev: true, cors: { origins: [PAGE_ORIGIN] } });
+    server = createServer((req, res) => {
+      const call = `${req.headers['x-fw-tenant-id']} ${req.url}`;
+      if (req.method === 'POST') requests.set(call, (requests.get(call) ?? 0) + 1);
+      res.on('close', () => {
+        if (!res.writableFinished) abandoned.push(call);
+      });
+      handler(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server?.close();
+    await db?.close();
+  });
+
+  beforeEach(() => {
+    consoleError = vi.spyOn(console, 'error');
+  });
+
+  afterEach(() => {
+    cleanup();
+    // No act() warnings, no updates on unmounted components, no React errors.
+    expect(consoleError).not.toHaveBeenCalled();
+    consoleError.mockRestore();
+  });
+
+  const newIdentity = (): DevAuth => ({ userId: 'alice', tenantId: randomUUID(), role: 'member' });
+  const count = (auth: DevAuth, path: string) => requests.get(`${auth.tenantId} ${path}`) ?? 0;
+
+  it('after a command, refetches mounted queries that read what it wrote, and only those', async () => {
+    const auth = newIdentity();
+    render(
+      <FwProvider apiUrl={url} devAuth={auth}>
+        <NoteList />
+        <TagCount />
+        <NewNote title="hello" />
+      </FwProvider>,
+    );
+    await screen.findByRole('list', { name: 'notes' });
+    await screen.findByText('tags: 0');
+
+    fireEvent.click(screen.getByRole('button', { name: 'add' }));
+    await screen.findByText('saved hello');
+    expect(screen.getAllByRole('listitem').map((li) => li.textContent)).toEqual(['hello']);
+    expect(count(auth, '/commands/createNote')).toBe(1);
+    expect(count(auth, '/queries/listNotes')).toBe(2);
+    expect(count(auth, '/queries/listTags')).toBe(1);
+  });
+
+  it('shares one request and one cache entry between identical queries, across re-renders', async () => {
+    const auth = newIdentity();
+    const tree = () => (
+      <FwProvider apiUrl={url} devAuth={{ ...auth }}>
+        <NoteList label="first" />
+        <NoteList label="second" />
+        <Finder prefix="x" />
+        <Finder prefix="x" reordered />
+      </FwProvider>
+    );
+    const { rerender } = render(tree());
+    await screen.findByRole('list', { name: 'first' });
+    await screen.findByRole('list', { name: 'second' });
+    await screen.findByText('found:');
+    await screen.findByText('found*:');
+    for (let i = 0; i < 3; i++) rerender(tree());
+    await act(() => sleep(50));
+    expect(count(auth, '/queries/listNotes')).toBe(1);
+    expect(count(auth, '/queries/findNotes')).toBe(1);
+  });
+
+  it('sends exactly one request per distinct query under StrictMode, and one refetch per command', async () => {
+    const auth = newIdentity();
+    render(
+      <StrictMode>
+        <FwProvider apiUrl={url} devAuth={auth}>
+          <NoteList />
+          <TagCount />
+          <Finder prefix="h" />
+          <NewNote title="hi" />
+        </FwProvider>
+      </StrictMode>,
+    );
+    await screen.findByRole('list', { name: 'notes' });
+    await screen.findByText('tags: 0');
+    await screen.findByText('found:');
+    expect([count(auth, '/queries/listNotes'), count(auth, '/queries/listTags'), count(auth, '/queries/findNotes')]).toEqual([1, 1, 1]);
+
+    fireEvent.click(screen.getByRole('button', { name: 'add' }));
+    await screen.findByText('found: hi');
+    expect([count(auth, '/queries/listNotes'), count(auth, '/queries/listTags'), count(auth, '/queries/findNotes')]).toEqual([2, 1, 2]);
+    expect(count(auth, '/commands/createNote')).toBe(1);
+  });
+
+  it('keys results by caller identity: another devAuth refetches, an equal literal does not', async () => {
+    const alice = newIdentity();
+    const bob = { ...newIdentity(), userId: 'bob' };
+    const { result } = renderHook(() => useFwClient(), { wrapper: ({ children }) => <FwProvider apiUrl={url} devAuth={alice}>{children}</FwProvider> });
+    await result.current.command('createNote', { title: 'alice only' });
+
+    const tree = (auth: DevAuth) => (
+      <FwProvider apiUrl={url} devAuth={{ ...auth }}>
+        <NoteList />
+      </FwProvider>
+    );
+    const { rerender } = render(tree(alice));
+    expect((await screen.findByRole('listitem')).textContent).toBe('alice only');
+    rerender(tree(bob));
+    await vi.waitFor(() => expect(screen.getByRole('list', { name: 'notes' }).children).toHaveLength(0));
+    rerender(tree(bob));
+    await act(() => sleep(50));
+    expect([count(alice, '/queries/listNotes'), count(bob, '/queries/listNotes')]).toEqual([1, 1]);
+  });
+
+  it('refetches when args change', async () => {
+    const auth = newIdentity();
+    function Search() {
+      const [prefix, setPrefix] = useState('a');
+      const { data } = useQuery('findNotes', { prefix, limit: 5 });
+      return (
+        <>
+          <button onClick={() => setPrefix('b')}>search b</button>
+          <p>found: {data ? data.map((n) => n.title).join(',') : '…'}</p>
+        </>
+      );
+    }
+    const { result } = renderHook(() => useFwClient(), { wrapper: ({ children }) => <FwProvider apiUrl={url} devAuth={auth}>{children}</FwProvider> });
+    await result.current.command('createNote', { title: 'apple' });
+    await result.current.command('createNote', { title: 'banana' });
+
+    render(
+      <FwProvider apiUrl={url} devAuth={auth}>
+        <Search />
+      </FwProvider>,
+    );
+    await screen.findByText('found: apple');
+    fireEvent.click(screen.getByRole('button', { name: 'search b' }));
+    await screen.findByText('found: banana');
+    expect(count(auth, '/queries/findNotes')).toBe(2);
+  });
+
+  it('keeps results for remounts within gcTime, then drops them and aborts an abandoned request', async () => {
+    const auth = newIdentity();
+    const { unmount } = render(
+      <FwProvider apiUrl={url} devAuth={auth} gcTime={60_000}>
+        <Toggle>
+          <NoteList />
+        </Toggle>
+      </FwProvider>,
+    );
+    await screen.findByRole('list', { name: 'notes' });
+    fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
+    fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
+    // Shown from the cache at once, refreshed in the background.
+    expect(screen.getByRole('list', { name: 'notes' })).toBeTruthy();
+    await vi.waitFor(() => expect(count(auth, '/queries/listNotes')).toBe(2));
+    await act(() => sleep(50));
+    unmount();
+
+    const shortLived = newIdentity();
+    function Slow() {
+      const { isLoading } = useQuery('slowNotes', {});
+      return <p>{isLoading ? 'slow loading' : 'slow done'}</p>;
+    }
+    render(
+      <FwProvider apiUrl={url} devAuth={shortLived} gcTime={20}>
+        <Toggle>
+          <Slow />
+        </Toggle>
+      </FwProvider>,
+    );
+    screen.getByText('slow loading');
+    fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
+    // Nobody watches any more: after gcTime the entry is dropped and its request aborted.
+    await vi.waitFor(() => expect(abandoned).toContain(`${shortLived.tenantId} /queries/slowNotes`));
+    fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
+    screen.getByText('slow loading');
+    await screen.findByText('slow done');
+    expect(count(shortLived, '/queries/slowNotes')).toBe(2);
+  });
+
+  it('puts a failed command in error state with its diagnostics; mutateAsync rejects', async () => {
+    const auth = newIdentity();
+    render(
+      <FwProvider apiUrl={url} devAuth={auth}>
+        <NewNote title="" />
+      </FwProvider>,
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'add' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('validation_failed: args.title');
+    fireEvent.click(screen.getByRole('button', { name: 'add async' }));
+    await screen.findByText('caught validation_failed');
+  });
+
+  it('holds a query back while enabled is false', async () => {
+    const auth = newIdentity();
+    function Gated() {
+      const [enabled, setEnabled] = useState(false);
+      const { data, isLoading } = useQuery('listTags', {}, { enabled });
+      return (
+        <>
+          <button onClick={() => setEnabled(true)}>enable</button>
+          <p>{isLoading ? 'loading' : data ? `tags ${data.length}` : 'idle'}</p>
+        </>
+      );
+    }
+    render(
+      <FwProvider apiUrl={url} devAuth={auth}>
+        <Gated />
+      </FwProvider>,
+    );
+    await act(() => sleep(50));
+    screen.getByText('idle');
+    expect(count(auth, '/queries/listTags')).toBe(0);
+    fireEvent.click(screen.getByRole('button', { name: 'enable' }));
+    await screen.findByText('tags 0');
+    expect(count(auth, '/queries/listTags')).toBe(1);
+  });
+});

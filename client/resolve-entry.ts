@@ -1,0 +1,31 @@
+import type { ApiShape, EntryRef } from './api-types.ts';
+
+const groupsByCall = {
+  command: ['commands'],
+  query: ['queries', 'liveQueries'],
+} as const satisfies Record<string, readonly (keyof ApiShape)[]>;
+
+const kindOfGroup = { commands: 'command', queries: 'query', liveQueries: 'liveQuery' } as const;
+
+type CallKind = keyof typeof groupsByCall;
+/** The entry kinds a call reaches: commands, or queries and liveQueries (read once). */
+type KindsOf<C extends CallKind> = (typeof kindOfGroup)[(typeof groupsByCall)[C][number]];
+
+/**
+ * The EntryRef for a call target: refs pass through, names are looked up in the api object.
+ * Throws a TypeError naming the fix for a name the api does not have, or a ref of the wrong kind.
+ */
+export function resolveEntry<C extends CallKind>(api: ApiShape, call: C, target: string | EntryRef): EntryRef<KindsOf<C>> {
+  const groups: readonly (keyof ApiShape)[] = groupsByCall[call];
+  if (typeof target !== 'string') {
+    if (groups.some((group) => kindOfGroup[group] === target.kind)) return target as EntryRef<KindsOf<C>>;
+    throw new TypeError(`fw: ${target.kind} "${target.name}" cannot be called as a ${call}; pass an entry of api.${groups.join(' or api.')}.`);
+  }
+  for (const group of groups) {
+    if (Object.hasOwn(api[group], target)) return api[group][target] as EntryRef<KindsOf<C>>;
+  }
+  const known = groups.flatMap((group) => Object.keys(api[group])).sort();
+  throw new TypeError(
+    `fw: the api object has no ${call} named "${target}" (known: ${known.join(', ') || 'none'}). Check the name, or regenerate the api with \`fw generate\`.`,
+  );
+}

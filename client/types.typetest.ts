@@ -1,0 +1,99 @@
+// Type tests: checked by `npm run typecheck`, never run; every @ts-expect-error must stay an error.
+import { z } from 'zod';
+import { command, liveQuery, query } from '../runtime/entries.ts';
+import type { EntryRef } from './api-types.ts';
+import { createClient, FwError } from './index.ts';
+import { createFwReact } from './react/index.ts';
+
+interface Note {
+  id: string;
+  title: string;
+  created_at: Date;
+}
+declare const note: Note;
+
+const createNote = command({ args: { title: z.string(), pinned: z.boolean().default(false) }, handler: () => note });
+const listNotes = query({ args: { limit: z.number().optional() }, handler: () => [note] });
+const liveNotes = liveQuery({ handler: () => ({ notes: [note], at: new Date() }) });
+
+const api = {
+  commands: { createNote: { kind: 'command', name: 'createNote', reads: [], writes: ['notes'] } as EntryRef<'command', typeof createNote> },
+  queries: { listNotes: { kind: 'query', name: 'listNotes', reads: ['notes'], writes: [] } as EntryRef<'query', typeof listNotes> },
+  liveQueries: { liveNotes: { kind: 'liveQuery', name: 'liveNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof liveNotes> },
+} as const;
+
+const client = createClient({ apiUrl: '/', api });
+
+export async function clientCalls() {
+  const created = await client.command('createNote', { title: 'x' });
+  const title: string = created.title;
+  const createdAt: string = created.created_at;
+  // @ts-expect-error a Date arrives as a string
+  const asDate: Date = created.created_at;
+
+  const byRef = await client.command(api.commands.createNote, { title: 'x', pinned: true });
+  const byRefTitle: string = byRef.title;
+
+  const notes = await client.query('listNotes', {});
+  const firstTitle: string | undefined = notes[0]?.title;
+  const live = await client.query('liveNotes', {});
+  const liveAt: string = live.at;
+
+  // @ts-expect-error unknown command name
+  await client.command('deleteNote', {});
+  // @ts-expect-error a query is not a command
+  await client.command('listNotes', {});
+  // @ts-expect-error a query ref is not a command
+  await client.command(api.queries.listNotes, {});
+  // @ts-expect-error a command is not a query
+  await client.query('createNote', { title: 'x' });
+  // @ts-expect-error title must be a string
+  await client.command('createNote', { title: 1 });
+  // @ts-expect-error title is required
+  await client.command('createNote', {});
+  // @ts-expect-error limit must be a number
+  await client.query('listNotes', { limit: '5' });
+  // @ts-expect-error no such member on the result
+  created.body;
+
+  return { title, createdAt, asDate, byRefTitle, firstTitle, liveAt };
+}
+
+export function errors(error: FwError) {
+  const known: boolean = error.code === 'validation_failed' || error.code === 'network_error';
+  // @ts-expect-error not an fw error code
+  const unknown: boolean = error.code === 'oops';
+  const status: number = error.status;
+  const traceId: string | undefined = error.traceId;
+  const paths: string[] = error.diagnostics.map((d) => d.path);
+  return { known, unknown, status, traceId, paths };
+}
+
+const { useCommand, useQuery, useFwClient } = createFwReact(api);
+
+export function hooks() {
+  const list = useQuery('listNotes', { limit: 5 });
+  const listed: string | undefined = list.data?.[0]?.created_at;
+  const live = useQuery(api.liveQueries.liveNotes, {}, { enabled: false });
+  const liveAt: string | undefined = live.data?.at;
+  // @ts-expect-error a command cannot be read with useQuery
+  useQuery('createNote', { title: 'x' });
+  // @ts-expect-error limit must be a number
+  useQuery('listNotes', { limit: 'all' });
+
+  const create = useCommand('createNote');
+  create.mutate({ title: 'x' });
+  // @ts-expect-error title must be a string
+  create.mutate({ title: 5 });
+  // @ts-expect-error a query cannot be run with useCommand
+  useCommand('listNotes');
+  const saved: Promise<string> = create.mutateAsync({ title: 'x' }).then((n) => n.created_at);
+  // @ts-expect-error Date arrives as a string
+  const savedAsDate: Date | undefined = create.data?.created_at;
+  const code: string | undefined = create.error?.code;
+
+  const fromContext = useFwClient();
+  // @ts-expect-error the provider's client is typed by the same api
+  void fromContext.command('nope', {});
+  return { listed, liveAt, saved, savedAsDate, code };
+}
