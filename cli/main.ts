@@ -1,5 +1,6 @@
 import { type CommandDef, defineCommand, renderUsage, runCommand } from 'citty';
 import { fwVersion } from '../runtime/version.ts';
+import { FwFailure } from '../runtime/failure.ts';
 import { log, printFailure, printJson } from './output.ts';
 
 /** Commands are data; each loads its implementation only when it runs. */
@@ -7,6 +8,7 @@ const subCommands = {
   dev: () => import('./commands/dev.ts').then((m) => m.default),
   create: () => import('./commands/create.ts').then((m) => m.default),
   db: () => import('./commands/db.ts').then((m) => m.default),
+  generate: () => import('./commands/generate.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({
@@ -18,18 +20,22 @@ export const root = defineCommand({
   subCommands,
 });
 
-async function resolveCommand(rawArgs: string[]): Promise<[CommandDef<any>, CommandDef<any> | undefined]> {
+/** Walks the subcommand names at the start of `rawArgs`: the command they name, its parent, and the rest. */
+async function resolveCommand(rawArgs: string[]): Promise<{ cmd: CommandDef<any>; parent?: CommandDef<any>; rest: string[]; unknown?: string }> {
   let cmd: CommandDef<any> = root;
   let parent: CommandDef<any> | undefined;
-  for (const arg of rawArgs) {
+  let index = 0;
+  for (; index < rawArgs.length; index++) {
+    const arg = rawArgs[index]!;
     if (arg.startsWith('-')) break;
     const subs = (typeof cmd.subCommands === 'function' ? await cmd.subCommands() : await cmd.subCommands) as Record<string, any> | undefined;
-    const next = subs?.[arg];
-    if (!next) break;
+    if (!subs) break;
+    const next = subs[arg];
+    if (!next) return { cmd, rest: rawArgs.slice(index), unknown: arg, ...(parent ? { parent } : {}) };
     parent = cmd;
     cmd = typeof next === 'function' ? await next() : await next;
   }
-  return [cmd, parent];
+  return { cmd, rest: rawArgs.slice(index), ...(parent ? { parent } : {}) };
 }
 
 /** Runs the CLI and returns its exit code; only the bin calls process.exit. */
@@ -40,20 +46,28 @@ export async function main(rawArgs: string[]): Promise<number> {
     else process.stdout.write(`${fwVersion}\n`);
     return 0;
   }
-  if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
-    const [cmd, parent] = await resolveCommand(rawArgs.filter((a) => a !== '--help' && a !== '-h'));
-    process.stdout.write(`${await renderUsage(cmd, parent)}\n`);
+  const resolved = await resolveCommand(rawArgs.filter((a) => a !== '--help' && a !== '-h'));
+  const wantsHelp = rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0;
+  if (wantsHelp) {
+    process.stdout.write(`${await renderUsage(resolved.cmd, resolved.parent)}\n`);
     return 0;
   }
+  if (!resolved.unknown && !resolved.cmd.run) {
+    const name = rawArgs.filter((a) => !a.startsWith('-')).join(' ');
+    if (json) printFailure(new FwFailure('missing_command', `fw ${name} needs a subcommand.`, { suggestions: [`fw ${name} --help`] }), true);
+    else process.stdout.write(`${await renderUsage(resolved.cmd, resolved.parent)}\n`);
+    return 2;
+  }
+  if (resolved.unknown) {
+    printFailure(new FwFailure('unknown_command', `Unknown command "${resolved.unknown}".`, { suggestions: ['fw --help'] }), json);
+    return 2;
+  }
   try {
-    await runCommand(root, { rawArgs });
-    return 0;
+    // A command that reports its own outcome (e.g. `dev --once`) returns `{ exitCode }`.
+    const { result } = await runCommand(resolved.cmd, { rawArgs: resolved.rest });
+    const exitCode = (result as { exitCode?: unknown } | undefined)?.exitCode;
+    return typeof exitCode === 'number' ? exitCode : 0;
   } catch (error) {
-    const unknown = (error as { code?: string }).code;
-    if (unknown === 'E_UNKNOWN_COMMAND' || unknown === 'E_NO_COMMAND') {
-      printFailure(Object.assign(new Error(`${(error as Error).message}. Run fw --help for the list of commands.`)), json);
-      return 2;
-    }
     if (!json) log('');
     printFailure(error, json);
     return 1;

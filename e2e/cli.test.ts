@@ -35,6 +35,16 @@ describe('fw CLI basics', () => {
   });
 });
 
+function runNode(args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
 describe('fw create', () => {
   let parent: string;
   beforeAll(async () => {
@@ -53,20 +63,30 @@ describe('fw create', () => {
     expect(pkg.dependencies.fw).toBe(`file:${repoRoot}`);
   });
 
-  it('gives an app that typechecks with no edits', async () => {
-    const dir = path.join(parent, 'my-app');
-    await mkdir(path.join(dir, 'node_modules'), { recursive: true });
-    await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
-    const tsc = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'], { cwd: dir });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.stderr.on('data', (d) => (out += d));
-      child.on('exit', (code) => resolve({ code, out }));
-    });
-    expect(tsc.out).toBe('');
-    expect(tsc.code).toBe(0);
-  });
+  it('gives an app that typechecks (backend and web) and builds with no edits', async () => {
+    // Inside the checkout, so React and Vite resolve from its node_modules without a network install.
+    const repoApps = path.join(repoRoot, '.test-apps');
+    await mkdir(repoApps, { recursive: true });
+    const dir = await mkdtemp(path.join(repoApps, 'created-'));
+    try {
+      await rm(dir, { recursive: true });
+      const created = await runFw(['create', dir, '--json'], { cwd: repoRoot });
+      expect(created.code, created.stderr).toBe(0);
+      await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+      await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
+      const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
+      for (const project of ['tsconfig.json', 'web/tsconfig.json']) {
+        const result = await runNode([tsc, '-p', project, '--noEmit'], dir);
+        expect(result.out, project).toBe('');
+        expect(result.code, project).toBe(0);
+      }
+      const build = await runNode([path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'], dir);
+      expect(build.code, build.out).toBe(0);
+      expect(existsSync(path.join(dir, 'web/dist/index.html'))).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('uses --fw-spec when given', async () => {
     const r = await runFw(['create', 'spec-app', '--fw-spec', 'fw@0.1.0-alpha.0', '--json'], { cwd: parent });
@@ -139,6 +159,38 @@ describe('fw dev --api-only on the embedded database', () => {
     expect(failure).toMatchObject({ ok: false, kind: 'port_busy', message: expect.stringContaining(port) });
     expect(failure.suggestions.length).toBeGreaterThan(0);
     expect(second.stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('fw dev --once', () => {
+  it('runs one pass and reports its steps', async () => {
+    const app = await createTestApp();
+    try {
+      const r = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout);
+      expect(report).toMatchObject({ ok: true, diagnostics: [], health: { status: 'ok' } });
+      expect(report.steps.map((s: { name: string; ok: boolean }) => [s.name, s.ok])).toEqual([
+        ['start (load, migrate, generate, listen)', true],
+        ['probe GET /health', true],
+        ['stop', true],
+      ]);
+    } finally {
+      await app.remove();
+    }
+  });
+
+  it('fails with the broken file named when the app does not load', async () => {
+    const app = await createTestApp('minimal-web', { 'src/commands/broken.ts': 'export default 42;\n' });
+    try {
+      const r = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
+      expect(r.code).not.toBe(0);
+      const report = JSON.parse(r.stdout);
+      expect(report.ok).toBe(false);
+      expect(report.diagnostics[0]).toMatchObject({ path: 'src/commands/broken.ts', severity: 'error' });
+    } finally {
+      await app.remove();
+    }
   });
 });
 

@@ -7,14 +7,15 @@ import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handl
 import type { AppDefinition } from '../runtime/registry.ts';
 import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 import type { SeverityDiagnostic } from './failure-diagnostics.ts';
+import { generateFromApp } from './generate/generate.ts';
 import { createAppLoader } from './load-app.ts';
 
 export interface DevRuntimeOptions extends DatabaseTarget {
   root: string;
   dev?: boolean;
   cors?: CorsOptions;
-  /** Runs after every (re)load, before the new app serves (e.g. regenerate the client); may return diagnostics. */
-  onLoaded?: (app: AppDefinition) => Promise<SeverityDiagnostic[] | void>;
+  /** Regenerate `src/fw/_generated/` after every (re)load, before the new app serves (default true). */
+  generate?: boolean;
 }
 
 export type ReloadOutcome = { ok: true; app: AppDefinition } | { ok: false; error: unknown };
@@ -46,7 +47,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     const prepare = async () => {
       const app = await loader.load();
       await migrateOrFail(openedDb, app);
-      const diagnostics = (await options.onLoaded?.(app)) ?? [];
+      const diagnostics: SeverityDiagnostic[] = options.generate === false ? [] : (await generateFromApp(app, { root })).diagnostics;
       const handler = createRuntimeHandler({ app, db: openedDb, dev: options.dev ?? true, ...(options.cors ? { cors: options.cors } : {}) });
       return { app, handler, diagnostics };
     };

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
+import { runDevOnce } from '../../plugin/dev-once.ts';
 import { startDev } from '../../plugin/dev-server.ts';
 import { log, printFailure, printJson, untilSignal } from '../output.ts';
 
@@ -19,12 +20,10 @@ export default defineCommand({
   async run({ args }) {
     const root = path.resolve(args.root);
     if (args.once) {
-      const { runDevOnce } = await import('../../plugin/dev-once.ts');
       const report = await runDevOnce({ root });
       if (args.json) printJson(report);
       else for (const step of report.steps) log(`${step.ok ? '✔' : '✖'} ${step.name} (${step.durationMs} ms)${step.error ? `: ${step.error}` : ''}`);
-      if (!report.ok) process.exitCode = 1;
-      return;
+      return { exitCode: report.ok ? 0 : 1 };
     }
     const session = await startDev({
       root,

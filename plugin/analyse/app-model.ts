@@ -1,0 +1,143 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { EntryKind } from '../../runtime/entries.ts';
+import { type AppDefinition, entryRoutes } from '../../runtime/registry.ts';
+import type { Table } from '../../runtime/schema.ts';
+import { listEntryFiles } from '../load-app.ts';
+import { type ArgsSchema, argsJsonSchema } from './args-schema.ts';
+import { describeUnresolved, type EntryAccess, summarizeAccess, type Unresolved } from './entry-access.ts';
+import { findTableAccess, type TableAccessFinding } from './table-access.ts';
+
+/** Something generation noticed: `path` is `file` or `file:line:column`, relative to the app root. */
+export interface GenerateDiagnostic {
+  severity: 'warning' | 'info';
+  code: 'dynamic_table' | 'raw_sql' | 'helper_call' | 'parse_error' | 'unknown_table' | 'query_writes' | 'args_schema_unavailable';
+  path: string;
+  message: string;
+}
+
+/** One entry with everything the artifacts say about it. */
+export interface EntryModel {
+  name: string;
+  kind: EntryKind;
+  /** Its source file relative to the app root, e.g. `src/commands/createNote.ts`. */
+  file: string;
+  /** `POST /commands/createNote`, or null for kinds not served over HTTP yet. */
+  route: string | null;
+  policy: string;
+  description: string | null;
+  args: ArgsSchema;
+  access: EntryAccess;
+  /** Whether it touches a tenant-scoped table; `unknown` when the analysis is partial and saw none. */
+  tenantScoped: boolean | 'unknown';
+}
+
+/** The analysed app every artifact is built from: entries and tables sorted by name. */
+export interface AppModel {
+  entries: EntryModel[];
+  tables: Array<{ name: string; table: Table }>;
+  /** Names of the app's own policies (`src/policies.ts`), sorted. */
+  policies: string[];
+  diagnostics: GenerateDiagnostic[];
+}
+
+/**
+ * Analyses a loaded app: reads each entry's source file for its table access and converts its args to
+ * JSON Schema.
+ *
+ * @example
+ *   const model = await analyseApp(root, await loader.load());
+ *   model.entries.find((e) => e.name === 'createNote')?.access // { kind: 'complete', reads: [], writes: ['notes'] }
+ */
+export async function analyseApp(root: string, app: AppDefinition): Promise<AppModel> {
+  const files = await listEntryFiles(root);
+  const tables = app.schema.tables;
+  const names = [...app.entries.keys()].sort();
+
+  const analysed = await Promise.all(
+    names.map(async (name): Promise<{ model: EntryModel; diagnostics: GenerateDiagnostic[] }> => {
+      const entry = app.entries.get(name)!;
+      const file = files.find((f) => f.name === name && f.kinds.includes(entry.kind))?.file;
+      if (file === undefined) {
+        throw new Error(`fw: ${entry.kind} "${name}" has no source file in ${root} any more; load the app again before generating.`);
+      }
+      const findings = findTableAccess(file, await readFile(path.join(root, file), 'utf8'));
+      const access = summarizeAccess(file, findings);
+      const args = argsJsonSchema(entry.args);
+      const route = entryRoutes[entry.kind];
+      const model: EntryModel = {
+        name,
+        kind: entry.kind,
+        file,
+        route: route === undefined ? null : `${route}${name}`,
+        policy: entry.policy,
+        description: entry.description ?? null,
+        args,
+        access,
+        tenantScoped: tenantScope(access, tables),
+      };
+      return { model, diagnostics: entryDiagnostics(model, findings, tables) };
+    }),
+  );
+
+  return {
+    entries: analysed.map((a) => a.model),
+    tables: Object.keys(tables).sort().map((name) => ({ name, table: tables[name]! })),
+    policies: Object.keys(app.policies).sort(),
+    // In entry-name order, and within an entry in source order.
+    diagnostics: analysed.flatMap((a) => a.diagnostics),
+  };
+}
+
+const unresolvedCodes = {
+  'dynamic-table': 'dynamic_table',
+  'raw-sql': 'raw_sql',
+  'helper-call': 'helper_call',
+  'parse-error': 'parse_error',
+} as const satisfies Record<Unresolved['kind'], GenerateDiagnostic['code']>;
+
+function tenantScope(access: EntryAccess, tables: Record<string, Table>): boolean | 'unknown' {
+  const touched = [...access.reads, ...access.writes];
+  if (touched.some((name) => tables[name]?.tenantScoped === true)) return true;
+  return access.kind === 'partial' || touched.some((name) => tables[name] === undefined) ? 'unknown' : false;
+}
+
+function entryDiagnostics(entry: EntryModel, findings: TableAccessFinding[], tables: Record<string, Table>): GenerateDiagnostic[] {
+  const found: GenerateDiagnostic[] = [];
+  const where = (table: string, write = false) => {
+    const hit = findings.find((f) => f.kind === 'table' && f.table === table && (!write || f.access !== 'read'));
+    return hit ? `${entry.file}:${hit.at.line}:${hit.at.column}` : entry.file;
+  };
+  if (entry.access.kind === 'partial') {
+    for (const item of entry.access.unresolved) {
+      found.push({
+        severity: 'warning',
+        code: unresolvedCodes[item.kind],
+        path: item.at,
+        message: `${entry.kind} ${entry.name}: ${describeUnresolved(item)} capabilityMap.json marks it partial.`,
+      });
+    }
+  }
+  for (const table of new Set([...entry.access.reads, ...entry.access.writes])) {
+    if (tables[table] !== undefined) continue;
+    found.push({
+      severity: 'warning',
+      code: 'unknown_table',
+      path: where(table),
+      message: `${entry.kind} ${entry.name} uses table "${table}", which src/fw/schema.ts does not declare.`,
+    });
+  }
+  if ((entry.kind === 'query' || entry.kind === 'liveQuery') && entry.access.writes.length > 0) {
+    const table = entry.access.writes[0]!;
+    found.push({
+      severity: 'warning',
+      code: 'query_writes',
+      path: where(table, true),
+      message: `${entry.kind} ${entry.name} writes ${entry.access.writes.join(', ')}, but queries run read-only and the database will refuse it. Make it a command.`,
+    });
+  }
+  if (entry.args.kind === 'unavailable') {
+    found.push({ severity: entry.args.severity, code: 'args_schema_unavailable', path: entry.file, message: `${entry.kind} ${entry.name}: ${entry.args.reason}` });
+  }
+  return found;
+}

@@ -1,0 +1,111 @@
+import type { EntryKind } from '../../runtime/entries.ts';
+import type { ColumnDefault, ColumnKind, IndexSpec, ReferentialAction } from '../../runtime/schema.ts';
+import { fwVersion } from '../../runtime/version.ts';
+import type { AppModel } from '../analyse/app-model.ts';
+
+/**
+ * `src/fw/_generated/agentContract.json`: what a coding agent needs to change the app safely — its
+ * rules, policies, entries and tables. One section per concern; later issues add theirs (`ai`,
+ * `frontend`) beside these, so a consumer reads the sections it knows and ignores the rest.
+ */
+export interface AgentContract {
+  fwVersion: string;
+  rules: Array<{ id: string; text: string }>;
+  policies: Array<{ name: string; kind: 'built-in' | 'named'; description: string; entries: string[] }>;
+  entries: Array<{
+    name: string;
+    kind: EntryKind;
+    file: string;
+    route: string | null;
+    policy: string;
+    description: string | null;
+    tenantScoped: boolean | 'unknown';
+    reads: string[];
+    writes: string[];
+    analysis: 'complete' | 'partial';
+    args: Record<string, unknown> | null;
+  }>;
+  tables: Array<{
+    name: string;
+    tenantScoped: boolean;
+    columns: Array<{
+      name: string;
+      kind: ColumnKind;
+      nullable: boolean;
+      primaryKey: boolean;
+      unique: boolean;
+      default: ColumnDefault | null;
+      /** The allowed values of an enum column; null for other kinds. */
+      values: readonly string[] | null;
+      references: { table: string; column: string; onDelete: ReferentialAction } | null;
+    }>;
+    indexes: Array<Required<IndexSpec>>;
+  }>;
+}
+
+const rules: AgentContract['rules'] = [
+  { id: 'command-transaction', text: 'A command runs in its own read-write transaction: it commits when the handler returns and rolls back when it throws.' },
+  { id: 'query-read-only', text: 'Queries and liveQueries run in READ ONLY transactions: the database refuses any write inside them.' },
+  { id: 'no-nested-transactions', text: 'Handlers use ctx.db as given; opening a nested ctx.db.transaction() is refused.' },
+  {
+    id: 'tenant-isolation',
+    text: 'Tenant-scoped tables have a tenant_id column filled from the caller’s tenant and are isolated by PostgreSQL row-level security: a statement sees and writes only the caller’s tenant’s rows, with or without a where clause.',
+  },
+  { id: 'default-policy', text: 'Entries default to policy "user" (any signed-in caller); "system" entries are never callable over HTTP.' },
+  { id: 'entry-names', text: 'An entry’s name is its file name in camelCase (src/commands/create-note.ts is createNote); names are unique across kinds.' },
+  { id: 'generated-files', text: 'Files in src/fw/_generated/ are written by fw generate; edit the sources and regenerate instead of editing them.' },
+];
+
+const builtInPolicies: ReadonlyArray<{ name: string; description: string }> = [
+  { name: 'public', description: 'Anyone, including anonymous callers.' },
+  { name: 'user', description: 'Any signed-in caller (the default).' },
+  { name: 'system', description: 'Never callable over HTTP; only internal calls made with system auth.' },
+];
+
+/**
+ * Builds agentContract.json from the analysed app.
+ *
+ * @example
+ *   buildAgentContract(model).tables[0]?.columns[0]
+ *   // { name: 'id', kind: 'uuid', nullable: false, primaryKey: true, unique: false, default: { kind: 'random_uuid' }, values: null, references: null }
+ */
+export function buildAgentContract(model: AppModel): AgentContract {
+  const entriesUsing = (policy: string) => model.entries.filter((e) => e.policy === policy).map((e) => e.name);
+  return {
+    fwVersion,
+    rules,
+    policies: [
+      ...builtInPolicies.map((p) => ({ name: p.name, kind: 'built-in' as const, description: p.description, entries: entriesUsing(p.name) })),
+      ...model.policies.map((name) => ({ name, kind: 'named' as const, description: 'Defined in src/policies.ts.', entries: entriesUsing(name) })),
+    ],
+    entries: model.entries.map((entry) => ({
+      name: entry.name,
+      kind: entry.kind,
+      file: entry.file,
+      route: entry.route,
+      policy: entry.policy,
+      description: entry.description,
+      tenantScoped: entry.tenantScoped,
+      reads: entry.access.reads,
+      writes: entry.access.writes,
+      analysis: entry.access.kind,
+      args: entry.args.kind === 'json-schema' ? entry.args.schema : null,
+    })),
+    tables: model.tables.map(({ name, table }) => ({
+      name,
+      tenantScoped: table.tenantScoped,
+      // Declaration order: it is the column order of the table.
+      columns: Object.entries(table.columns).map(([column, { spec }]) => ({
+        name: column,
+        kind: spec.kind,
+        nullable: spec.nullable,
+        primaryKey: spec.primaryKey,
+        unique: spec.unique,
+        default: spec.default ?? null,
+        values: spec.values ?? null,
+        references: spec.references ?? null,
+      })),
+      indexes: table.indexes.map((index) => ({ columns: index.columns, unique: index.unique ?? false })),
+    })),
+  };
+}

@@ -1,0 +1,63 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fwVersion } from '../../runtime/version.ts';
+import { type Artifact, readStamp } from './render.ts';
+
+/**
+ * Why a file on disk is not what `fw generate` would write now: it is missing, it was made by another
+ * fw version, its body no longer matches its header's hash (a hand edit), or it is simply stale.
+ */
+export type DriftReason = 'missing' | 'other-version' | 'edited' | 'stale';
+
+export type ArtifactFile =
+  | { path: string; status: 'written' | 'unchanged' }
+  | { path: string; status: 'drifted'; reason: DriftReason; foundVersion?: string };
+
+/**
+ * Brings the artifacts on disk in line with `artifacts`, touching only files whose bytes differ (so
+ * file watchers do not loop), each written whole through a rename. With `check`, writes nothing and
+ * reports the differing files as drifted instead.
+ *
+ * @example
+ *   await syncArtifacts(root, artifacts, { check: true })
+ *   // [{ path: 'src/fw/_generated/api.json', status: 'drifted', reason: 'stale' }, { path: …, status: 'unchanged' }]
+ */
+export async function syncArtifacts(root: string, artifacts: readonly Artifact[], options: { check: boolean }): Promise<ArtifactFile[]> {
+  return Promise.all(
+    artifacts.map(async (artifact): Promise<ArtifactFile> => {
+      const file = path.join(root, artifact.path);
+      const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (existing === artifact.content) return { path: artifact.path, status: 'unchanged' };
+      if (options.check) return { path: artifact.path, status: 'drifted', ...driftOf(artifact, existing) };
+      await mkdir(path.dirname(file), { recursive: true });
+      const temporary = `${file}.${process.pid}.tmp`;
+      await writeFile(temporary, artifact.content);
+      await rename(temporary, file);
+      return { path: artifact.path, status: 'written' };
+    }),
+  );
+}
+
+function driftOf(artifact: Artifact, existing: string | undefined): { reason: DriftReason; foundVersion?: string } {
+  if (existing === undefined) return { reason: 'missing' };
+  const stamp = readStamp(artifact.format, existing);
+  if (stamp.version !== null && stamp.version !== fwVersion) return { reason: 'other-version', foundVersion: stamp.version };
+  return { reason: stamp.intact ? 'stale' : 'edited' };
+}
+
+/** One sentence for a drifted file, e.g. for a `--check` failure. */
+export function describeDrift(file: Extract<ArtifactFile, { status: 'drifted' }>): string {
+  switch (file.reason) {
+    case 'missing':
+      return 'is missing.';
+    case 'other-version':
+      return `was made by fw ${file.foundVersion}; this is fw ${fwVersion}.`;
+    case 'edited':
+      return 'was edited by hand (its content no longer matches its header hash).';
+    case 'stale':
+      return 'differs from what fw generate makes from the current sources.';
+  }
+}
