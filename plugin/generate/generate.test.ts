@@ -27,6 +27,8 @@ const snapshot = async (dir: string) => Object.fromEntries(await Promise.all(art
 describe('generated artifacts of the minimal-web template', () => {
   it('describes its entries, args, tables and policies', async () => {
     const dir = await app();
+    // The template ships its generated files; start without them to see them written.
+    await rm(path.join(dir, generated), { recursive: true });
     const result = await generateArtifacts({ root: dir });
     expect(result.files).toEqual(artifactPaths.map((p) => ({ path: p, status: 'written' })));
     expect(result.diagnostics).toEqual([]);
