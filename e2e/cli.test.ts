@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -159,6 +161,48 @@ describe('fw dev --api-only on the embedded database', () => {
     expect(failure).toMatchObject({ ok: false, kind: 'port_busy', message: expect.stringContaining(port) });
     expect(failure.suggestions.length).toBeGreaterThan(0);
     expect(second.stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('fw dev with a web app', () => {
+  it('moves to the next free web port when the default one is busy', async () => {
+    const blocker = createServer((_req, res) => res.end('taken'));
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const busyPort = (blocker.address() as AddressInfo).port;
+    const app = await createTestApp('minimal-web', {}, { insideRepo: true });
+    try {
+      const dev = await startFw(['dev', '--port', '0', '--web-port', String(busyPort), '--json'], { cwd: app.dir });
+      try {
+        const webUrl = new URL(dev.ready.webUrl as string);
+        expect(Number(webUrl.port)).not.toBe(busyPort);
+        expect(Number(webUrl.port)).toBeGreaterThan(busyPort);
+        expect((await fetch(`${dev.ready.webUrl}/health`)).status).toBe(200);
+      } finally {
+        await dev.stop();
+      }
+    } finally {
+      blocker.close();
+      await app.remove();
+    }
+  });
+
+  it('--web-only serves the web app and its API routes from the web dev server alone', async () => {
+    const app = await createTestApp('minimal-web', {}, { insideRepo: true });
+    try {
+      const dev = await startFw(['dev', '--web-only', '--web-port', '0', '--json'], { cwd: app.dir });
+      try {
+        expect(dev.ready.serverUrl).toBeUndefined();
+        const webUrl = dev.ready.webUrl as string;
+        expect((await post(webUrl, '/commands/createNote', { title: 'via vite' }, devAuth)).status).toBe(200);
+        const listed = await post(webUrl, '/queries/listNotes', {}, devAuth);
+        expect(listed.body.result.map((n: { title: string }) => n.title)).toEqual(['via vite']);
+        expect(await (await fetch(webUrl)).text()).toContain('<div id="root">');
+      } finally {
+        await dev.stop();
+      }
+    } finally {
+      await app.remove();
+    }
   });
 });
 
