@@ -1,4 +1,5 @@
 import { FwFailure } from '../runtime/failure.ts';
+import { toFailureDiagnostics } from '../plugin/failure-diagnostics.ts';
 import { AppLoadError } from '../plugin/load-app.ts';
 
 /** Prints one JSON document on stdout (the only thing `--json` prints there). */
@@ -35,7 +36,7 @@ export function toFailureReport(error: unknown): FailureReport {
       kind: 'app_invalid',
       message: error.message,
       suggestions: ['Fix the files named above; fw reloads them on the next start.'],
-      diagnostics: error.problems.map((p) => ({ path: p.file ?? '', message: p.message, code: 'app_invalid' })),
+      diagnostics: toFailureDiagnostics(error).map(({ severity: _, ...d }) => d),
     };
   }
   const message = error instanceof Error ? error.message : String(error);

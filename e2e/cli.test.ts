@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
@@ -6,7 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, post, repoRoot, runFw, type RunningFw, startFw } from './support/app.ts';
+import { createTestApp, post, repoRoot, runFw, runNode, type RunningFw, startFw } from './support/app.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 
 const TENANT = '00000000-0000-4000-8000-000000000001';
@@ -36,16 +35,6 @@ describe('fw CLI basics', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: expect.any(String), message: expect.stringContaining('frobnicate') });
   });
 });
-
-function runNode(args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => resolve({ code, out }));
-  });
-}
 
 describe('fw create', () => {
   let parent: string;
@@ -78,12 +67,12 @@ describe('fw create', () => {
       await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
       const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
       for (const project of ['tsconfig.json', 'web/tsconfig.json']) {
-        const result = await runNode([tsc, '-p', project, '--noEmit'], dir);
-        expect(result.out, project).toBe('');
+        const result = await runNode([tsc, '-p', project, '--noEmit'], { cwd: dir });
+        expect(result.stdout + result.stderr, project).toBe('');
         expect(result.code, project).toBe(0);
       }
-      const build = await runNode([path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'], dir);
-      expect(build.code, build.out).toBe(0);
+      const build = await runNode([path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'], { cwd: dir });
+      expect(build.code, build.stdout + build.stderr).toBe(0);
       expect(existsSync(path.join(dir, 'web/dist/index.html'))).toBe(true);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -20,7 +20,7 @@ export default defineCommand({
     if (drifted.length > 0) {
       throw new FwFailure('generated_drift', `${drifted.length} generated file(s) out of date: ${drifted.map((f) => f.path).join(', ')}.`, {
         suggestions: ['fw generate'],
-        diagnostics: drifted.map((f) => ({ path: f.path, message: `${f.path} ${describeDrift(f)}`, code: `generated_${f.reason.replace('-', '_')}` })),
+        diagnostics: drifted.map((f) => ({ path: f.path, message: describeDrift(f), code: `generated_${f.reason.replace('-', '_')}` })),
       });
     }
     if (args.json) {

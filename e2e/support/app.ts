@@ -39,8 +39,13 @@ export interface RunResult {
 
 /** Runs `fw …` to completion. */
 export function runFw(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+  return runNode([cliPath, ...args], options);
+}
+
+/** Runs a Node script (with this Node) to completion. */
+export function runNode(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    const child = spawn(process.execPath, args, { cwd: options.cwd, env: { ...process.env, ...options.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

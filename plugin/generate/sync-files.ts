@@ -48,16 +48,16 @@ function driftOf(artifact: Artifact, existing: string | undefined): { reason: Dr
   return { reason: stamp.intact ? 'stale' : 'edited' };
 }
 
-/** One sentence for a drifted file, e.g. for a `--check` failure. */
+/** One sentence saying why a file drifted (its path is said separately), e.g. for a `--check` failure. */
 export function describeDrift(file: Extract<ArtifactFile, { status: 'drifted' }>): string {
   switch (file.reason) {
     case 'missing':
-      return 'is missing.';
+      return 'Missing: fw generate has not written it yet.';
     case 'other-version':
-      return `was made by fw ${file.foundVersion}; this is fw ${fwVersion}.`;
+      return `Made by fw ${file.foundVersion}; this is fw ${fwVersion}.`;
     case 'edited':
-      return 'was edited by hand (its content no longer matches its header hash).';
+      return 'Edited by hand: its content no longer matches its header hash.';
     case 'stale':
-      return 'differs from what fw generate makes from the current sources.';
+      return 'Differs from what fw generate makes from the current sources.';
   }
 }
