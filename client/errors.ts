@@ -10,6 +10,7 @@ export type ServerErrorCode =
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'too_many_subscriptions'
   | 'internal'
   | 'unavailable';
 

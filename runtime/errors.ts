@@ -15,6 +15,7 @@ export const errorStatus = {
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  too_many_subscriptions: 429,
   internal: 500,
   unavailable: 503,
 } as const satisfies Record<string, number>;

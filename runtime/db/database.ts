@@ -26,8 +26,12 @@ export interface RequestTransactionOptions {
   auth: Auth;
 }
 
+/** The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). */
+export type DatabaseDriver = { kind: 'pglite'; pglite: PGlite } | { kind: 'postgres'; url: string };
+
 export interface FwDatabase {
   readonly dialect: 'pglite' | 'postgres';
+  readonly driver: DatabaseDriver;
   /** Kysely as the connecting (owner) user: for migrations and fw's own bookkeeping only. */
   readonly admin: Kysely<any>;
   /**
@@ -46,6 +50,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   let dialect: FwDatabase['dialect'];
   let admin: Kysely<any>;
   let closeDriver: () => Promise<void>;
+  let driver: DatabaseDriver;
 
   if (options.url) {
     const { default: pg } = await import('pg');
@@ -53,6 +58,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     // An idle client that loses its server must not crash the process.
     pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
     dialect = 'postgres';
+    driver = { kind: 'postgres', url: options.url };
     admin = new Kysely({ dialect: new PostgresDialect({ pool }) });
     closeDriver = async () => {}; // Kysely's destroy() ends the pool.
   } else {
@@ -72,6 +78,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
       throw error;
     }
     dialect = 'pglite';
+    driver = { kind: 'pglite', pglite };
     admin = new Kysely({ dialect: new PostgresDialect({ pool: createPglitePool(pglite) }) });
     closeDriver = async () => {
       await pglite.close();
@@ -89,6 +96,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
 
   return {
     dialect,
+    driver,
     admin,
     transaction: (txOptions, fn) =>
       admin.connection().execute(async (connection) => {
