@@ -27,7 +27,7 @@ export async function callEntry(app: AppDefinition, db: FwDatabase, entry: Entry
   const readOnly = entry.kind !== 'command';
   const events: Array<{ event: string; payload: unknown }> = [];
 
-  return db.transaction({ readOnly, auth: call.auth }, async (trx) => {
+  return db.transaction({ readOnly, auth: call.auth, traceId: call.traceId }, async (trx) => {
     const ctx = readOnly
       ? { db: trx, auth: call.auth, traceId: call.traceId }
       : {

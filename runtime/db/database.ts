@@ -24,6 +24,8 @@ export interface DatabaseOptions {
 export interface RequestTransactionOptions {
   readOnly: boolean;
   auth: Auth;
+  /** Recorded with the transaction's live invalidations (`fw.trace_id`), for debugging. */
+  traceId?: string;
 }
 
 /** The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). */
@@ -129,7 +131,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
  * BEGIN (read-only for queries), the app role, a statement timeout, and the caller's identity.
  * `SET TRANSACTION READ ONLY` must precede other statements, hence `BEGIN READ ONLY`.
  */
-export function transactionPrelude({ readOnly, auth }: RequestTransactionOptions, statementTimeoutMs: number): string {
+export function transactionPrelude({ readOnly, auth, traceId }: RequestTransactionOptions, statementTimeoutMs: number): string {
   // One SELECT of set_config(…, true) calls is cheaper for the server than three SET statements;
   // set_config('role', …) is SET LOCAL ROLE.
   return (
@@ -138,7 +140,8 @@ export function transactionPrelude({ readOnly, auth }: RequestTransactionOptions
     ` set_config('statement_timeout', '${statementTimeoutMs}', true),` +
     ` set_config('fw.tenant_id', ${literal(auth.tenantId ?? '')}, true),` +
     ` set_config('fw.user_id', ${literal(auth.userId ?? '')}, true),` +
-    ` set_config('fw.role', ${literal(auth.role ?? '')}, true)`
+    ` set_config('fw.role', ${literal(auth.role ?? '')}, true),` +
+    ` set_config('fw.trace_id', ${literal(traceId ?? '')}, true)`
   );
 }
 
