@@ -147,10 +147,21 @@ export function query<A extends ArgsInput | undefined = undefined, R = unknown>(
   return define('query', config);
 }
 
-/** A read that clients can subscribe to; same rules as `query`. */
+/**
+ * A read that clients can subscribe to (`useLiveQuery`, `GET /live/:name`); same rules as `query`.
+ * fw records the tables it reads from its Kysely queries and re-runs it when one of them changes.
+ * Raw SQL statements (`sql\`…\`.execute(ctx.db)`) hide their tables: declare them in `reads`.
+ *
+ * @example
+ *   export default liveQuery({ handler: (ctx) => ctx.db.selectFrom('notes').selectAll().execute() });
+ */
 export function liveQuery<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, QueryContext, R>,
+  config: EntryConfig<A, QueryContext, R> & { reads?: readonly string[] },
 ): Query<InferArgsInput<A>, InferArgs<A>, Awaited<R>, 'liveQuery'> {
+  const reads: unknown = (config as { reads?: unknown }).reads;
+  if (reads !== undefined && (!Array.isArray(reads) || !reads.every((t) => typeof t === 'string' && t.length > 0))) {
+    throw new TypeError("fw: liveQuery({ reads }) must be a list of table names, e.g. reads: ['notes'].");
+  }
   return define('liveQuery', config);
 }
 

@@ -1,5 +1,5 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { sql } from 'kysely';
+import { type KyselyPlugin, sql } from 'kysely';
 import type { FwDatabase } from './db/database.ts';
 import type { Auth, EntryDefinition } from './entries.ts';
 import { type Diagnostic, FwError } from './errors.ts';
@@ -19,33 +19,55 @@ export interface CallOptions {
  * args validation, then the handler in a transaction of its own under the caller's identity.
  */
 export async function callEntry(app: AppDefinition, db: FwDatabase, entry: EntryDefinition, call: CallOptions): Promise<unknown> {
+  const args = await admitCall(app, entry, call);
+  return runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args });
+}
+
+/** The checks before an entry runs: a callable kind, the policy, then the args. Returns the validated args. */
+export async function admitCall(app: AppDefinition, entry: EntryDefinition, call: CallOptions): Promise<unknown> {
   if (entry.kind !== 'command' && entry.kind !== 'query' && entry.kind !== 'liveQuery') {
     throw new FwError('not_found', `${entry.kind} entries are not callable this way.`);
   }
   await authorize(app, entry, call);
-  const args = await validateArgs(entry.args, call.args);
+  return validateArgs(entry.args, call.args);
+}
+
+export interface RunOptions {
+  auth: Auth;
+  traceId: string;
+  /** Already validated (see {@link admitCall}). */
+  args: unknown;
+  /** Kysely plugins for `ctx.db` in this run, e.g. the live read recorder. */
+  plugins?: readonly KyselyPlugin[];
+}
+
+/**
+ * Runs an admitted entry's handler in its own transaction: read-only for queries and liveQueries,
+ * read-write for commands (whose `ctx.emit` events are written to the outbox before commit).
+ */
+export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunOptions): Promise<unknown> {
   const readOnly = entry.kind !== 'command';
   const events: Array<{ event: string; payload: unknown }> = [];
 
-  return db.transaction({ readOnly, auth: call.auth, traceId: call.traceId }, async (trx) => {
+  return db.transaction({ readOnly, auth: run.auth, traceId: run.traceId, plugins: run.plugins }, async (trx) => {
     const ctx = readOnly
-      ? { db: trx, auth: call.auth, traceId: call.traceId }
+      ? { db: trx, auth: run.auth, traceId: run.traceId }
       : {
           db: trx,
-          auth: call.auth,
-          traceId: call.traceId,
+          auth: run.auth,
+          traceId: run.traceId,
           emit(event: string, payload?: unknown) {
             if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
             events.push({ event, payload: payload ?? null });
           },
         };
-    const result = await entry.handler(ctx, args);
-    if (events.length > 0) await writeOutbox(trx, call, events);
+    const result = await entry.handler(ctx, run.args);
+    if (events.length > 0) await writeOutbox(trx, run, events);
     return result;
   });
 }
 
-async function writeOutbox(trx: FwDatabase['admin'], call: CallOptions, events: Array<{ event: string; payload: unknown }>) {
+async function writeOutbox(trx: FwDatabase['admin'], call: { auth: Auth; traceId: string }, events: Array<{ event: string; payload: unknown }>) {
   const rows = events.map((e) => ({
     event: e.event,
     payload: JSON.stringify(e.payload),

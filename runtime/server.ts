@@ -3,3 +3,4 @@ export { createDatabase, type DatabaseOptions, type FwDatabase } from './db/data
 export { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions } from './http/handler.ts';
 export { callEntry } from './execute.ts';
 export type { AppDefinition } from './registry.ts';
+export { createLiveHub, type LiveHub, type LiveOptions } from './live/hub.ts';

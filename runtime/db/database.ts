@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
 import { FwFailure } from '../failure.ts';
@@ -26,6 +26,8 @@ export interface RequestTransactionOptions {
   auth: Auth;
   /** Recorded with the transaction's live invalidations (`fw.trace_id`), for debugging. */
   traceId?: string;
+  /** Kysely plugins for this transaction's `trx` (e.g. the live read recorder). */
+  plugins?: readonly KyselyPlugin[];
 }
 
 /** The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). */
@@ -107,7 +109,8 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
           // Inside the try: a prelude that fails after BEGIN must not leave the pooled connection in
           // an aborted transaction for the next request.
           await sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection);
-          result = await fn(guardTransaction(connection));
+          const trx = txOptions.plugins?.length ? txOptions.plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), connection) : connection;
+          result = await fn(guardTransaction(trx));
         } catch (error) {
           await sql.raw('rollback').execute(connection).catch(() => undefined);
           throw error;

@@ -2,6 +2,7 @@
  * The SQL fw writes for an app schema. Every statement names its schema explicitly (`ns`), so the same
  * functions build the real tables in `public` and the throwaway copy the planner introspects.
  */
+import { createHash } from 'node:crypto';
 import type { ColumnKind, ColumnSpec, Schema, Table } from '../schema.ts';
 import { APP_ROLE } from './database.ts';
 
@@ -274,16 +275,55 @@ export function creationOrder(tables: ReadonlyMap<string, Table>, creating: Read
   return order.map((name) => steps.get(name)!);
 }
 
-/** fw's own bookkeeping tables (created `if not exists`, so this runs on every start). */
-export const systemTablesSql: readonly string[] = [
-  `create table if not exists "public"."_fw_migrations" (
+
+// ---- fw's own bookkeeping ----
+
+/** One of fw's own tables: the statements that create it (with its indexes), run only while it is missing. */
+export interface SystemTable {
+  name: string;
+  create: readonly string[];
+}
+
+/** The live invalidation log (see runtime/live/log.ts and docs/live.md). */
+export const LIVE_LOG_TABLE = '_fw_live_invalidations';
+/** The one-row state of the log: `pruned_through`. */
+export const LIVE_STATE_TABLE = '_fw_live_state';
+/** The sequence behind `_fw_live_invalidations.revision`. */
+export const LIVE_REVISION_SEQUENCE = '_fw_live_invalidations_revision_seq';
+/** The name of fw's capture triggers start with this (one per event and table). */
+export const LIVE_TRIGGER_PREFIX = '_fw_live_';
+/** The uuid that stands for "no tenant" (every tenant) in the log's dedupe index. */
+export const NO_TENANT_UUID = '00000000-0000-0000-0000-000000000000';
+
+const app = ident(APP_ROLE);
+
+/**
+ * fw's own tables. `ensureSystemTables` creates each one that is missing, in one transaction under
+ * the migration lock, so two processes never race half-way.
+ *
+ * `_fw_live_invalidations` gets one row per transaction x table x tenant (`tenant_id` null = every
+ * tenant). `created_at` is `clock_timestamp()`, not `now()`: pruning relies on it being no earlier
+ * than the snapshot `horizon` was taken from (see `pruneInvalidations`). The sequence must keep
+ * `cache 1` (the default): the gap-safe reader relies on revisions being handed out in time order.
+ * The app role gets no privilege on the log: it writes through the SECURITY DEFINER functions below.
+ */
+export const systemTables: readonly SystemTable[] = [
+  {
+    name: '_fw_migrations',
+    create: [
+      `create table if not exists "public"."_fw_migrations" (
     id serial primary key,
     applied_at timestamptz not null default now(),
     checksum text not null,
     fw_version text not null,
     changes jsonb not null
   )`,
-  `create table if not exists "public"."_fw_outbox" (
+    ],
+  },
+  {
+    name: '_fw_outbox',
+    create: [
+      `create table if not exists "public"."_fw_outbox" (
     id bigserial primary key,
     event text not null,
     payload jsonb,
@@ -295,6 +335,161 @@ export const systemTablesSql: readonly string[] = [
     available_at timestamptz not null default now(),
     created_at timestamptz not null default now()
   )`,
-  `grant insert, select on "public"."_fw_outbox" to ${ident(APP_ROLE)}`,
-  `grant usage on sequence "public"."_fw_outbox_id_seq" to ${ident(APP_ROLE)}`,
+    ],
+  },
+  {
+    name: LIVE_LOG_TABLE,
+    create: [
+      `create table if not exists "public"."${LIVE_LOG_TABLE}" (
+    revision bigserial primary key,
+    xid xid8 not null default pg_current_xact_id(),
+    horizon xid8 not null default pg_snapshot_xmin(pg_current_snapshot()),
+    table_name text not null,
+    tenant_id uuid,
+    trace_id text default nullif(current_setting('fw.trace_id', true), ''),
+    created_at timestamptz not null default clock_timestamp()
+  )`,
+      // One row per transaction x table x tenant; also serves lookups by xid (pending transactions,
+      // resume checks, pruning).
+      `create unique index if not exists "_fw_live_invalidations_dedupe" on "public"."${LIVE_LOG_TABLE}"
+    (xid, table_name, coalesce(tenant_id, '${NO_TENANT_UUID}'::uuid))`,
+      `create index if not exists "_fw_live_invalidations_created_at" on "public"."${LIVE_LOG_TABLE}" using brin (created_at)`,
+      `revoke all on "public"."${LIVE_LOG_TABLE}" from public, ${app}`,
+      `revoke all on sequence "public"."${LIVE_REVISION_SEQUENCE}" from public, ${app}`,
+    ],
+  },
+  {
+    name: LIVE_STATE_TABLE,
+    create: [
+      `create table if not exists "public"."${LIVE_STATE_TABLE}" (
+    id boolean primary key default true check (id),
+    pruned_through bigint not null default 0
+  )`,
+      `insert into "public"."${LIVE_STATE_TABLE}" (id) values (true) on conflict do nothing`,
+      `revoke all on "public"."${LIVE_STATE_TABLE}" from public, ${app}`,
+    ],
+  },
 ];
+
+/** Grants that run on every `ensureSystemTables` (idempotent). */
+export const systemGrantsSql: readonly string[] = [
+  `grant insert, select on "public"."_fw_outbox" to ${app}`,
+  `grant usage on sequence "public"."_fw_outbox_id_seq" to ${app}`,
+];
+
+/**
+ * The functions that write the live log, both SECURITY DEFINER (they run as the migrating user, who
+ * owns the log) with a pinned search_path.
+ *
+ * - `_fw_live_record(table, tenant)` records one invalidation for the current transaction, deduplicated
+ *   (one row per transaction x table x tenant), and sends `NOTIFY fw_live` (delivered at commit,
+ *   folded by PostgreSQL within a transaction). It assigns the transaction id *before* the revision
+ *   is drawn from the sequence: the gap-safe reader relies on that order. The app role may call it
+ *   (`recordInvalidations`); nothing else.
+ * - `_fw_live_capture()` is the statement-level trigger on every app table. From the transition tables
+ *   it records the distinct tenants a statement touched (INSERT: new rows, DELETE: old rows, UPDATE:
+ *   both, so a row moved between tenants invalidates both), or null for tables that are not
+ *   tenant-scoped (trigger argument `global`) and for TRUNCATE. A statement that touched no row
+ *   records nothing.
+ */
+export const liveFunctionsSql: readonly string[] = [
+  `create or replace function "public"."_fw_live_record"(p_table text, p_tenant uuid) returns void
+  language plpgsql security definer set search_path = pg_catalog, public as $fw$
+declare
+  v_xid xid8 := pg_current_xact_id(); -- assigns the transaction id before nextval() below
+begin
+  if p_table is null then
+    raise exception 'fw: _fw_live_record needs a table name';
+  end if;
+  insert into "public"."${LIVE_LOG_TABLE}" (xid, table_name, tenant_id)
+  select v_xid, p_table, p_tenant
+  where not exists (
+    select 1 from "public"."${LIVE_LOG_TABLE}" l
+    where l.xid = v_xid and l.table_name = p_table
+      and coalesce(l.tenant_id, '${NO_TENANT_UUID}'::uuid) = coalesce(p_tenant, '${NO_TENANT_UUID}'::uuid))
+  on conflict do nothing;
+  perform pg_notify('fw_live', '');
+end
+$fw$`,
+  `create or replace function "public"."_fw_live_capture"() returns trigger
+  language plpgsql security definer set search_path = pg_catalog, public as $fw$
+declare
+  v_tenant uuid;
+begin
+  if TG_OP = 'TRUNCATE' then
+    perform "public"."_fw_live_record"(TG_TABLE_NAME::text, null);
+  elsif TG_ARGV[0] = 'tenant' then
+    if TG_OP = 'INSERT' then
+      for v_tenant in select distinct n.tenant_id from fw_new n loop
+        perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant);
+      end loop;
+    elsif TG_OP = 'DELETE' then
+      for v_tenant in select distinct o.tenant_id from fw_old o loop
+        perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant);
+      end loop;
+    else
+      for v_tenant in select o.tenant_id from fw_old o union select n.tenant_id from fw_new n loop
+        perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant);
+      end loop;
+    end if;
+  elsif TG_OP = 'DELETE' then
+    if exists (select 1 from fw_old) then
+      perform "public"."_fw_live_record"(TG_TABLE_NAME::text, null);
+    end if;
+  elsif exists (select 1 from fw_new) then
+    perform "public"."_fw_live_record"(TG_TABLE_NAME::text, null);
+  end if;
+  return null;
+end
+$fw$`,
+  `revoke all on function "public"."_fw_live_record"(text, uuid) from public`,
+  `grant execute on function "public"."_fw_live_record"(text, uuid) to ${app}`,
+  `revoke all on function "public"."_fw_live_capture"() from public`,
+];
+
+/**
+ * The version of `liveFunctionsSql`, kept as the functions' comment: `ensureSystemTables` replaces
+ * the functions only when it differs (an upgrade), not on every start.
+ */
+export const LIVE_FUNCTIONS_MARKER = `fw:live:${createHash('sha256').update(liveFunctionsSql.join('\n')).digest('hex').slice(0, 16)}`;
+
+export const liveFunctionsCommentSql: readonly string[] = [
+  `comment on function "public"."_fw_live_record"(text, uuid) is ${literal(LIVE_FUNCTIONS_MARKER)}`,
+  `comment on function "public"."_fw_live_capture"() is ${literal(LIVE_FUNCTIONS_MARKER)}`,
+];
+
+export type LiveTriggerEvent = 'insert' | 'update' | 'delete' | 'truncate';
+
+export interface LiveTrigger {
+  /** `_fw_live_insert`, `_fw_live_update`, … */
+  name: string;
+  event: LiveTriggerEvent;
+  /** The trigger argument: `tenant` for tenant-scoped tables, `global` otherwise. */
+  scope: 'tenant' | 'global';
+  sql: string;
+}
+
+/**
+ * The capture triggers of one app table. PostgreSQL allows transition tables only on triggers for a
+ * single event, hence one trigger per event (TRUNCATE has no rows to look at).
+ */
+export function liveTriggers(ns: string, table: string, tenantScoped: boolean): LiveTrigger[] {
+  const scope = tenantScoped ? 'tenant' : 'global';
+  const referencing: Record<LiveTriggerEvent, string> = {
+    insert: 'referencing new table as fw_new ',
+    update: 'referencing old table as fw_old new table as fw_new ',
+    delete: 'referencing old table as fw_old ',
+    truncate: '',
+  };
+  return (['insert', 'update', 'delete', 'truncate'] as const).map((event) => {
+    const name = `${LIVE_TRIGGER_PREFIX}${event}`;
+    return {
+      name,
+      event,
+      scope,
+      sql:
+        `create trigger ${ident(name)} after ${event} on ${qualified(ns, table)} ${referencing[event]}` +
+        `for each statement execute function "public"."_fw_live_capture"(${literal(scope)})`,
+    };
+  });
+}

@@ -17,7 +17,18 @@ import { FwError } from '../errors.ts';
 import type { Schema } from '../schema.ts';
 import { fwVersion } from '../version.ts';
 import type { FwDatabase } from './database.ts';
-import { INDEX_MARKER, createSchemaSql, ident, qualified, systemTablesSql } from './ddl.ts';
+import { ensureLiveCapture } from '../live/log.ts';
+import {
+  INDEX_MARKER,
+  LIVE_FUNCTIONS_MARKER,
+  createSchemaSql,
+  ident,
+  liveFunctionsCommentSql,
+  liveFunctionsSql,
+  qualified,
+  systemGrantsSql,
+  systemTables,
+} from './ddl.ts';
 import { introspect } from './introspect.ts';
 import { diffSchema, type ComputedPlan, type MigrationPlan, type PlannedChange } from './plan.ts';
 import { validateSchema } from './validate.ts';
@@ -51,15 +62,28 @@ export interface AppliedMigration {
 export const MIGRATION_LOCK_KEY = '0x66772d6d696772';
 const lockSql = `select pg_advisory_xact_lock(${BigInt(MIGRATION_LOCK_KEY).toString()})`;
 
-/** Creates fw's own tables (`_fw_migrations`, `_fw_outbox`) if missing. Idempotent and safe to race. */
+/**
+ * Creates fw's own tables (`_fw_migrations`, `_fw_outbox`, the live invalidation log and its state)
+ * when missing, and the live log's functions when missing or from another fw version. Idempotent and
+ * safe to race (serialised by the migration lock).
+ */
 export async function ensureSystemTables(db: FwDatabase): Promise<void> {
   await inTransaction(db, async (conn) => {
     await sql.raw(lockSql).execute(conn);
-    const present = await sql<{ ok: boolean }>`
-      select to_regclass('public._fw_migrations') is not null and to_regclass('public._fw_outbox') is not null as ok`.execute(conn);
-    for (const statement of systemTablesSql) {
-      if (present.rows[0]?.ok && statement.startsWith('create table')) continue;
-      await sql.raw(statement).execute(conn);
+    const names = systemTables.map((table) => table.name);
+    const present = await sql<{ name: string }>`
+      select name from unnest(${names}::text[]) as name where to_regclass('public.' || quote_ident(name)) is not null`.execute(conn);
+    const existing = new Set(present.rows.map((row) => row.name));
+    for (const table of systemTables) {
+      if (existing.has(table.name)) continue;
+      for (const statement of table.create) await sql.raw(statement).execute(conn);
+    }
+    for (const statement of systemGrantsSql) await sql.raw(statement).execute(conn);
+    const functions = await sql<{ current: boolean }>`
+      select coalesce(obj_description(to_regprocedure('public._fw_live_record(text, uuid)'), 'pg_proc') = ${LIVE_FUNCTIONS_MARKER}
+        and obj_description(to_regprocedure('public._fw_live_capture()'), 'pg_proc') = ${LIVE_FUNCTIONS_MARKER}, false) as current`.execute(conn);
+    if (!functions.rows[0]?.current) {
+      for (const statement of [...liveFunctionsSql, ...liveFunctionsCommentSql]) await sql.raw(statement).execute(conn);
     }
     return 'commit';
   });
@@ -78,6 +102,9 @@ export async function planMigration(db: FwDatabase, schema: Schema, options: Mig
  * One exception to the single transaction: PostgreSQL cannot use an enum value in the transaction
  * that added it, so when a default uses a value added by this migration the new values are committed
  * first (as their own `_fw_migrations` row) and the rest follows in a second transaction.
+ *
+ * Every successful run (also one with nothing to change) makes sure each declared table has fw's
+ * live-capture triggers (`ensureLiveCapture`); they never show up as planned changes.
  */
 export async function applyMigration(db: FwDatabase, schema: Schema, options: MigrateOptions = {}): Promise<MigrationResult> {
   await ensureSystemTables(db);
@@ -133,8 +160,14 @@ async function applyOnce(db: FwDatabase, schema: Schema, options: MigrateOptions
   return inTransaction<{ result: MigrationResult; more: boolean }>(db, async (conn) => {
     await sql.raw(lockSql).execute(conn);
     const plan = await computePlan(conn, schema, options);
-    if (plan.blocked.length > 0 || plan.changes.length === 0) {
+    if (plan.blocked.length > 0) {
       return { outcome: 'rollback', value: { result: { applied: [], blocked: plan.blocked, migrationId: null }, more: false } };
+    }
+    if (plan.changes.length === 0) {
+      // Nothing to change, but a database from before live queries (or one whose triggers were
+      // dropped) still gets its capture triggers. They are not schema changes the user sees.
+      const created = await ensureLiveCapture(conn, schema);
+      return { outcome: created.length > 0 ? 'commit' : 'rollback', value: { result: { applied: [], blocked: [], migrationId: null }, more: false } };
     }
     const changes = plan.usesNewEnumValues ? plan.changes.filter((change) => change.kind === 'add_enum_value') : plan.changes;
     for (const change of changes) {
@@ -146,6 +179,7 @@ async function applyOnce(db: FwDatabase, schema: Schema, options: MigrateOptions
         }
       }
     }
+    await ensureLiveCapture(conn, schema);
     const inserted = await sql<{ id: number }>`
       insert into "public"."_fw_migrations" (checksum, fw_version, changes)
       values (${schemaChecksum(schema)}, ${fwVersion}, ${JSON.stringify(changes)}::jsonb)

@@ -8,7 +8,10 @@ import { callEntry } from '../execute.ts';
 import type { AppDefinition } from '../registry.ts';
 import { entryRoutes } from '../registry.ts';
 import { fwVersion } from '../version.ts';
+import type { LiveHub } from '../live/hub.ts';
+import { ADMIN_PREFIX, serveAdmin } from './admin-routes.ts';
 import { parseArgsEnvelope, readBody } from './body.ts';
+import { serveMultiplexedStream, servePerNameStream } from './live-routes.ts';
 import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
 import { resolveTraceId, TRACE_HEADER } from './trace.ts';
 
@@ -24,6 +27,10 @@ export interface RuntimeHandlerOptions {
   bodyLimit?: number;
   /** Where server-side errors are reported (default: stderr). */
   onError?: (error: FwError, traceId: string) => void;
+  /** The live-query hub serving `GET /live/:name` and `POST /live`; without it those routes answer 404. */
+  live?: LiveHub;
+  /** Opens the admin routes (`/_fw/…`) outside dev mode to callers sending it in `x-fw-admin-token`. */
+  adminToken?: string;
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -37,15 +44,28 @@ interface Reply {
 
 type Route =
   | { kind: 'entry'; methods: readonly string[]; prefix: '/commands/' | '/queries/'; name: string }
-  | { kind: 'health' | 'entries'; methods: readonly string[] };
+  | { kind: 'live'; methods: readonly string[]; name: string }
+  | { kind: 'admin'; methods: readonly string[]; path: string }
+  | { kind: 'health' | 'entries' | 'live-multiplexed'; methods: readonly string[] };
 
 function matchRoute(path: string): Route | null {
   if (path === '/health') return { kind: 'health', methods: ['GET', 'HEAD'] };
   if (path === '/entries') return { kind: 'entries', methods: ['GET', 'HEAD'] };
+  if (path === '/live') return { kind: 'live-multiplexed', methods: ['POST'] };
+  if (path.startsWith('/live/')) return { kind: 'live', methods: ['GET'], name: decodeName(path.slice('/live/'.length)) };
+  if (path.startsWith(ADMIN_PREFIX)) return { kind: 'admin', methods: ['GET'], path };
   for (const prefix of ['/commands/', '/queries/'] as const) {
     if (path.startsWith(prefix)) return { kind: 'entry', methods: ['POST'], prefix, name: path.slice(prefix.length) };
   }
   return null;
+}
+
+function decodeName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 function isEntryForPrefix(entry: EntryDefinition, prefix: string): boolean {
@@ -73,7 +93,13 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 
   const authenticate = (req: IncomingMessage): Auth => (authMode === 'dev-headers' ? authFromDevHeaders(req.headers) : ANONYMOUS);
 
-  async function handle(req: IncomingMessage, route: Route, traceId: string): Promise<Reply> {
+  const liveHub = (): LiveHub => {
+    if (!options.live) throw new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntimeHandler({ live: createLiveHub(db) })).');
+    return options.live;
+  };
+
+  /** Handles one request; `'streamed'` when the route wrote the response itself (live streams). */
+  async function handle(req: IncomingMessage, res: ServerResponse, route: Route, traceId: string): Promise<Reply | 'streamed'> {
     const method = req.method ?? 'GET';
     if (method === 'OPTIONS' && cors && req.headers.origin && cors.origins.has(req.headers.origin)) {
       return { status: 204, headers: { ...preflightHeaders() } };
@@ -93,6 +119,20 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
           throw new FwError('unauthenticated', 'Sign in to list entries.');
         }
         return { status: 200, body: { entries: listEntries(app) } };
+      }
+      case 'live': {
+        const context = { hub: liveHub(), auth: authenticate(req), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
+        await servePerNameStream(req, res, route.name, context);
+        return 'streamed';
+      }
+      case 'live-multiplexed': {
+        const context = { hub: liveHub(), auth: authenticate(req), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
+        await serveMultiplexedStream(req, res, context);
+        return 'streamed';
+      }
+      case 'admin': {
+        const body = await serveAdmin(req, route.path, { dev: options.dev, adminToken: options.adminToken, db, live: options.live });
+        return { status: 200, body };
       }
       case 'entry': {
         const entry = app.entries.get(route.name);
@@ -119,8 +159,10 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     }
     const traceId = resolveTraceId(req.headers[TRACE_HEADER]);
     res.setHeader(TRACE_HEADER, traceId);
-    handle(req, route, traceId)
-      .then((reply) => send(res, req, reply, cors))
+    handle(req, res, route, traceId)
+      .then((reply) => {
+        if (reply !== 'streamed') send(res, req, reply, cors);
+      })
       .catch((thrown: unknown) => {
         const error = toFwError(thrown);
         if (error.status >= 500) onError(error, traceId);

@@ -1,0 +1,79 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FwDatabase } from '../db/database.ts';
+import { FwError } from '../errors.ts';
+import type { LiveHub } from '../live/hub.ts';
+import { listInvalidations, logBounds } from '../live/log.ts';
+
+export const ADMIN_PREFIX = '/_fw/';
+export const ADMIN_TOKEN_HEADER = 'x-fw-admin-token';
+
+export interface AdminContext {
+  dev: boolean;
+  /** The admin credential outside dev mode; without one, admin routes answer nothing in production. */
+  adminToken: string | undefined;
+  db: FwDatabase;
+  live: LiveHub | undefined;
+}
+
+/**
+ * Ops and debug routes (`/_fw/live/status`, `/_fw/live/invalidations`, `/_fw/live/subscriptions/:id`):
+ * open in dev mode, otherwise only with the admin token in `x-fw-admin-token`.
+ */
+export async function serveAdmin(req: IncomingMessage, path: string, context: AdminContext): Promise<unknown> {
+  authorizeAdmin(req, context);
+  const live = context.live;
+  if (!live) throw new FwError('not_found', 'Live queries are not enabled in this runtime.');
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  if (path === '/_fw/live/status') {
+    return { ...live.status(), log: await logBounds(context.db.admin) };
+  }
+  if (path === '/_fw/live/invalidations') {
+    const limit = url.searchParams.get('limit');
+    const tenant = url.searchParams.get('tenant');
+    const table = url.searchParams.get('table');
+    if (limit !== null && !/^\d{1,5}$/.test(limit)) {
+      throw new FwError('validation_failed', `limit must be a whole number, got "${limit.slice(0, 20)}".`, {
+        diagnostics: [{ path: 'query.limit', code: 'invalid_limit', message: 'e.g. ?limit=50' }],
+      });
+    }
+    if (tenant !== null && tenant !== 'null' && !/^[0-9a-f-]{36}$/i.test(tenant)) {
+      throw new FwError('validation_failed', 'tenant must be a UUID (or "null" for writes that concern every tenant).', {
+        diagnostics: [{ path: 'query.tenant', code: 'invalid_tenant', message: `Got "${tenant.slice(0, 40)}".` }],
+      });
+    }
+    const invalidations = await listInvalidations(context.db.admin, {
+      ...(table ? { table } : {}),
+      ...(tenant !== null ? { tenantId: tenant === 'null' ? null : tenant } : {}),
+      limit: limit === null ? 50 : Math.min(Number(limit), 1000),
+    });
+    return { invalidations };
+  }
+  const subscription = /^\/_fw\/live\/subscriptions\/([^/]+)$/.exec(path);
+  if (subscription) {
+    const id = decodeURIComponent(subscription[1]!);
+    const debug = live.debug(id);
+    if (!debug) {
+      throw new FwError('not_found', `No live subscription "${id}" in this process.`, {
+        diagnostics: [{ path: 'url', code: 'unknown_subscription', message: 'fw live status --json lists the live queries; ids appear in each event as subscriptionId.' }],
+      });
+    }
+    return debug;
+  }
+  throw new FwError('not_found', `No admin route ${path}.`);
+}
+
+function authorizeAdmin(req: IncomingMessage, context: AdminContext): void {
+  if (context.dev) return;
+  const given = req.headers[ADMIN_TOKEN_HEADER];
+  const token = Array.isArray(given) ? given[0] : given;
+  if (!context.adminToken) {
+    throw new FwError('forbidden', 'Admin routes are closed: this runtime is not in dev mode and has no admin token configured (FW_ADMIN_TOKEN).');
+  }
+  if (!token) throw new FwError('unauthenticated', `Admin routes need the admin token in the ${ADMIN_TOKEN_HEADER} header.`);
+  // Hashing first gives equal lengths for the constant-time comparison.
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (!timingSafeEqual(digest(token), digest(context.adminToken))) {
+    throw new FwError('forbidden', 'The admin token is not valid.');
+  }
+}

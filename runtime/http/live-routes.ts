@@ -1,0 +1,155 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Auth } from '../entries.ts';
+import { type Diagnostic, FwError } from '../errors.ts';
+import type { LiveHub } from '../live/hub.ts';
+import { SseConnection } from '../live/sse-connection.ts';
+import { readBody } from './body.ts';
+
+export interface LiveRouteContext {
+  hub: LiveHub;
+  auth: Auth;
+  traceId: string;
+  bodyLimit: number;
+  /** Headers every response carries (CORS, trace id). */
+  headers: Record<string, string>;
+}
+
+/**
+ * `GET /live/:name?args=<json>`: one subscription per stream. Everything that can fail before the
+ * first event (args, policy, limits, the first run) answers as a JSON error instead of a stream.
+ */
+export async function servePerNameStream(req: IncomingMessage, res: ServerResponse, name: string, context: LiveRouteContext): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const args = parseArgsParameter(url.searchParams.get('args'));
+  const lastRevision = parseRevision(req.headers['last-event-id'] ?? url.searchParams.get('lastRevision'), req.headers['last-event-id'] ? 'headers.last-event-id' : 'query.lastRevision');
+  const connection = new SseConnection(connectionId(), req, res);
+  const outcome = await context.hub.subscribe({
+    connection,
+    name,
+    args,
+    auth: context.auth,
+    traceId: context.traceId,
+    exclusive: true,
+    ...(lastRevision === undefined ? {} : { lastRevision }),
+  });
+  if (!outcome.ok) {
+    connection.end();
+    throw outcome.error;
+  }
+  connection.open(context.headers);
+}
+
+const subscriptionsBody = z
+  .object({
+    subscriptions: z
+      .array(
+        z
+          .object({
+            key: z.string().min(1).max(64),
+            name: z.string().min(1).max(200),
+            args: z.unknown().optional(),
+            lastRevision: z.number().int().nonnegative().optional(),
+          })
+          .strict(),
+      )
+      .min(1),
+  })
+  .strict();
+
+/**
+ * `POST /live`: many subscriptions on one stream. The body is checked as a whole first; after the
+ * stream opens, a subscription that cannot start gets a fatal `error` event and the others go on.
+ */
+export async function serveMultiplexedStream(req: IncomingMessage, res: ServerResponse, context: LiveRouteContext): Promise<void> {
+  const body = await readBody(req, context.bodyLimit);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new FwError('bad_json', `The body is not valid JSON: ${(error as Error).message}`, {
+      diagnostics: [{ path: 'body', code: 'bad_json', message: (error as Error).message }],
+    });
+  }
+  const result = subscriptionsBody.safeParse(parsed);
+  if (!result.success) {
+    const diagnostics: Diagnostic[] = result.error.issues.map((issue) => ({
+      path: issue.path.map(String).join('.') || 'body',
+      message: issue.message,
+      code: issue.code,
+    }));
+    throw new FwError('validation_failed', `Invalid live subscriptions: ${diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`, {
+      diagnostics: [...diagnostics, { path: 'body', code: 'expected_shape', message: '{"subscriptions": [{"key", "name", "args"?, "lastRevision"?}]}' }],
+    });
+  }
+  const { subscriptions } = result.data;
+  const seen = new Set<string>();
+  subscriptions.forEach(({ key }, index) => {
+    if (seen.has(key)) {
+      throw new FwError('validation_failed', `Subscription key "${key}" appears twice.`, {
+        diagnostics: [{ path: `subscriptions.${index}.key`, code: 'duplicate_key', message: 'Keys must be unique in one request.' }],
+      });
+    }
+    seen.add(key);
+  });
+  const { maxSubscriptionsPerConnection } = context.hub.limits;
+  if (subscriptions.length > maxSubscriptionsPerConnection) {
+    throw new FwError(
+      'too_many_subscriptions',
+      `${subscriptions.length} subscriptions on one connection; the limit is ${maxSubscriptionsPerConnection}.`,
+      { diagnostics: [{ path: 'subscriptions', code: 'too_many', message: `At most ${maxSubscriptionsPerConnection}.` }] },
+    );
+  }
+  context.hub.checkCapacity(context.auth, subscriptions.length);
+
+  const connection = new SseConnection(connectionId(), req, res);
+  connection.open(context.headers);
+  context.hub.attach(connection);
+  await Promise.all(
+    subscriptions.map(async (subscription) => {
+      const outcome = await context.hub.subscribe({
+        connection,
+        key: subscription.key,
+        name: subscription.name,
+        args: subscription.args ?? {},
+        auth: context.auth,
+        traceId: context.traceId,
+        ...(subscription.lastRevision === undefined ? {} : { lastRevision: subscription.lastRevision }),
+      });
+      if (!outcome.ok) {
+        const error = { code: outcome.error.code, message: outcome.error.message, diagnostics: outcome.error.diagnostics };
+        connection.send(`key:${subscription.key}`, {
+          event: 'error',
+          data: JSON.stringify({ subscriptionId: null, key: subscription.key, fatal: true, error, traceId: context.traceId }),
+        });
+      }
+    }),
+  );
+}
+
+function parseArgsParameter(raw: string | null): unknown {
+  if (raw === null || raw === '') return {};
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw new FwError('bad_json', `The args parameter is not valid JSON: ${(error as Error).message}`, {
+      diagnostics: [{ path: 'query.args', code: 'bad_json', message: 'Send args as URL-encoded JSON: ?args=%7B%7D' }],
+    });
+  }
+}
+
+function parseRevision(raw: string | string[] | null | undefined, path: string): number | undefined {
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value === null || value === '') return undefined;
+  if (!/^\d{1,15}$/.test(value)) {
+    throw new FwError('validation_failed', `${path} must be a revision (a whole number ≥ 0), got "${value.slice(0, 40)}".`, {
+      diagnostics: [{ path, code: 'invalid_revision', message: 'Send the revision of the last snapshot you received.' }],
+    });
+  }
+  return Number(value);
+}
+
+function connectionId(): string {
+  return `conn_${randomBytes(6).toString('base64url')}`;
+}

@@ -1,0 +1,609 @@
+import { randomBytes } from 'node:crypto';
+import type { FwDatabase } from '../db/database.ts';
+import type { Auth, EntryDefinition } from '../entries.ts';
+import { FwError, toFwError } from '../errors.ts';
+import { admitCall, runEntry } from '../execute.ts';
+import { resolveTraceId } from '../http/trace.ts';
+import type { AppDefinition } from '../registry.ts';
+import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
+import { createReadRecorder } from './read-recorder.ts';
+import { createInvalidationReader, type InvalidationReader } from './reader.ts';
+import type { SseConnection } from './sse-connection.ts';
+
+export interface LiveOptions {
+  /** Dev mode: internal error messages reach subscribers (otherwise only a trace id to quote). */
+  dev?: boolean;
+  /** Comment lines after this much silence, so proxies keep the stream open (default 15 000 ms). */
+  heartbeatMs?: number;
+  /** Subscriptions one connection may carry (default 64). */
+  maxSubscriptionsPerConnection?: number;
+  /** Subscriptions one tenant may hold in this process (default 10 000). */
+  maxSubscriptionsPerTenant?: number;
+  /** How long log rows are kept, i.e. how far back a resume is exact (default one hour). */
+  retentionMs?: number;
+  /** How often old log rows are pruned (default one minute; 0 disables pruning). */
+  pruneIntervalMs?: number;
+  /** Polling while no LISTEN connection is up (default 1000 ms). */
+  pollIntervalMs?: number;
+  /** Polling while LISTEN is up, as a safety net (default 10 000 ms). */
+  safetyPollIntervalMs?: number;
+  /** Reconnection delays of the LISTEN connection (defaults 500 ms … 30 s). */
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+  /** Where failures of re-runs are reported (default: stderr). */
+  onError?: (error: FwError, traceId: string) => void;
+}
+
+export interface SubscribeRequest {
+  connection: SseConnection;
+  /** The client's name for the subscription on a multiplexed stream. */
+  key?: string;
+  name: string;
+  /** Raw args as received; validated here. */
+  args: unknown;
+  auth: Auth;
+  lastRevision?: number;
+  traceId: string;
+  /** The stream carries only this subscription (`GET /live/:name`): a fatal error ends it. */
+  exclusive?: boolean;
+}
+
+/** How a subscription started: its first event went out, or it failed before any (then it is gone). */
+export type SubscribeOutcome = { ok: true; subscriptionId: string } | { ok: false; error: FwError };
+
+interface Group {
+  readonly key: string;
+  readonly name: string;
+  entry: EntryDefinition;
+  args: unknown;
+  readonly rawArgs: unknown;
+  readonly auth: Auth;
+  readonly subscribers: Set<Subscription>;
+  reads: Set<string>;
+  /** The last result (JSON) and its sequence number; undefined until the first successful run. */
+  json: string | undefined;
+  seq: number;
+  revision: number;
+  lastError: FwError | undefined;
+  running: Promise<void> | undefined;
+  rerun: boolean;
+  runs: number;
+  unchangedRuns: number;
+  lastRunMs: number;
+  disposed: boolean;
+}
+
+interface Subscription {
+  readonly id: string;
+  readonly key: string | undefined;
+  readonly connection: SseConnection;
+  readonly group: Group;
+  readonly createdAt: number;
+  readonly tenantKey: string;
+  readonly exclusive: boolean;
+  /** The group seq the client holds: -1 = nothing yet (or data of unknown seq after `up-to-date`). */
+  sentSeq: number;
+  sentRevision: number | undefined;
+  started: boolean;
+  ended: boolean;
+}
+
+export interface LiveHub {
+  /** Opens the log reader (LISTEN/poll) and the pruning schedule. */
+  start(): Promise<void>;
+  /** The app to run liveQueries from; on a change every group re-runs (dev reloads). */
+  setApp(app: AppDefinition): void;
+  /** Throws `too_many_subscriptions` when `count` more subscriptions would pass a limit. */
+  checkCapacity(auth: Auth, count: number): void;
+  readonly limits: { maxSubscriptionsPerConnection: number; maxSubscriptionsPerTenant: number; heartbeatMs: number };
+  /** Tracks a stream for heartbeats and shutdown (subscriptions attach theirs too). */
+  attach(connection: SseConnection): void;
+  /** Admits and starts one subscription; resolves when its first event was sent or it failed. */
+  subscribe(request: SubscribeRequest): Promise<SubscribeOutcome>;
+  status(): LiveStatus;
+  debug(subscriptionId: string): SubscriptionDebug | undefined;
+  /** Ends every stream, stops the reader and waits for running queries. */
+  close(): Promise<void>;
+}
+
+export interface LiveStatus {
+  revision: number;
+  reader: ReturnType<InvalidationReader['status']>;
+  connections: number;
+  subscriptions: number;
+  groups: number;
+  runs: number;
+  unchangedRuns: number;
+  snapshotsSent: number;
+  retentionMs: number;
+  liveQueries: Array<{ name: string; groups: number; subscriptions: number; reads: string[] }>;
+}
+
+export interface SubscriptionDebug {
+  subscriptionId: string;
+  key?: string;
+  liveQuery: string;
+  args: unknown;
+  auth: { kind: Auth['kind']; userId: string | null; tenantId: string | null; role: string | null };
+  createdAt: string;
+  lastSentRevision: number | null;
+  connection: { id: string; blocked: boolean; pendingEvents: number; written: number; superseded: number };
+  group: {
+    subscribers: number;
+    reads: string[];
+    revision: number;
+    runs: number;
+    unchangedRuns: number;
+    lastRunMs: number;
+    running: boolean;
+    lastError: { code: string; message: string } | null;
+  };
+}
+
+/**
+ * The subscription hub of one runtime process: groups identical subscriptions, re-runs each affected
+ * group once per batch of invalidations from the log reader, and pushes changed results.
+ *
+ * @example
+ *   const live = createLiveHub(db);
+ *   live.setApp(app);
+ *   await live.start();
+ *   createRuntimeHandler({ app, db, dev: true, live });
+ */
+export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHub {
+  const limits = {
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection ?? 64,
+    maxSubscriptionsPerTenant: options.maxSubscriptionsPerTenant ?? 10_000,
+  };
+  const retentionMs = options.retentionMs ?? 60 * 60_000;
+  const pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
+  const onError =
+    options.onError ??
+    ((error: FwError, traceId: string) => console.error(`fw live: ${error.code} [trace ${traceId}] ${error.message}`));
+
+  let app: AppDefinition | undefined;
+  const groups = new Map<string, Group>();
+  /** table → groups that read it. */
+  const readers = new Map<string, Set<Group>>();
+  /** liveQuery name → every table it was seen reading (resume checks before a group has run). */
+  const knownReads = new Map<string, Set<string>>();
+  /** liveQuery names that have run successfully in this process, so `knownReads` holds their tables. */
+  const learned = new Set<string>();
+  const subscriptions = new Map<string, Subscription>();
+  const perTenant = new Map<string, number>();
+  const connections = new Set<SseConnection>();
+  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0 };
+  let closed = false;
+  const timers: Array<ReturnType<typeof setInterval>> = [];
+
+  const reader = createInvalidationReader(db, {
+    onInvalidations: ({ rows }) => onInvalidations(rows),
+    ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.safetyPollIntervalMs === undefined ? {} : { safetyPollIntervalMs: options.safetyPollIntervalMs }),
+    ...(options.reconnectMinMs === undefined ? {} : { reconnectMinMs: options.reconnectMinMs }),
+    ...(options.reconnectMaxMs === undefined ? {} : { reconnectMaxMs: options.reconnectMaxMs }),
+  });
+
+  function onInvalidations(rows: readonly Invalidation[]): void {
+    const affected = new Set<Group>();
+    for (const row of rows) {
+      for (const group of readers.get(row.table) ?? []) {
+        // A write to a non-tenant table (tenant null) concerns every tenant; otherwise only its own.
+        if (row.tenantId === null || row.tenantId === group.auth.tenantId) affected.add(group);
+      }
+    }
+    for (const group of affected) schedule(group);
+  }
+
+  // ---- groups ----
+
+  function groupKey(name: string, argsJson: string, auth: Auth): string {
+    return JSON.stringify([name, argsJson, auth.kind, auth.userId, auth.tenantId, auth.role]);
+  }
+
+  function indexReads(group: Group, reads: Set<string>): void {
+    for (const table of group.reads) if (!reads.has(table)) readers.get(table)?.delete(group);
+    for (const table of reads) {
+      let set = readers.get(table);
+      if (!set) readers.set(table, (set = new Set()));
+      set.add(group);
+    }
+    group.reads = reads;
+    let known = knownReads.get(group.name);
+    if (!known) knownReads.set(group.name, (known = new Set()));
+    for (const table of reads) known.add(table);
+  }
+
+  function declaredReads(entry: EntryDefinition): string[] {
+    const reads = entry.options.reads;
+    return Array.isArray(reads) ? (reads as string[]) : [];
+  }
+
+  /** Runs the group now, or once more after the run in flight (wakeups are folded, never debounced). */
+  function schedule(group: Group): Promise<void> {
+    if (group.running) {
+      group.rerun = true;
+      return group.running;
+    }
+    group.running = (async () => {
+      do {
+        group.rerun = false;
+        await runGroup(group);
+      } while (group.rerun && !group.disposed && !closed);
+    })().finally(() => {
+      group.running = undefined;
+    });
+    return group.running;
+  }
+
+  async function runGroup(group: Group): Promise<void> {
+    // Read before the query: the snapshot then reflects at least every change up to this revision.
+    const revision = reader.revision();
+    const traceId = resolveTraceId(undefined);
+    const recorder = createReadRecorder();
+    const started = performance.now();
+    try {
+      const result = await runEntry(db, group.entry, { auth: group.auth, traceId, args: group.args, plugins: [recorder] });
+      const declared = declaredReads(group.entry);
+      if (recorder.rawStatements > 0 && declared.length === 0) {
+        throw new FwError(
+          'internal',
+          `liveQuery "${group.name}" runs raw SQL, so fw cannot see which tables it reads. Declare them: liveQuery({ reads: ['table', …], … }).`,
+        );
+      }
+      group.lastRunMs = performance.now() - started;
+      counters.runs++;
+      group.runs++;
+      if (group.disposed) return;
+      indexReads(group, new Set([...recorder.tables, ...declared]));
+      learned.add(group.name);
+      const json = JSON.stringify(result === undefined ? null : result);
+      group.lastError = undefined;
+      if (json === group.json) {
+        counters.unchangedRuns++;
+        group.unchangedRuns++;
+      } else {
+        group.json = json;
+        group.seq++;
+      }
+      group.revision = Math.max(group.revision, revision);
+      for (const subscription of group.subscribers) {
+        if (subscription.started && subscription.sentSeq !== group.seq) sendSnapshot(subscription);
+      }
+    } catch (thrown) {
+      group.lastRunMs = performance.now() - started;
+      counters.runs++;
+      group.runs++;
+      const error = toFwError(thrown);
+      group.lastError = error;
+      let streamed = false;
+      for (const subscription of group.subscribers) {
+        if (subscription.started) sendError(subscription, error, traceId, false);
+        streamed ||= subscription.started;
+      }
+      // A first run that fails is reported by the request that waits for it (it answers with the error).
+      if (error.status >= 500 && streamed) onError(error, traceId);
+    }
+  }
+
+  // ---- subscriptions ----
+
+  function sendSnapshot(subscription: Subscription): void {
+    const { group } = subscription;
+    subscription.sentSeq = group.seq;
+    subscription.sentRevision = group.revision;
+    counters.snapshotsSent++;
+    // The result is serialised once per run; only the small head differs between subscribers.
+    subscription.connection.send(subscription.id, {
+      event: 'snapshot',
+      id: group.revision,
+      data: `${head(subscription)},"revision":${group.revision},"result":${group.json}}`,
+    });
+  }
+
+  function sendError(subscription: Subscription, error: FwError, traceId: string, fatal: boolean): void {
+    const body = { code: error.code, message: visibleMessage(error, traceId, options.dev === true), diagnostics: error.diagnostics };
+    subscription.connection.send(subscription.id, {
+      event: 'error',
+      data: `${head(subscription)},"fatal":${fatal},"error":${JSON.stringify(body)},"traceId":${JSON.stringify(traceId)}}`,
+    });
+  }
+
+  function head(subscription: Subscription): string {
+    return `{"subscriptionId":"${subscription.id}"${subscription.key === undefined ? '' : `,"key":${JSON.stringify(subscription.key)}`}`;
+  }
+
+  function remove(subscription: Subscription): void {
+    if (subscription.ended) return;
+    subscription.ended = true;
+    subscriptions.delete(subscription.id);
+    const count = (perTenant.get(subscription.tenantKey) ?? 1) - 1;
+    if (count > 0) perTenant.set(subscription.tenantKey, count);
+    else perTenant.delete(subscription.tenantKey);
+    const { group } = subscription;
+    group.subscribers.delete(subscription);
+    if (group.subscribers.size === 0) disposeGroup(group);
+  }
+
+  function disposeGroup(group: Group): void {
+    group.disposed = true;
+    if (groups.get(group.key) === group) groups.delete(group.key);
+    for (const table of group.reads) readers.get(table)?.delete(group);
+  }
+
+  async function start(subscription: Subscription, lastRevision: number | undefined): Promise<void> {
+    const { group } = subscription;
+    if (lastRevision !== undefined) {
+      // Until the liveQuery has run once in this process its tables are unknown (declared `reads` may
+      // cover only its raw SQL): run it first. Deciding "up-to-date" on too few tables would also
+      // leave the group deaf to writes to the others.
+      if (group.json === undefined && !learned.has(group.name)) await ensureResult(group);
+      const tables = group.json === undefined ? (knownReads.get(group.name) ?? new Set<string>()) : group.reads;
+      const revision = reader.revision();
+      const runsBefore = group.runs;
+      const check = await checkResume(db.admin, { lastRevision, tables: [...tables], tenantId: group.auth.tenantId });
+      if (subscription.ended) return;
+      // A run that finished during the check was not sent to this (unstarted) subscription: send it now.
+      if (check.kind === 'up-to-date' && !(group.json !== undefined && group.runs !== runsBefore)) {
+        subscription.started = true;
+        subscription.sentRevision = Math.max(lastRevision, revision);
+        subscription.connection.send(subscription.id, {
+          event: 'up-to-date',
+          id: subscription.sentRevision,
+          data: `${head(subscription)},"revision":${subscription.sentRevision}}`,
+        });
+        return;
+      }
+      if (check.kind === 'reset') {
+        await ensureResult(group);
+        if (subscription.ended) return;
+        const message =
+          check.reason === 'revision_expired'
+            ? `Revision ${lastRevision} is older than the retained log (from ${check.oldestRevision}); start again from this snapshot.`
+            : `Revision ${lastRevision} is unknown to this database; start again from this snapshot.`;
+        // Its own slot, queued before the snapshot: a snapshot must not replace it while unsent.
+        subscription.connection.send(`${subscription.id}:reset`, {
+          event: 'reset',
+          data: `${head(subscription)},"reason":"${check.reason}","message":${JSON.stringify(message)},"oldestRevision":${check.oldestRevision}}`,
+        });
+        subscription.started = true;
+        sendSnapshot(subscription);
+        return;
+      }
+    }
+    await ensureResult(group);
+    if (subscription.ended) return;
+    subscription.started = true;
+    sendSnapshot(subscription);
+  }
+
+  /** Makes sure the group has a result: joins the run in flight, or runs it. Throws the run's error. */
+  async function ensureResult(group: Group): Promise<void> {
+    while (group.json === undefined) {
+      await (group.running ?? schedule(group));
+      if (group.json === undefined && group.lastError) throw group.lastError;
+      if (group.disposed) return;
+    }
+  }
+
+  async function subscribe(request: SubscribeRequest): Promise<SubscribeOutcome> {
+    if (closed) return { ok: false, error: new FwError('unavailable', 'The live hub is shutting down.') };
+    try {
+      if (!app) throw new FwError('unavailable', 'The app is not loaded yet.');
+      const entry = app.entries.get(request.name);
+      if (!entry || entry.kind !== 'liveQuery') {
+        const known = [...app.entries].filter(([, e]) => e.kind === 'liveQuery').map(([n]) => n).sort();
+        throw new FwError('not_found', `No liveQuery named "${request.name}".`, {
+          diagnostics: [{ path: 'name', code: 'unknown_entry', message: `Known liveQueries: ${known.join(', ') || '(none)'}` }],
+        });
+      }
+      const args = await admitCall(app, entry, { auth: request.auth, traceId: request.traceId, args: request.args, external: true });
+      checkCapacity(request.auth, 1);
+      const key = groupKey(request.name, canonicalJson(request.args), request.auth);
+      let group = groups.get(key);
+      if (!group) {
+        group = {
+          key,
+          name: request.name,
+          entry,
+          args,
+          rawArgs: request.args,
+          auth: request.auth,
+          subscribers: new Set(),
+          reads: new Set(),
+          json: undefined,
+          seq: 0,
+          revision: 0,
+          lastError: undefined,
+          running: undefined,
+          rerun: false,
+          runs: 0,
+          unchangedRuns: 0,
+          lastRunMs: 0,
+          disposed: false,
+        };
+        groups.set(key, group);
+        // Until it has run, the group listens to every table this liveQuery was ever seen reading.
+        indexReads(group, new Set([...(knownReads.get(request.name) ?? []), ...declaredReads(entry)]));
+      }
+      const tenantKey = request.auth.tenantId ?? '';
+      const subscription: Subscription = {
+        id: `sub_${randomBytes(9).toString('base64url')}`,
+        key: request.key,
+        connection: request.connection,
+        group,
+        createdAt: Date.now(),
+        tenantKey,
+        exclusive: request.exclusive === true,
+        sentSeq: -1,
+        sentRevision: undefined,
+        started: false,
+        ended: false,
+      };
+      subscriptions.set(subscription.id, subscription);
+      perTenant.set(tenantKey, (perTenant.get(tenantKey) ?? 0) + 1);
+      group.subscribers.add(subscription);
+      attach(request.connection);
+      request.connection.onClose(() => remove(subscription));
+      try {
+        await start(subscription, request.lastRevision);
+      } catch (thrown) {
+        remove(subscription);
+        throw thrown;
+      }
+      return { ok: true, subscriptionId: subscription.id };
+    } catch (thrown) {
+      return { ok: false, error: toFwError(thrown) };
+    }
+  }
+
+  function attach(connection: SseConnection): void {
+    if (connections.has(connection) || connection.isClosed) return;
+    connections.add(connection);
+    connection.onClose(() => connections.delete(connection));
+  }
+
+  function checkCapacity(auth: Auth, count: number): void {
+    const held = perTenant.get(auth.tenantId ?? '') ?? 0;
+    if (held + count > limits.maxSubscriptionsPerTenant) {
+      throw new FwError(
+        'too_many_subscriptions',
+        `This tenant holds ${held} live subscriptions in this process; the limit is ${limits.maxSubscriptionsPerTenant}. Close unused subscriptions (or raise live.maxSubscriptionsPerTenant).`,
+      );
+    }
+  }
+
+  return {
+    limits,
+    async start() {
+      await reader.start();
+      const heartbeat = setInterval(() => {
+        for (const connection of connections) connection.heartbeat(limits.heartbeatMs);
+      }, Math.max(50, Math.floor(limits.heartbeatMs / 2)));
+      heartbeat.unref();
+      timers.push(heartbeat);
+      if (pruneIntervalMs > 0) {
+        const prune = setInterval(() => {
+          pruneInvalidations(db.admin, { olderThanMs: retentionMs }).catch((error: unknown) =>
+            console.error(`fw live: pruning the invalidation log failed: ${(error as Error).message}`),
+          );
+        }, pruneIntervalMs);
+        prune.unref();
+        timers.push(prune);
+      }
+    },
+
+    setApp(next) {
+      const changed = app !== undefined && app !== next;
+      app = next;
+      if (!changed) return;
+      // The new code may read other tables: learn them again from the next runs.
+      learned.clear();
+      knownReads.clear();
+      for (const group of [...groups.values()]) {
+        const entry = next.entries.get(group.name);
+        const readmit = entry && entry.kind === 'liveQuery'
+          ? admitCall(next, entry, { auth: group.auth, traceId: resolveTraceId(undefined), args: group.rawArgs, external: true })
+          : Promise.reject(new FwError('not_found', `liveQuery "${group.name}" no longer exists.`));
+        readmit.then(
+          (args) => {
+            group.entry = entry!;
+            group.args = args;
+            void schedule(group);
+          },
+          (thrown: unknown) => {
+            const error = toFwError(thrown);
+            const traceId = resolveTraceId(undefined);
+            for (const subscription of [...group.subscribers]) {
+              sendError(subscription, error, traceId, true);
+              remove(subscription);
+              if (subscription.exclusive) subscription.connection.end();
+            }
+          },
+        );
+      }
+    },
+
+    checkCapacity,
+    attach,
+    subscribe,
+
+    status() {
+      const byName = new Map<string, { groups: number; subscriptions: number }>();
+      for (const group of groups.values()) {
+        const entry = byName.get(group.name) ?? { groups: 0, subscriptions: 0 };
+        entry.groups++;
+        entry.subscriptions += group.subscribers.size;
+        byName.set(group.name, entry);
+      }
+      return {
+        revision: reader.revision(),
+        reader: reader.status(),
+        connections: connections.size,
+        subscriptions: subscriptions.size,
+        groups: groups.size,
+        ...counters,
+        retentionMs,
+        liveQueries: [...byName]
+          .map(([name, counts]) => ({ name, ...counts, reads: [...(knownReads.get(name) ?? [])].sort() }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
+      };
+    },
+
+    debug(subscriptionId) {
+      const subscription = subscriptions.get(subscriptionId);
+      if (!subscription) return undefined;
+      const { group, connection } = subscription;
+      return {
+        subscriptionId: subscription.id,
+        ...(subscription.key === undefined ? {} : { key: subscription.key }),
+        liveQuery: group.name,
+        args: group.rawArgs,
+        auth: { kind: group.auth.kind, userId: group.auth.userId, tenantId: group.auth.tenantId, role: group.auth.role },
+        createdAt: new Date(subscription.createdAt).toISOString(),
+        lastSentRevision: subscription.sentRevision ?? null,
+        connection: {
+          id: connection.id,
+          blocked: connection.isBlocked,
+          pendingEvents: connection.pendingSlots,
+          written: connection.written,
+          superseded: connection.superseded,
+        },
+        group: {
+          subscribers: group.subscribers.size,
+          reads: [...group.reads].sort(),
+          revision: group.revision,
+          runs: group.runs,
+          unchangedRuns: group.unchangedRuns,
+          lastRunMs: Math.round(group.lastRunMs * 100) / 100,
+          running: group.running !== undefined,
+          lastError: group.lastError ? { code: group.lastError.code, message: group.lastError.message } : null,
+        },
+      };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const timer of timers.splice(0)) clearInterval(timer);
+      for (const connection of [...connections]) connection.end();
+      await reader.close();
+      await Promise.all([...groups.values()].map((group) => group.running));
+    },
+  };
+}
+
+/** Messages of internal errors can carry SQL: subscribers see them only with the trace id to quote. */
+function visibleMessage(error: FwError, traceId: string, dev: boolean): string {
+  return error.status >= 500 && !dev ? `Internal error. Quote trace id ${traceId} when reporting it.` : error.message;
+}
+
+/** JSON with sorted object keys, so `{a,b}` and `{b,a}` form one group. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, member: unknown) =>
+    member && typeof member === 'object' && !Array.isArray(member)
+      ? Object.fromEntries(Object.entries(member as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : member,
+  );
+}

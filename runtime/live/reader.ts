@@ -1,0 +1,155 @@
+/**
+ * One process's reader of the live invalidation log. It starts from "now" (`initialCursor`), and on
+ * every wakeup (notification, poll, listener reconnect, or `wake()`) reads what was committed since,
+ * gap-safely (`readInvalidations`). A wakeup while idle reads at once; wakeups that arrive while a
+ * read is in flight are folded into exactly one follow-up read. There is no debounce.
+ *
+ * @example
+ *   const reader = createInvalidationReader(db, {
+ *     onInvalidations: ({ rows, revision }) => rerunGroupsReading(rows),
+ *   });
+ *   await reader.start();
+ *   // Label a query result with the revision read BEFORE running the query:
+ *   const revision = reader.revision();
+ */
+import type { FwDatabase } from '../db/database.ts';
+import { initialCursor, readInvalidations, type Invalidation, type LogCursor } from './log.ts';
+import { createWakeups, type WakeReason, type WakeupOptions, type WakeupStatus } from './wakeups.ts';
+
+export interface InvalidationBatch {
+  /** The rows read, in order of revision (may be empty only when `expired`). */
+  rows: Invalidation[];
+  /** The reader's revision after this batch. */
+  revision: number;
+  /**
+   * The log was pruned past this reader's cursor (it could not read for longer than the retention
+   * window), so rows may be missing: treat every table as changed.
+   */
+  expired: boolean;
+}
+
+export interface ReaderOptions extends WakeupOptions {
+  /** Called after each read that brought rows (or found the log expired). Errors are logged, not thrown. */
+  onInvalidations(batch: InvalidationBatch): void;
+  /** Rows per read (default 1000); a full page is followed by another read at once. */
+  pageSize?: number;
+}
+
+export type ReaderStatus = {
+  /** The cursor's revision. */
+  revision: number;
+  /** Transactions still running at the last read, whose rows may yet arrive. */
+  pending: number;
+  /** Reads started (a full page counts each page). */
+  reads: number;
+  failedReads: number;
+  /** A read is in flight. */
+  reading: boolean;
+  /** True while reads fail (the database is unreachable); reset by the next successful read. */
+  failing: boolean;
+  lastError: string | null;
+  wakeups: WakeupStatus;
+};
+
+export interface InvalidationReader {
+  /** Takes the initial cursor, starts the wakeups and reads once (to cover the start-up window). */
+  start(): Promise<void>;
+  /** The highest revision read so far. */
+  revision(): number;
+  /** Asks for a read (at once when idle, else folded into one follow-up read). */
+  wake(): void;
+  status(): ReaderStatus;
+  /** Stops the wakeups and waits for the read in flight. */
+  close(): Promise<void>;
+}
+
+export function createInvalidationReader(db: FwDatabase, options: ReaderOptions): InvalidationReader {
+  const pageSize = options.pageSize ?? 1000;
+  let cursor: LogCursor | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let closed = false;
+  let reads = 0;
+  let failedReads = 0;
+  let failing = false;
+  let lastError: string | null = null;
+
+  const wakeups = createWakeups(db, {
+    ...options,
+    onWake: (_reason: WakeReason) => wake(),
+  });
+
+  /** Reads until the log is drained; one failed read ends the pass (the next wakeup retries). */
+  const readPass = async (): Promise<void> => {
+    for (;;) {
+      if (closed || !cursor) return;
+      let result: Awaited<ReturnType<typeof readInvalidations>>;
+      reads++;
+      try {
+        result = await readInvalidations(db.admin, cursor, pageSize);
+      } catch (error) {
+        failedReads++;
+        lastError = (error as Error).message;
+        if (!failing) {
+          failing = true;
+          console.error(`fw live: reading the invalidation log failed (retrying on the next wakeup): ${lastError}`);
+        }
+        return;
+      }
+      if (failing) console.error('fw live: reading the invalidation log works again.');
+      failing = false;
+      lastError = null;
+      cursor = result.cursor;
+      if (result.rows.length > 0 || result.expired) {
+        try {
+          options.onInvalidations({ rows: result.rows, revision: result.cursor.revision, expired: result.expired });
+        } catch (error) {
+          console.error(`fw live: handling invalidations failed: ${(error as Error).message}`);
+        }
+      }
+      if (!result.more) return;
+    }
+  };
+
+  function wake(): void {
+    if (closed || !cursor) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await readPass();
+      } while (again && !closed);
+    })().finally(() => {
+      running = undefined;
+    });
+  }
+
+  return {
+    async start() {
+      if (cursor) return;
+      cursor = await initialCursor(db.admin);
+      await wakeups.start();
+      wake();
+    },
+    revision: () => cursor?.revision ?? 0,
+    wake,
+    status: () => ({
+      revision: cursor?.revision ?? 0,
+      pending: cursor?.pending.length ?? 0,
+      reads,
+      failedReads,
+      reading: running !== undefined,
+      failing,
+      lastError,
+      wakeups: wakeups.status(),
+    }),
+    async close() {
+      closed = true;
+      await wakeups.close();
+      await running;
+    },
+  };
+}

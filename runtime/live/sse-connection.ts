@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** One server-sent event; `data` is a single line of JSON (never contains a newline). */
+export interface SseEvent {
+  event: string;
+  id?: number | string;
+  data: string;
+}
+
+export function formatEvent({ event, id, data }: SseEvent): string {
+  return `event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${data}\n\n`;
+}
+
+/**
+ * One open `text/event-stream` response, written with backpressure: while the socket is full, each
+ * slot (a subscription) keeps only its latest unsent event, so a slow client never queues more than
+ * the newest snapshot per subscription. Events may be sent before `open()`; they wait in their slots.
+ */
+export class SseConnection {
+  readonly id: string;
+  readonly openedAt = Date.now();
+  #res: ServerResponse;
+  #open = false;
+  #closed = false;
+  #blocked = false;
+  #pending = new Map<string, string>();
+  #lastWriteAt = 0;
+  #onClose: Array<() => void> = [];
+  /** Events written and events replaced while the client was slow (for status and debug). */
+  written = 0;
+  superseded = 0;
+
+  constructor(id: string, req: IncomingMessage, res: ServerResponse) {
+    this.id = id;
+    this.#res = res;
+    // Detecting the client's disconnect ourselves: 'close' fires on the response when the socket goes.
+    res.on('close', () => this.#markClosed());
+    req.socket.setNoDelay(true);
+    res.on('drain', () => this.#drain());
+  }
+
+  get isOpen(): boolean {
+    return this.#open && !this.#closed;
+  }
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+  get isBlocked(): boolean {
+    return this.#blocked;
+  }
+  get pendingSlots(): number {
+    return this.#pending.size;
+  }
+
+  /** Writes the headers and the preamble, then whatever was sent before opening. */
+  open(headers: Record<string, string>): void {
+    if (this.#closed || this.#open) return;
+    this.#open = true;
+    this.#res.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
+    });
+    this.#write(': fw live\nretry: 1000\n\n');
+    this.#drain();
+  }
+
+  /** Sends an event in `slot`, replacing an unsent older event of the same slot. */
+  send(slot: string, event: SseEvent): void {
+    if (this.#closed) return;
+    const text = formatEvent(event);
+    if (!this.#open || this.#blocked) {
+      if (this.#pending.delete(slot)) this.superseded++;
+      this.#pending.set(slot, text);
+      return;
+    }
+    this.#write(text);
+    this.written++;
+  }
+
+  /** A comment line, if nothing else was written for `quietMs` (keeps proxies from timing out). */
+  heartbeat(quietMs: number): void {
+    if (!this.isOpen || this.#blocked || Date.now() - this.#lastWriteAt < quietMs) return;
+    this.#write(': heartbeat\n\n');
+  }
+
+  onClose(listener: () => void): void {
+    if (this.#closed) listener();
+    else this.#onClose.push(listener);
+  }
+
+  /** Ends the stream (after what was already written). */
+  end(): void {
+    if (this.#closed) return;
+    if (this.#open) this.#res.end();
+    this.#markClosed();
+  }
+
+  #write(text: string): void {
+    this.#lastWriteAt = Date.now();
+    if (!this.#res.write(text)) this.#blocked = true;
+  }
+
+  #drain(): void {
+    this.#blocked = false;
+    if (!this.isOpen) return;
+    for (const [slot, text] of this.#pending) {
+      this.#pending.delete(slot);
+      this.#write(text);
+      this.written++;
+      if (this.#blocked) return;
+    }
+  }
+
+  #markClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#pending.clear();
+    for (const listener of this.#onClose.splice(0)) listener();
+  }
+}

@@ -1,0 +1,68 @@
+import { readEventStream, type SseEvent } from '../../client/sse.ts';
+
+/** A live stream opened with fetch, its events queued for `next()`; for tests and benchmarks. */
+export interface EventStream {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The next event (waits for it; rejects if the stream ends first or after `timeoutMs`). */
+  next(timeoutMs?: number): Promise<SseEvent & { json: any }>;
+  /** Events received and not yet taken. */
+  readonly buffered: number;
+  comments: string[];
+  close(): void;
+  /** Resolves when the server ends the stream. */
+  readonly ended: Promise<void>;
+}
+
+export async function openEventStream(url: string, init: RequestInit = {}): Promise<EventStream> {
+  const controller = new AbortController();
+  const response = await fetch(url, { ...init, signal: controller.signal });
+  const queue: Array<SseEvent & { json: any }> = [];
+  const waiters: Array<{ resolve: (event: SseEvent & { json: any }) => void; reject: (error: Error) => void }> = [];
+  const comments: string[] = [];
+  let finished: Error | undefined;
+  const ended = readEventStream(response, {
+    signal: controller.signal,
+    onComment: (comment) => comments.push(comment),
+    onEvent: (event) => {
+      const parsed = { ...event, json: JSON.parse(event.data) };
+      const waiter = waiters.shift();
+      if (waiter) waiter.resolve(parsed);
+      else queue.push(parsed);
+    },
+  })
+    .then(() => new Error('the stream ended'))
+    .catch((error: Error) => error)
+    .then((error) => {
+      finished = error;
+      for (const waiter of waiters.splice(0)) waiter.reject(error);
+    });
+  return {
+    status: response.status,
+    headers: response.headers,
+    comments,
+    get buffered() {
+      return queue.length;
+    },
+    next(timeoutMs = 15_000) {
+      const queued = queue.shift();
+      if (queued) return Promise.resolve(queued);
+      if (finished) return Promise.reject(finished);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({
+          resolve: (event) => {
+            clearTimeout(timer);
+            resolve(event);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        });
+      });
+    },
+    close: () => controller.abort(),
+    ended,
+  };
+}
