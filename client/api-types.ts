@@ -70,6 +70,9 @@ export type CommandTarget<A extends ApiShape> = CommandName<A> | EntryRef<'comma
 /** What a one-shot read takes: a query's or liveQuery's name in `A`, or an EntryRef. */
 export type QueryTarget<A extends ApiShape> = QueryName<A> | LiveQueryName<A> | EntryRef<'query' | 'liveQuery', any>;
 
+/** What a live subscription takes: a liveQuery's name in `A`, or an EntryRef (`api.liveQueries.liveNotes`). */
+export type LiveQueryTarget<A extends ApiShape> = LiveQueryName<A> | EntryRef<'liveQuery', any>;
+
 /** The EntryRef behind a command target. */
 export type CommandRefOf<A extends ApiShape, T> = T extends EntryRef<any, any>
   ? T
@@ -84,3 +87,9 @@ export type QueryRefOf<A extends ApiShape, T> = T extends EntryRef<any, any>
     : T extends keyof A['liveQueries']
       ? A['liveQueries'][T]
       : never;
+/** The EntryRef behind a live subscription target. */
+export type LiveQueryRefOf<A extends ApiShape, T> = T extends EntryRef<any, any>
+  ? T
+  : T extends keyof A['liveQueries']
+    ? A['liveQueries'][T]
+    : never;

@@ -4,24 +4,26 @@ import type {
   CommandTarget,
   EntryRef,
   InputOf,
+  LiveQueryRefOf,
+  LiveQueryTarget,
   QueryRefOf,
   QueryTarget,
   ResultOf,
 } from './api-types.ts';
 import { readEnvelope } from './envelope.ts';
-import { FwError } from './errors.ts';
+import { FwError, unreachable } from './errors.ts';
+import {
+  createLiveConnection,
+  type LiveConnection,
+  type LiveHandlers,
+  type LiveOptions,
+  type LiveRetryOptions,
+  type LiveSubscription,
+} from './live.ts';
+import { type DevAuth, type GetToken, requestHeaders } from './request-headers.ts';
 import { resolveEntry } from './resolve-entry.ts';
 
-/** Dev-headers identity (development only): sent as `x-fw-user-id`, `x-fw-tenant-id`, `x-fw-role`. */
-export interface DevAuth {
-  userId: string;
-  /** A UUID. */
-  tenantId: string;
-  role: string;
-}
-
-/** Returns the bearer token for the next call, or nothing to call anonymously. */
-export type GetToken = () => string | null | undefined | Promise<string | null | undefined>;
+export type { DevAuth, GetToken } from './request-headers.ts';
 
 export interface ClientOptions<A extends ApiShape> {
   /**
@@ -32,12 +34,14 @@ export interface ClientOptions<A extends ApiShape> {
   /** The generated `api` object: names, routes and types of the entries. */
   api: A;
   devAuth?: DevAuth;
-  /** Called before every call; its token is sent as `Authorization: Bearer <token>`. */
+  /** Called before every call and every live (re)connect; its token is sent as `Authorization: Bearer <token>`. */
   getToken?: GetToken;
   /** The fetch to use (default: the global one), e.g. a server-side fetch that forwards cookies. */
   fetch?: typeof globalThis.fetch;
   /** Headers sent with every call. */
   headers?: Record<string, string>;
+  /** Reconnection backoff of the live stream (default: 250 ms doubling to 15 s, with full jitter). */
+  live?: LiveRetryOptions;
 }
 
 export interface CallOptions {
@@ -69,6 +73,26 @@ export interface FwClient<A extends ApiShape> {
     args: InputOf<QueryRefOf<A, T>>,
     options?: CallOptions,
   ): Promise<ResultOf<QueryRefOf<A, T>>>;
+  /**
+   * Subscribes to a liveQuery: `onData` gets its result now and after every write it depends on.
+   * All subscriptions of a client share one `POST /live` stream; identical ones (same liveQuery and
+   * args) share one entry on it. The stream reconnects by itself (see {@link LiveStatus}); call
+   * `close()` when done: the last close ends the stream.
+   *
+   * @example
+   *   const subscription = client.live('liveNotes', {}, {
+   *     onData: (notes, revision) => render(notes),
+   *     onError: (error) => console.warn(error.code, error.message),
+   *     onStatus: (status) => showBadge(status), // 'connecting' | 'live' | 'reconnecting' | 'closed'
+   *   });
+   *   subscription.close();
+   */
+  live<T extends LiveQueryTarget<A>>(
+    target: T,
+    args: InputOf<LiveQueryRefOf<A, T>>,
+    handlers: LiveHandlers<ResultOf<LiveQueryRefOf<A, T>>>,
+    options?: LiveOptions,
+  ): LiveSubscription;
 }
 
 const routes = { command: '/commands/', query: '/queries/' } as const;
@@ -87,14 +111,7 @@ export function createClient<A extends ApiShape>(options: ClientOptions<A>): FwC
   const baseUrl = options.apiUrl.replace(/\/+$/, '');
 
   async function requestInit(args: unknown, signal: AbortSignal | undefined): Promise<RequestInit> {
-    const headers: Record<string, string> = { ...options.headers, 'content-type': 'application/json', accept: 'application/json' };
-    if (options.devAuth) {
-      headers['x-fw-user-id'] = options.devAuth.userId;
-      headers['x-fw-tenant-id'] = options.devAuth.tenantId;
-      headers['x-fw-role'] = options.devAuth.role;
-    }
-    const token = await options.getToken?.();
-    if (token) headers.authorization = `Bearer ${token}`;
+    const headers = await requestHeaders(options, 'application/json');
     return { method: 'POST', headers, body: JSON.stringify({ args }), ...(signal ? { signal } : {}) };
   }
 
@@ -120,23 +137,22 @@ export function createClient<A extends ApiShape>(options: ClientOptions<A>): FwC
     return send(`${baseUrl}${routes[kind]}${encodeURIComponent(ref.name)}`, args, callOptions?.signal);
   }
 
+  // Opened on the first live subscription: a client that never subscribes never connects.
+  let liveConnection: LiveConnection | undefined;
+
   return {
     command: (target, args, callOptions) => call('command', target, args, callOptions),
     query: (target, args, callOptions) => call('query', target, args, callOptions),
+    live(target, args, handlers, liveOptions) {
+      const ref = resolveEntry(options.api, 'liveQuery', target);
+      liveConnection ??= createLiveConnection({
+        ...options.live,
+        url: `${baseUrl}/live`,
+        headers: () => requestHeaders(options, 'text/event-stream'),
+        fetch: () => options.fetch ?? globalThis.fetch,
+      });
+      return liveConnection.subscribe(ref.name, args, handlers as LiveHandlers<unknown>, liveOptions);
+    },
   };
 }
 
-function unreachable(thrown: unknown, url: string, signal: AbortSignal | undefined): FwError {
-  if (signal?.aborted) {
-    return new FwError({ code: 'aborted', status: 0, message: `The call to ${url} was aborted.`, cause: signal.reason });
-  }
-  // Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, a bad URL…) is in its cause.
-  const reason = thrown instanceof Error && thrown.cause instanceof Error ? thrown.cause.message : undefined;
-  const message = thrown instanceof Error ? thrown.message : String(thrown);
-  return new FwError({
-    code: 'network_error',
-    status: 0,
-    message: `Could not reach ${url}: ${reason ? `${message} (${reason})` : message}`,
-    cause: thrown,
-  });
-}

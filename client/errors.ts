@@ -71,3 +71,22 @@ export class FwError extends Error {
     return new FwError({ code: 'client_error', status: 0, message, cause: thrown });
   }
 }
+
+/**
+ * The FwError for a fetch that produced no response: `aborted` when `signal` fired, otherwise
+ * `network_error` naming the URL and, for Node's terse "fetch failed", the underlying reason.
+ */
+export function unreachable(thrown: unknown, url: string, signal: AbortSignal | undefined): FwError {
+  if (signal?.aborted) {
+    return new FwError({ code: 'aborted', status: 0, message: `The call to ${url} was aborted.`, cause: signal.reason });
+  }
+  // Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, a bad URL…) is in its cause.
+  const reason = thrown instanceof Error && thrown.cause instanceof Error ? thrown.cause.message : undefined;
+  const message = thrown instanceof Error ? thrown.message : String(thrown);
+  return new FwError({
+    code: 'network_error',
+    status: 0,
+    message: `Could not reach ${url}: ${reason ? `${message} (${reason})` : message}`,
+    cause: thrown,
+  });
+}

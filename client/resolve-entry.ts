@@ -3,12 +3,13 @@ import type { ApiShape, EntryRef } from './api-types.ts';
 const groupsByCall = {
   command: ['commands'],
   query: ['queries', 'liveQueries'],
+  liveQuery: ['liveQueries'],
 } as const satisfies Record<string, readonly (keyof ApiShape)[]>;
 
 const kindOfGroup = { commands: 'command', queries: 'query', liveQueries: 'liveQuery' } as const;
 
 type CallKind = keyof typeof groupsByCall;
-/** The entry kinds a call reaches: commands, or queries and liveQueries (read once). */
+/** The entry kinds a call reaches: commands; queries and liveQueries (read once); liveQueries (subscribed). */
 type KindsOf<C extends CallKind> = (typeof kindOfGroup)[(typeof groupsByCall)[C][number]];
 
 /**

@@ -59,6 +59,49 @@ export async function clientCalls() {
   return { title, createdAt, asDate, byRefTitle, firstTitle, liveAt };
 }
 
+export function liveSubscriptions() {
+  const byName = client.live(
+    'liveNotes',
+    {},
+    {
+      onData(result, revision) {
+        const at: string = result.at;
+        const noteTitle: string | undefined = result.notes[0]?.title;
+        // @ts-expect-error a Date arrives as a string
+        const asDate: Date = result.at;
+        const rev: number = revision;
+        return { at, noteTitle, asDate, rev };
+      },
+      onError: (error) => {
+        const code: FwError['code'] = error.code;
+        return code;
+      },
+      onStatus: (status) => {
+        // @ts-expect-error not a live status
+        const bad: boolean = status === 'open';
+        return bad;
+      },
+    },
+    { lastRevision: 42 },
+  );
+  const byRef = client.live(api.liveQueries.liveNotes, {}, { onData: (result) => result.notes.length });
+  byRef.close();
+  const status: 'connecting' | 'live' | 'reconnecting' | 'closed' = byName.status;
+  const revision: number | undefined = byName.revision;
+
+  // @ts-expect-error a query is not a liveQuery
+  client.live('listNotes', {}, { onData: () => {} });
+  // @ts-expect-error a query ref is not a liveQuery
+  client.live(api.queries.listNotes, {}, { onData: () => {} });
+  // @ts-expect-error a command is not a liveQuery
+  client.live('createNote', { title: 'x' }, { onData: () => {} });
+  // @ts-expect-error onData is required
+  client.live('liveNotes', {}, {});
+  // @ts-expect-error lastRevision is a number
+  client.live('liveNotes', {}, { onData: () => {} }, { lastRevision: '42' });
+  return { status, revision };
+}
+
 export function errors(error: FwError) {
   const known: boolean = error.code === 'validation_failed' || error.code === 'network_error';
   // @ts-expect-error not an fw error code
@@ -69,7 +112,7 @@ export function errors(error: FwError) {
   return { known, unknown, status, traceId, paths };
 }
 
-const { useCommand, useQuery, useFwClient } = createFwReact(api);
+const { useCommand, useQuery, useLiveQuery, useFwClient } = createFwReact(api);
 
 export function hooks() {
   const list = useQuery('listNotes', { limit: 5 });
@@ -92,8 +135,22 @@ export function hooks() {
   const savedAsDate: Date | undefined = create.data?.created_at;
   const code: string | undefined = create.error?.code;
 
+  const liveNotes = useLiveQuery('liveNotes', {});
+  const liveNotesAt: string | undefined = liveNotes.data?.at;
+  const liveTitles: string[] | undefined = liveNotes.data?.notes.map((n) => n.title);
+  const liveStatus: 'connecting' | 'live' | 'reconnecting' | 'closed' = liveNotes.status;
+  const liveRevision: number | undefined = liveNotes.revision;
+  const liveCode: string | undefined = liveNotes.error?.code;
+  const liveByRef = useLiveQuery(api.liveQueries.liveNotes, {}, { enabled: false });
+  // @ts-expect-error data may be undefined before the first snapshot
+  const liveAtNow: string = liveByRef.data.at;
+  // @ts-expect-error a query cannot be subscribed to with useLiveQuery
+  useLiveQuery('listNotes', {});
+  // @ts-expect-error a query ref cannot be subscribed to with useLiveQuery
+  useLiveQuery(api.queries.listNotes, {});
+
   const fromContext = useFwClient();
   // @ts-expect-error the provider's client is typed by the same api
   void fromContext.command('nope', {});
-  return { listed, liveAt, saved, savedAsDate, code };
+  return { listed, liveAt, saved, savedAsDate, code, liveNotesAt, liveTitles, liveStatus, liveRevision, liveCode, liveAtNow };
 }

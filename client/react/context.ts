@@ -1,12 +1,15 @@
 import { createContext, type Context, useContext } from 'react';
 import type { ApiShape } from '../api-types.ts';
 import type { FwClient } from '../client.ts';
+import type { LiveStore } from '../live-store.ts';
 import type { QueryStore } from '../query-store.ts';
 
 /** What FwProvider gives its hooks. */
 export interface FwContextValue<A extends ApiShape> {
   client: FwClient<A>;
   store: QueryStore;
+  /** The live subscriptions of the subtree, one per key. */
+  liveStore: LiveStore;
   /** Runtime URL and caller identity: part of every cache key, so identities never share results. */
   identity: string;
 }

@@ -5,7 +5,7 @@
  *   // web/src/lib/fw.ts
  *   import { createFwReact } from 'fw/react';
  *   import { api } from '../../../src/fw/_generated/api.ts';
- *   export const { FwProvider, useCommand, useQuery } = createFwReact(api);
+ *   export const { FwProvider, useCommand, useQuery, useLiveQuery } = createFwReact(api);
  */
 import type { ReactElement } from 'react';
 import type { ApiShape } from '../api-types.ts';
@@ -13,6 +13,7 @@ import type { FwClient } from '../client.ts';
 import { createFwContext } from './context.ts';
 import { createFwProvider, type FwProviderProps } from './provider.ts';
 import { createUseCommand, type UseCommand } from './use-command.ts';
+import { createUseLiveQuery, type UseLiveQuery } from './use-live-query.ts';
 import { createUseQuery, type UseQuery } from './use-query.ts';
 
 export interface FwReact<A extends ApiShape> {
@@ -22,6 +23,12 @@ export interface FwReact<A extends ApiShape> {
   useCommand: UseCommand<A>;
   /** `const { data, error, isLoading } = useQuery('listNotes', {})`; identical queries share one request. */
   useQuery: UseQuery<A>;
+  /**
+   * `const { data, error, status, revision } = useLiveQuery('liveNotes', {})`: data pushed by the
+   * runtime whenever a write it depends on commits. Identical live queries share one subscription, and
+   * every subscription under the provider shares one stream.
+   */
+  useLiveQuery: UseLiveQuery<A>;
   /** The provider's typed client, for calls outside the hooks (`await client.query(…)`). */
   useFwClient: () => FwClient<A>;
 }
@@ -31,8 +38,13 @@ export interface FwReact<A extends ApiShape> {
  * never share state.
  *
  * @example
- *   const { FwProvider, useQuery } = createFwReact(api);
+ *   const { FwProvider, useQuery, useLiveQuery } = createFwReact(api);
  *   function Notes() { const { data } = useQuery('listNotes', {}); return data?.map((n) => n.title).join(', '); }
+ *   function LiveNotes() {
+ *     const { data, status } = useLiveQuery('liveNotes', {});
+ *     if (data === undefined) return status === 'closed' ? 'unavailable' : 'loading…';
+ *     return `${data.map((n) => n.title).join(', ')}${status === 'reconnecting' ? ' (reconnecting)' : ''}`;
+ *   }
  */
 export function createFwReact<A extends ApiShape>(api: A): FwReact<A> {
   const context = createFwContext<A>();
@@ -40,12 +52,15 @@ export function createFwReact<A extends ApiShape>(api: A): FwReact<A> {
     FwProvider: createFwProvider(api, context),
     useCommand: createUseCommand(api, context),
     useQuery: createUseQuery(api, context),
+    useLiveQuery: createUseLiveQuery(api, context),
     useFwClient: () => context.useFwContext('useFwClient').client,
   };
 }
 
 export { FwError } from '../errors.ts';
 export type { DevAuth, FwClient, GetToken } from '../client.ts';
+export type { LiveRetryOptions, LiveStatus } from '../live.ts';
 export type { FwProviderProps } from './provider.ts';
 export type { UseCommand, UseCommandResult } from './use-command.ts';
+export type { UseLiveQuery, UseLiveQueryOptions, UseLiveQueryResult } from './use-live-query.ts';
 export type { UseQuery, UseQueryOptions, UseQueryResult } from './use-query.ts';

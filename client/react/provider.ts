@@ -2,6 +2,8 @@ import { createElement, type ReactElement, type ReactNode, useLayoutEffect, useM
 import type { ApiShape } from '../api-types.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { createClient, type DevAuth, type GetToken } from '../client.ts';
+import type { LiveRetryOptions } from '../live.ts';
+import { createLiveStore } from '../live-store.ts';
 import { createQueryStore } from '../query-store.ts';
 import type { FwContext } from './context.ts';
 
@@ -14,28 +16,36 @@ export interface FwProviderProps {
   getToken?: GetToken;
   /** How long unused query results stay cached (ms, default 5 minutes); read once, when mounted. */
   gcTime?: number;
+  /** Reconnection backoff of the live stream (default 250 ms doubling to 15 s); read once, when mounted. */
+  live?: LiveRetryOptions;
   children?: ReactNode;
 }
 
-/** Builds the FwProvider component of one api: it owns the client and the query cache of its subtree. */
+/**
+ * Builds the FwProvider component of one api: it owns the client, the query cache and the live
+ * subscriptions of its subtree (one live stream per provider and identity).
+ */
 export function createFwProvider<A extends ApiShape>(api: A, { Context }: FwContext<A>): (props: FwProviderProps) => ReactElement {
-  return function FwProvider({ apiUrl, devAuth, getToken, gcTime, children }) {
+  return function FwProvider({ apiUrl, devAuth, getToken, gcTime, live, children }) {
     // The latest getToken, without rebuilding the client when callers pass an inline function.
     const getTokenRef = useRef(getToken);
     useLayoutEffect(() => {
       getTokenRef.current = getToken;
     });
     const [store] = useState(() => createQueryStore({ gcTime }));
+    const [liveStore] = useState(createLiveStore);
+    const [liveOptions] = useState(live);
     // By value: an inline devAuth literal must not look like a new identity on every render.
     const identity = canonicalJson([apiUrl, devAuth ?? null]);
     const value = useMemo(
       () => ({
         identity,
         store,
-        client: createClient({ apiUrl, api, devAuth, getToken: () => getTokenRef.current?.() }),
+        liveStore,
+        client: createClient({ apiUrl, api, devAuth, getToken: () => getTokenRef.current?.(), live: liveOptions }),
       }),
       // apiUrl and devAuth are captured by identity.
-      [identity, store],
+      [identity, store, liveStore, liveOptions],
     );
     return createElement(Context.Provider, { value }, children);
   };

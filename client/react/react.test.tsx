@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { act, cleanup, fireEvent, render, renderHook, screen } from '@testing-library/react';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ReactNode, StrictMode, useState } from 'react';
@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type 
 import { z } from 'zod';
 import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration, ensureSystemTables } from '../../runtime/db/migrate.ts';
-import { command, query } from '../../runtime/entries.ts';
+import { command, liveQuery, query } from '../../runtime/entries.ts';
 import { createRuntimeHandler } from '../../runtime/http/handler.ts';
 import type { AppDefinition } from '../../runtime/registry.ts';
 import { defineSchema, t, table } from '../../runtime/schema.ts';
@@ -332,5 +332,216 @@ describe('fw/react against a running runtime', () => {
     fireEvent.click(screen.getByRole('button', { name: 'enable' }));
     await screen.findByText('tags 0');
     expect(count(auth, '/queries/listTags')).toBe(1);
+  });
+});
+
+// useLiveQuery against a scripted `POST /live` server (docs/live.md): every request is answered at
+// once with a snapshot of each subscription (or up-to-date when resumed at the current revision).
+const liveEntries = {
+  liveNotes: liveQuery({ args: { tag: z.string().optional() }, handler: () => [{ title: 'x', at: new Date() }] }),
+  liveCount: liveQuery({ handler: () => 0 }),
+};
+
+const liveApi = {
+  commands: {},
+  queries: {},
+  liveQueries: {
+    liveNotes: { kind: 'liveQuery', name: 'liveNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof liveEntries.liveNotes>,
+    liveCount: { kind: 'liveQuery', name: 'liveCount', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof liveEntries.liveCount>,
+  },
+} as const;
+
+const live = createFwReact(liveApi);
+
+function LiveNotes({ label, tag }: { label: string; tag?: string }) {
+  const { data, status, revision, error } = live.useLiveQuery('liveNotes', tag === undefined ? {} : { tag });
+  const titles = data ? data.map((note) => note.title).join(',') : '…';
+  return <p>{`${label}: ${status} ${titles} @${revision ?? '-'}${error ? ` ${error.code}` : ''}`}</p>;
+}
+
+function LiveCount() {
+  const { data, status } = live.useLiveQuery(liveApi.liveQueries.liveCount, {});
+  return <p>{`count: ${status} ${data ?? '…'}`}</p>;
+}
+
+interface ScriptedLiveCall {
+  subscriptions: { key: string; name: string; args: unknown; lastRevision?: number }[];
+  tenant: string;
+  res: ServerResponse;
+  abandoned: boolean;
+  ended: boolean;
+}
+
+describe('useLiveQuery against a scripted live server', () => {
+  let server: Server;
+  let url: string;
+  const calls: ScriptedLiveCall[] = [];
+  let revision = 1;
+  const results = new Map<string, unknown>([
+    ['liveNotes', [{ title: 'n1', at: '2025-01-01T00:00:00.000Z' }]],
+    ['liveCount', 1],
+  ]);
+  let consoleError: MockInstance;
+
+  const snapshot = (call: ScriptedLiveCall, key: string, name: string) =>
+    call.res.write(`event: snapshot\nid: ${revision}\ndata: ${JSON.stringify({ subscriptionId: key, key, revision, result: results.get(name) })}\n\n`);
+
+  /** A new result for liveQuery `name`, pushed to every open stream that carries it. */
+  function push(name: string, result: unknown): void {
+    revision++;
+    results.set(name, result);
+    for (const call of calls) {
+      if (call.ended) continue;
+      for (const subscription of call.subscriptions) if (subscription.name === name) snapshot(call, subscription.key, name);
+    }
+  }
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const cors = { 'access-control-allow-origin': PAGE_ORIGIN, 'access-control-expose-headers': 'x-fw-trace-id' };
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, {
+          ...cors,
+          'access-control-allow-methods': 'GET, POST, OPTIONS',
+          'access-control-allow-headers': req.headers['access-control-request-headers'] ?? '',
+        });
+        return void res.end();
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const { subscriptions } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Pick<ScriptedLiveCall, 'subscriptions'>;
+        const call: ScriptedLiveCall = { subscriptions, tenant: String(req.headers['x-fw-tenant-id']), res, abandoned: false, ended: false };
+        calls.push(call);
+        res.on('close', () => {
+          call.ended = true;
+          call.abandoned = !res.writableFinished;
+        });
+        res.writeHead(200, { ...cors, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform' });
+        res.write(': fw live\n\n');
+        for (const { key, name, lastRevision } of subscriptions) {
+          if (lastRevision === revision) res.write(`event: up-to-date\ndata: ${JSON.stringify({ subscriptionId: key, key, revision })}\n\n`);
+          else snapshot(call, key, name);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(() => {
+    server?.close();
+  });
+
+  beforeEach(() => {
+    consoleError = vi.spyOn(console, 'error');
+  });
+
+  afterEach(() => {
+    cleanup();
+    expect(consoleError).not.toHaveBeenCalled();
+    consoleError.mockRestore();
+  });
+
+  const newIdentity = (): DevAuth => ({ userId: 'alice', tenantId: randomUUID(), role: 'member' });
+  const callsOf = (auth: DevAuth) => calls.filter((call) => call.tenant === auth.tenantId);
+  const FwProviderForLive = ({ auth, children }: { auth: DevAuth; children: ReactNode }) => (
+    <live.FwProvider apiUrl={url} devAuth={auth}>
+      {children}
+    </live.FwProvider>
+  );
+
+  it('renders pushed data; identical live queries share one subscription, all of them one stream', async () => {
+    const auth = newIdentity();
+    const { unmount } = render(
+      <FwProviderForLive auth={auth}>
+        <Toggle>
+          <LiveNotes label="a" />
+        </Toggle>
+        <LiveNotes label="b" />
+        <LiveNotes label="tagged" tag="t" />
+        <LiveCount />
+      </FwProviderForLive>,
+    );
+    push('liveNotes', [{ title: 'n1' }]);
+    const n1 = `n1 @${revision}`;
+    await screen.findByText(`a: live ${n1}`);
+    await screen.findByText(`b: live ${n1}`);
+    await screen.findByText(`tagged: live ${n1}`);
+    await screen.findByText('count: live 1');
+    expect(callsOf(auth)).toHaveLength(1);
+    expect(callsOf(auth)[0]!.subscriptions.map((s) => [s.name, s.args])).toEqual([
+      ['liveNotes', {}],
+      ['liveNotes', { tag: 't' }],
+      ['liveCount', {}],
+    ]);
+
+    push('liveNotes', [{ title: 'n1' }, { title: 'n2' }]);
+    await screen.findByText(`a: live n1,n2 @${revision}`);
+    await screen.findByText(`b: live n1,n2 @${revision}`);
+    await screen.findByText(`tagged: live n1,n2 @${revision}`);
+
+    // One of two components leaves: the shared subscription stays, nothing is reopened.
+    fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
+    await act(() => sleep(30));
+    expect(callsOf(auth)).toHaveLength(1);
+    expect(callsOf(auth)[0]!.ended).toBe(false);
+
+    unmount();
+    await vi.waitFor(() => expect(callsOf(auth)[0]!.abandoned).toBe(true));
+    await act(() => sleep(30));
+    expect(callsOf(auth)).toHaveLength(1);
+  });
+
+  it('opens one stream with one subscription under StrictMode, and closes it on unmount', async () => {
+    const auth = newIdentity();
+    push('liveNotes', [{ title: 's1' }]);
+    const { unmount } = render(
+      <StrictMode>
+        <FwProviderForLive auth={auth}>
+          <LiveNotes label="strict" />
+          <LiveNotes label="twin" />
+        </FwProviderForLive>
+      </StrictMode>,
+    );
+    await screen.findByText(`strict: live s1 @${revision}`);
+    await screen.findByText(`twin: live s1 @${revision}`);
+    await act(() => sleep(30));
+    expect(callsOf(auth).map((call) => call.subscriptions.length)).toEqual([1]);
+    unmount();
+    await vi.waitFor(() => expect(callsOf(auth)[0]!.abandoned).toBe(true));
+  });
+
+  it('resubscribes when args change, in one reopen, and holds back while enabled is false', async () => {
+    const auth = newIdentity();
+    push('liveNotes', [{ title: 'g1' }, { title: 'g2' }]);
+    function Gated() {
+      const [enabled, setEnabled] = useState(false);
+      const [tag, setTag] = useState('a');
+      const { data, status } = live.useLiveQuery('liveNotes', { tag }, { enabled });
+      return (
+        <>
+          <button onClick={() => setEnabled(true)}>enable</button>
+          <button onClick={() => setTag('b')}>tag b</button>
+          <p>{`gated ${tag}: ${status} ${data ? data.length : '…'}`}</p>
+        </>
+      );
+    }
+    render(
+      <FwProviderForLive auth={auth}>
+        <Gated />
+      </FwProviderForLive>,
+    );
+    await act(() => sleep(30));
+    screen.getByText('gated a: closed …');
+    expect(callsOf(auth)).toHaveLength(0);
+
+    fireEvent.click(screen.getByRole('button', { name: 'enable' }));
+    await screen.findByText('gated a: live 2');
+    fireEvent.click(screen.getByRole('button', { name: 'tag b' }));
+    await screen.findByText('gated b: live 2');
+    await act(() => sleep(30));
+    expect(callsOf(auth).map((call) => call.subscriptions.map((s) => s.args))).toEqual([[{ tag: 'a' }], [{ tag: 'b' }]]);
+    expect(callsOf(auth)[0]!.abandoned).toBe(true);
   });
 });

@@ -1,0 +1,101 @@
+/**
+ * The wire format of `POST /live` (docs/live.md): the request body, and the events of the stream
+ * read into typed values.
+ */
+import { type Diagnostic, FwError, type FwErrorCode } from './errors.ts';
+import type { SseEvent } from './sse.ts';
+
+/** One subscription in the `POST /live` body. */
+export interface LiveRequestSubscription {
+  /** The client's name for it (1–64 characters, unique in the request); its events carry it. */
+  key: string;
+  name: string;
+  args: unknown;
+  /** The revision of the last snapshot received: unchanged subscriptions answer `up-to-date`. */
+  lastRevision?: number;
+}
+
+/** One event of a `POST /live` stream, addressed to the subscription `key`. */
+export type LiveEvent =
+  | { type: 'snapshot'; key: string; revision: number; result: unknown }
+  | { type: 'up-to-date'; key: string; revision: number }
+  | { type: 'reset'; key: string; reason: string; message: string }
+  | { type: 'error'; key: string; fatal: boolean; error: FwError };
+
+// The statuses the runtime gives these codes, so an error event reads like the same refusal as JSON.
+const statusOfCode: Partial<Record<string, number>> = {
+  bad_json: 400,
+  bad_request: 400,
+  validation_failed: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_many_subscriptions: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function malformed(event: SseEvent, problem: string): FwError {
+  return new FwError({
+    code: 'bad_response',
+    status: 0,
+    message: `The live stream sent a malformed "${event.event}" event (${problem}): ${event.data.slice(0, 120)}`,
+  });
+}
+
+function revisionOf(event: SseEvent, data: Record<string, unknown>): number {
+  if (typeof data.revision !== 'number' || !Number.isFinite(data.revision)) throw malformed(event, 'no numeric revision');
+  return data.revision;
+}
+
+function errorOf(data: Record<string, unknown>): FwError {
+  const error = isRecord(data.error) ? data.error : {};
+  const code = typeof error.code === 'string' ? error.code : 'internal';
+  return new FwError({
+    // A newer runtime may send a code this client does not list; it is passed on unchanged.
+    code: code as FwErrorCode,
+    message: typeof error.message === 'string' ? error.message : 'The live query failed.',
+    status: statusOfCode[code] ?? 500,
+    diagnostics: Array.isArray(error.diagnostics) ? (error.diagnostics as Diagnostic[]) : [],
+    traceId: typeof data.traceId === 'string' ? data.traceId : undefined,
+  });
+}
+
+/**
+ * Reads one event of a `POST /live` stream. Returns undefined for events this client does not know
+ * (a newer runtime may add some) and for events without a `key`; throws FwError `bad_response` for a
+ * known event whose data is not what docs/live.md describes.
+ *
+ * @example
+ *   const event = parseLiveEvent({ event: 'up-to-date', id: '42', data: '{"subscriptionId":"s","key":"k1","revision":42}' });
+ *   // { type: 'up-to-date', key: 'k1', revision: 42 }
+ */
+export function parseLiveEvent(event: SseEvent): LiveEvent | undefined {
+  const type = event.event;
+  if (type !== 'snapshot' && type !== 'up-to-date' && type !== 'reset' && type !== 'error') return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(event.data);
+  } catch {
+    throw malformed(event, 'data is not JSON');
+  }
+  if (!isRecord(data)) throw malformed(event, 'data is not an object');
+  if (typeof data.key !== 'string') return undefined;
+  const { key } = data;
+  switch (type) {
+    case 'snapshot':
+      if (!('result' in data)) throw malformed(event, 'no result');
+      return { type, key, revision: revisionOf(event, data), result: data.result };
+    case 'up-to-date':
+      return { type, key, revision: revisionOf(event, data) };
+    case 'reset':
+      return { type, key, reason: String(data.reason ?? ''), message: String(data.message ?? '') };
+    case 'error':
+      return { type, key, fatal: data.fatal === true, error: errorOf(data) };
+  }
+}

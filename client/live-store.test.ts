@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { FwError } from './errors.ts';
+import type { LiveHandlers, LiveStatus, LiveSubscription } from './live.ts';
+import { createLiveStore, type LiveSource } from './live-store.ts';
+
+// The sharing and lifetime rules, with subscriptions the test drives by hand; the HTTP behaviour is
+// covered in live.test.ts and react/react.test.tsx.
+function controlledSource() {
+  const opened: { handlers: LiveHandlers<unknown>; closed: boolean }[] = [];
+  const source: LiveSource = {
+    open(handlers) {
+      const record = { handlers, closed: false };
+      opened.push(record);
+      const subscription: LiveSubscription = {
+        close: () => void (record.closed = true),
+        status: 'connecting' as LiveStatus,
+        revision: undefined,
+      };
+      return subscription;
+    },
+  };
+  return { source, opened };
+}
+
+const noop = () => {};
+const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+describe('live store', () => {
+  it('opens one subscription per key; StrictMode unsubscribe/resubscribe keeps it; the last leave closes it after the tick', async () => {
+    const store = createLiveStore();
+    const { source, opened } = controlledSource();
+    const stopA = store.subscribe('k', source, noop);
+    const stopB = store.subscribe('k', source, noop);
+    stopA();
+    stopB();
+    const stopC = store.subscribe('k', source, noop);
+    await tick();
+    expect(opened).toHaveLength(1);
+    expect(opened[0]?.closed).toBe(false);
+
+    stopC();
+    expect(opened[0]?.closed).toBe(false);
+    await tick();
+    expect(opened[0]?.closed).toBe(true);
+    expect(store.getSnapshot('k')).toEqual({ data: undefined, error: undefined, status: 'connecting', revision: undefined });
+
+    store.subscribe('k', source, noop);
+    expect(opened).toHaveLength(2);
+  });
+
+  it('keeps data while reconnecting, clears the error when live again, and drops data on reset', () => {
+    const store = createLiveStore();
+    const { source, opened } = controlledSource();
+    let notified = 0;
+    store.subscribe('k', source, () => notified++);
+    const initial = store.getSnapshot('k');
+    expect(store.getSnapshot('k')).toBe(initial);
+    const { handlers } = opened[0]!;
+
+    handlers.onData(['a'], 3);
+    handlers.onStatus?.('live');
+    expect(store.getSnapshot('k')).toEqual({ data: ['a'], error: undefined, status: 'live', revision: 3 });
+    const lost = new FwError({ code: 'network_error', status: 0, message: 'gone' });
+    handlers.onStatus?.('reconnecting');
+    handlers.onError?.(lost);
+    expect(store.getSnapshot('k')).toEqual({ data: ['a'], error: lost, status: 'reconnecting', revision: 3 });
+    handlers.onStatus?.('live');
+    expect(store.getSnapshot('k')).toEqual({ data: ['a'], error: undefined, status: 'live', revision: 3 });
+
+    const snapshot = store.getSnapshot('k');
+    expect(store.getSnapshot('k')).toBe(snapshot);
+    handlers.onReset?.();
+    expect(store.getSnapshot('k')).toEqual({ data: undefined, error: undefined, status: 'live', revision: undefined });
+    handlers.onData(['b'], 9);
+    expect(store.getSnapshot('k')).toMatchObject({ data: ['b'], revision: 9 });
+    expect(notified).toBe(7);
+  });
+});
