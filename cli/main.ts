@@ -9,6 +9,7 @@ const subCommands = {
   create: () => import('./commands/create.ts').then((m) => m.default),
   db: () => import('./commands/db.ts').then((m) => m.default),
   generate: () => import('./commands/generate.ts').then((m) => m.default),
+  live: () => import('./commands/live.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

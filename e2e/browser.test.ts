@@ -4,8 +4,43 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
 
-const devAuth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };
 import { hasChromium, launchChromium } from './support/browser.ts';
+
+const devAuth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };
+
+// A second page of the test app with ten different live queries (more than the six HTTP/1.1
+// connections a browser allows per origin) next to the template's form.
+const LIVE_QUERIES = 10;
+const tenLiveQueries: Record<string, string> = {
+  'web/ten.html': '<!doctype html><html><body><div id="root"></div><script type="module" src="/src/ten.tsx"></script></body></html>',
+  'web/src/ten.tsx': `import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App.tsx';
+import { FwProvider, useLiveQuery } from './lib/fw.ts';
+
+function Count({ n }: { n: number }) {
+  const live = useLiveQuery('liveCount' + n as 'liveCount1', {});
+  return <li>{live.data === undefined ? 'q' + n + ': …' : 'q' + n + ': ' + live.data.count}</li>;
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <FwProvider apiUrl="" devAuth={{ userId: 'dev', tenantId: '00000000-0000-4000-8000-000000000001', role: 'member' }}>
+      <ul aria-label="Counts">{Array.from({ length: ${LIVE_QUERIES} }, (_, i) => <Count key={i} n={i + 1} />)}</ul>
+      <App />
+    </FwProvider>
+  </StrictMode>,
+);
+`,
+};
+for (let n = 1; n <= LIVE_QUERIES; n++) {
+  tenLiveQueries[`src/queries/liveCount${n}.ts`] = `import { liveQuery } from 'fw';
+export default liveQuery({
+  description: 'Count of notes, variant ${n}.',
+  handler: async (ctx) => ({ variant: ${n}, count: Number((await ctx.db.selectFrom('notes').select((eb) => eb.fn.countAll().as('c')).executeTakeFirstOrThrow()).c) }),
+});
+`;
+}
 
 if (!hasChromium) console.warn('Chromium not found at /usr/bin/chromium: the browser suite is skipped (apt-get install -y chromium).');
 
@@ -15,7 +50,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
   let browser: Browser;
 
   beforeAll(async () => {
-    app = await createTestApp('minimal-web', {}, { insideRepo: true });
+    app = await createTestApp('minimal-web', tenLiveQueries, { insideRepo: true });
     dev = await startFw(['dev', '--port', '0', '--web-port', '0', '--json'], { cwd: app.dir, timeoutMs: 90_000 });
     browser = await launchChromium();
   }, 150_000);
@@ -53,6 +88,46 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await page.reload();
     await list.getByText('Written in a real browser').waitFor({ timeout: 15_000 });
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('a note added in one page appears in another without a reload (live query)', async () => {
+    const [writer, watcher] = [await browser.newPage(), await browser.newPage()];
+    const problems: string[] = [];
+    for (const page of [writer, watcher]) page.on('pageerror', (error) => problems.push(error.message));
+    await writer.goto(dev.ready.webUrl as string);
+    await watcher.goto(dev.ready.webUrl as string);
+    const watched = watcher.getByRole('list', { name: 'Notes' });
+    await watcher.getByRole('button', { name: 'Add note' }).waitFor();
+    await writer.getByLabel('Title').fill('Seen from the other tab');
+    await writer.getByRole('button', { name: 'Add note' }).click();
+    await watched.getByText('Seen from the other tab').waitFor({ timeout: 15_000 });
+    expect(problems).toEqual([]);
+    await writer.close();
+    await watcher.close();
+  });
+
+  it(`keeps ${LIVE_QUERIES} live queries on one page live while a command still goes through`, async () => {
+    const page = await browser.newPage();
+    const liveRequests: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.startsWith('/live')) liveRequests.push(`${request.method()} ${new URL(request.url()).pathname}`);
+    });
+    await page.goto(`${dev.ready.webUrl as string}/ten.html`);
+    const counts = page.getByRole('list', { name: 'Counts' });
+    await expect.poll(() => counts.getByText(/^q\d+: \d+$/).count(), { timeout: 30_000 }).toBe(LIVE_QUERIES);
+    const before = Number((await counts.getByText(/^q1: \d+$/).textContent())!.split(': ')[1]);
+
+    await page.getByLabel('Title').fill('One more note');
+    await page.getByRole('button', { name: 'Add note' }).click();
+    // Every live query sees the new count; the command was not starved of a connection.
+    for (let n = 1; n <= LIVE_QUERIES; n++) {
+      await counts.getByText(`q${n}: ${before + 1}`, { exact: true }).waitFor({ timeout: 15_000 });
+    }
+    await page.getByRole('list', { name: 'Notes' }).getByText('One more note').waitFor();
+    // One multiplexed stream carries them all (opened once, maybe reopened as components mount).
+    expect(liveRequests.length).toBeGreaterThan(0);
+    expect(liveRequests.every((r) => r === 'POST /live')).toBe(true);
     await page.close();
   });
 

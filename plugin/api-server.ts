@@ -41,6 +41,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
+      // Streams of a runtime we share (live queries) end when its owner closes it; do not wait forever.
+      setTimeout(() => server.closeAllConnections(), 2000).unref();
     });
 
   try {
@@ -57,6 +59,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     runtime: served,
     async close() {
       stopWatching();
+      // Live streams never end by themselves: end them first so the server can close.
+      if (!options.runtime) await served.live.close();
       await stopListening();
       if (!options.runtime) await served.close();
     },

@@ -4,6 +4,7 @@ import { applyMigration } from '../runtime/db/migrate.ts';
 import { FwFailure } from '../runtime/failure.ts';
 import type { CorsOptions } from '../runtime/http/cors.ts';
 import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handler.ts';
+import { createLiveHub, type LiveHub, type LiveOptions } from '../runtime/live/hub.ts';
 import type { AppDefinition } from '../runtime/registry.ts';
 import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 import type { SeverityDiagnostic } from './failure-diagnostics.ts';
@@ -16,6 +17,8 @@ export interface DevRuntimeOptions extends DatabaseTarget {
   cors?: CorsOptions;
   /** Regenerate `src/fw/_generated/` after every (re)load, before the new app serves (default true). */
   generate?: boolean;
+  /** Live-query settings (limits, retention, polling). */
+  live?: LiveOptions;
 }
 
 export type ReloadOutcome = { ok: true; app: AppDefinition } | { ok: false; error: unknown };
@@ -26,6 +29,8 @@ export interface DevRuntime {
   readonly db: FwDatabase;
   /** Stable across reloads: mount it once. */
   readonly handler: RuntimeHandler;
+  /** Live queries: subscriptions survive reloads and re-run against the new code. */
+  readonly live: LiveHub;
   app(): AppDefinition;
   /** Warnings and notes from the last successful load (e.g. generation diagnostics). */
   diagnostics(): SeverityDiagnostic[];
@@ -42,16 +47,22 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
   const root = path.resolve(options.root);
   const loader = await createAppLoader(root);
   let db: FwDatabase | undefined;
+  let live: LiveHub | undefined;
   try {
     const openedDb = (db = await openAppDatabase(root, options));
+    const dev = options.dev ?? true;
+    const hub = (live = createLiveHub(openedDb, { dev, ...options.live }));
     const prepare = async () => {
       const app = await loader.load();
       await migrateOrFail(openedDb, app);
       const diagnostics: SeverityDiagnostic[] = options.generate === false ? [] : (await generateFromApp(app, { root })).diagnostics;
-      const handler = createRuntimeHandler({ app, db: openedDb, dev: options.dev ?? true, ...(options.cors ? { cors: options.cors } : {}) });
+      const handler = createRuntimeHandler({ app, db: openedDb, dev, live: hub, ...(options.cors ? { cors: options.cors } : {}) });
+      hub.setApp(app);
       return { app, handler, diagnostics };
     };
     let current = await prepare();
+    // After the first migration: the log and its capture triggers exist from here on.
+    await hub.start();
 
     // Reloads never overlap and are not debounced: one runs at once; edits that arrive meanwhile are
     // folded into a single follow-up.
@@ -86,16 +97,19 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       root,
       db: openedDb,
       handler: (req, res, next) => current.handler(req, res, next),
+      live: hub,
       app: () => current.app,
       diagnostics: () => current.diagnostics,
       reload,
       async close() {
         await (followUp ?? inFlight);
+        await hub.close();
         await openedDb.close();
         await loader.close();
       },
     };
   } catch (error) {
+    await live?.close().catch(() => undefined);
     await db?.close().catch(() => undefined);
     await loader.close().catch(() => undefined);
     throw error;

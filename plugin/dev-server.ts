@@ -6,6 +6,7 @@ import type { ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/failure.ts';
 import { type ApiServer, startApiServer } from './api-server.ts';
 import { createDevRuntime, type DevRuntime, type ReloadOutcome } from './dev-runtime.ts';
+import { writeRuntimeFile } from './runtime-file.ts';
 import { shareRuntime } from './shared-runtime.ts';
 
 export interface DevOptions {
@@ -50,7 +51,15 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
 
   if (options.apiOnly || !hasWeb) {
     const api = await startApiServer({ root, port: options.port, host: options.host, watch, onReload: options.onReload });
-    return { serverUrl: api.url, runtime: api.runtime, close: () => api.close() };
+    const forget = writeRuntimeFile(root, { serverUrl: api.url });
+    return {
+      serverUrl: api.url,
+      runtime: api.runtime,
+      close: async () => {
+        forget();
+        await api.close();
+      },
+    };
   }
 
   // Bind the API port before the slow part so a busy port fails at once.
@@ -58,8 +67,12 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   let runtime: DevRuntime | undefined;
   let web: ViteDevServer | undefined;
   let withdraw = () => {};
+  let forget = () => {};
   const closeAll = async () => {
     withdraw();
+    forget();
+    // Live streams never end by themselves; end them before the servers wait for their connections.
+    await runtime?.live.close();
     await web?.close();
     await api?.close();
     await runtime?.close();
@@ -89,6 +102,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     await web.listen();
     const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
     const served = runtime;
+    forget = writeRuntimeFile(root, { ...(api ? { serverUrl: api.url } : {}), webUrl });
     return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => undefined);

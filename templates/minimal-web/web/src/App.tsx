@@ -1,8 +1,9 @@
 import { type FormEvent, useState } from 'react';
-import { useCommand, useQuery } from './lib/fw.ts';
+import { useCommand, useLiveQuery } from './lib/fw.ts';
 
 export function App() {
-  const notes = useQuery('listNotes', {});
+  // Live: a note added anywhere (another tab, another user of this tenant) appears without a reload.
+  const notes = useLiveQuery('liveNotes', {});
   const createNote = useCommand('createNote');
   const [title, setTitle] = useState('');
 
@@ -29,7 +30,7 @@ export function App() {
         </p>
       )}
       {notes.error && <p role="alert">Could not load notes: {notes.error.message}</p>}
-      {notes.isLoading && <p>Loading…</p>}
+      {notes.data === undefined && !notes.error && <p>Loading…</p>}
       <ul aria-label="Notes">
         {notes.data?.map((note) => (
           <li key={note.id}>{note.title}</li>
