@@ -1,0 +1,117 @@
+import { createServer, type Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SseConnection } from './sse-connection.ts';
+
+/** A server whose one request becomes an SseConnection, and a raw client socket that reads only when told. */
+async function openPair(): Promise<{ connection: SseConnection; socket: Socket; server: Server; received: () => string }> {
+  let resolveConnection!: (connection: SseConnection) => void;
+  const opened = new Promise<SseConnection>((resolve) => (resolveConnection = resolve));
+  const server = createServer((req, res) => resolveConnection(new SseConnection('conn_test', req, res)));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  // Small buffers on both ends so backpressure shows after little data.
+  socket.setNoDelay(true);
+  let text = '';
+  socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+  socket.write('GET /live/x HTTP/1.1\r\nhost: localhost\r\n\r\n');
+  const connection = await opened;
+  return { connection, socket, server, received: () => text };
+}
+
+/** The SSE events in a raw HTTP/1.1 chunked response, as [event, data] pairs. */
+function events(raw: string): Array<{ event: string; data: string }> {
+  const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+  // Drop the chunk-size lines of the chunked encoding.
+  const unchunked = body.replace(/\r\n[0-9a-f]+\r\n/g, '').replace(/^[0-9a-f]+\r\n/, '');
+  return unchunked
+    .split('\n\n')
+    .map((block) => block.split('\n'))
+    .filter((lines) => lines.some((line) => line.startsWith('event: ')))
+    .map((lines) => ({
+      event: lines.find((line) => line.startsWith('event: '))!.slice(7),
+      data: lines.find((line) => line.startsWith('data: '))!.slice(6),
+    }));
+}
+
+const until = async (check: () => boolean, what: string) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!check()) throw new Error(`timed out waiting for ${what}`);
+};
+
+describe('an SSE connection', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('keeps only the latest unsent event per slot while the client does not read', async () => {
+    const { connection, socket, server, received } = await openPair();
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => socket.destroy(), () => connection.end());
+    socket.pause();
+    connection.open({});
+    // Fill the socket: big snapshots in slot "a" until the response reports backpressure.
+    const big = 'x'.repeat(256 * 1024);
+    let sent = 0;
+    while (!connection.isBlocked && sent < 10_000) connection.send('a', { event: 'snapshot', id: ++sent, data: JSON.stringify({ n: sent, big }) });
+    expect(connection.isBlocked).toBe(true);
+    const writtenWhenBlocked = connection.written;
+
+    // While blocked, a hundred more snapshots of "a" and three of "b" leave one pending event each.
+    for (let n = 1; n <= 100; n++) connection.send('a', { event: 'snapshot', id: sent + n, data: JSON.stringify({ n: sent + n }) });
+    for (let n = 1; n <= 3; n++) connection.send('b', { event: 'snapshot', id: n, data: JSON.stringify({ b: n }) });
+    expect(connection.pendingSlots).toBe(2);
+    expect(connection.superseded).toBe(99 + 2);
+
+    socket.resume();
+    await until(() => events(received()).some((e) => e.data === JSON.stringify({ b: 3 })), 'the latest event of slot b');
+    const got = events(received());
+    // Everything written before the block, then exactly the newest of each slot.
+    expect(got).toHaveLength(writtenWhenBlocked + 2);
+    expect(got.slice(-2).map((e) => JSON.parse(e.data))).toEqual([{ n: sent + 100 }, { b: 3 }]);
+    expect(connection.isBlocked).toBe(false);
+    expect(connection.pendingSlots).toBe(0);
+  });
+
+  it('holds events sent before open() and writes them after the headers', async () => {
+    const { connection, socket, server, received } = await openPair();
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => socket.destroy(), () => connection.end());
+    connection.send('a', { event: 'snapshot', id: 1, data: '{"n":1}' });
+    connection.send('a', { event: 'snapshot', id: 2, data: '{"n":2}' });
+    connection.open({ 'x-fw-trace-id': 'abc' });
+    await until(() => events(received()).length === 1, 'the held event');
+    expect(received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(received()).toMatch(/content-type: text\/event-stream/i);
+    expect(received()).toMatch(/x-fw-trace-id: abc/i);
+    expect(events(received())).toEqual([{ event: 'snapshot', data: '{"n":2}' }]);
+  });
+
+  it('writes a heartbeat comment only after a quiet spell', async () => {
+    const { connection, socket, server, received } = await openPair();
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => socket.destroy(), () => connection.end());
+    connection.open({});
+    connection.send('a', { event: 'snapshot', id: 1, data: '{}' });
+    connection.heartbeat(60_000);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    connection.heartbeat(10);
+    await until(() => received().includes(': heartbeat\n\n'), 'a heartbeat');
+    expect(received().match(/: heartbeat/g)).toHaveLength(1);
+  });
+
+  it('notices the client going away, tells its listeners once and drops what was pending', async () => {
+    const { connection, socket, server } = await openPair();
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    connection.open({});
+    let closes = 0;
+    connection.onClose(() => closes++);
+    socket.destroy();
+    await until(() => connection.isClosed, 'the close');
+    connection.send('a', { event: 'snapshot', id: 1, data: '{}' });
+    expect(connection.pendingSlots).toBe(0);
+    expect(closes).toBe(1);
+    let late = 0;
+    connection.onClose(() => late++);
+    expect(late).toBe(1);
+  });
+});
