@@ -11,7 +11,7 @@ import { createRuntimeHandler } from '../http/handler.ts';
 import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { createLiveHub, type LiveHub } from './hub.ts';
-import { pruneInvalidations } from './log.ts';
+import { logBounds, pruneInvalidations } from './log.ts';
 import { openEventStream } from './test-support.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';
@@ -418,6 +418,55 @@ describe('admin routes outside dev mode', () => {
         server.closeAllConnections();
         await new Promise((resolve) => server.close(resolve));
       }
+      await db.close();
+    }
+  });
+});
+
+describe('retention on a schedule', () => {
+  it('prunes aged rows by itself; resumes inside the window stay exact, older ones are reset', async () => {
+    const db = await createDatabase();
+    const app = testApp();
+    await applyMigration(db, app.schema);
+    const hub = createLiveHub(db, { dev: true, retentionMs: 1500, pruneIntervalMs: 100 });
+    hub.setApp(app);
+    await hub.start();
+    const server = createServer(createRuntimeHandler({ app, db, dev: true, live: hub }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const resume = async (revision: number) => {
+      const stream = await openEventStream(`${url}/live/liveNotes?lastRevision=${revision}`, { headers: alice });
+      try {
+        return (await stream.next()).json;
+      } finally {
+        stream.close();
+      }
+    };
+    try {
+      const stream = await openEventStream(`${url}/live/liveNotes`, { headers: alice });
+      const first = (await stream.next()).json.revision as number;
+      await fetch(`${url}/commands/createNote`, { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: '{"args":{"title":"aging"}}' });
+      const second = (await stream.next()).json.revision as number;
+      stream.close();
+      expect(second).toBeGreaterThan(first);
+      // Inside the window (the pruner runs every 100 ms meanwhile): exact.
+      expect(await resume(first)).toMatchObject({ result: [{ title: 'aging' }] });
+      expect(await resume(second)).not.toHaveProperty('result');
+
+      // Once the write has aged out of the window, the pruner removes what it can and raises the floor.
+      await expect.poll(async () => (await logBounds(db.admin)).prunedThrough, { timeout: 15_000, interval: 100 }).toBe(second);
+      const reset = await openEventStream(`${url}/live/liveNotes?lastRevision=${first}`, { headers: alice });
+      try {
+        expect((await reset.next()).json).toMatchObject({ reason: 'revision_expired', oldestRevision: second });
+        expect((await reset.next()).json.result).toEqual([{ title: 'aging' }]);
+      } finally {
+        reset.close();
+      }
+      expect(await resume(second)).not.toHaveProperty('result');
+    } finally {
+      await hub.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
       await db.close();
     }
   });

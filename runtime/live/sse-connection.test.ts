@@ -48,7 +48,7 @@ describe('an SSE connection', () => {
 
   it('keeps only the latest unsent event per slot while the client does not read', async () => {
     const { connection, socket, server, received } = await openPair();
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => socket.destroy(), () => connection.end());
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => void socket.destroy(), () => connection.end());
     socket.pause();
     connection.open({});
     // Fill the socket: big snapshots in slot "a" until the response reports backpressure.
@@ -76,7 +76,7 @@ describe('an SSE connection', () => {
 
   it('holds events sent before open() and writes them after the headers', async () => {
     const { connection, socket, server, received } = await openPair();
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => socket.destroy(), () => connection.end());
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => void socket.destroy(), () => connection.end());
     connection.send('a', { event: 'snapshot', id: 1, data: '{"n":1}' });
     connection.send('a', { event: 'snapshot', id: 2, data: '{"n":2}' });
     connection.open({ 'x-fw-trace-id': 'abc' });
@@ -89,7 +89,7 @@ describe('an SSE connection', () => {
 
   it('writes a heartbeat comment only after a quiet spell', async () => {
     const { connection, socket, server, received } = await openPair();
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => socket.destroy(), () => connection.end());
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => void socket.destroy(), () => connection.end());
     connection.open({});
     connection.send('a', { event: 'snapshot', id: 1, data: '{}' });
     connection.heartbeat(60_000);
