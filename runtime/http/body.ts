@@ -26,24 +26,31 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
 const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
- * Parses the `{ "args": { … } }` envelope. An absent body means `{}` args; anything else must be
- * JSON with a JSON content type.
+ * Parses a JSON request body, which must come with a JSON content type (415 otherwise, 400 `bad_json`
+ * when it does not parse).
  */
-export function parseArgsEnvelope(body: Buffer, contentType: string | undefined): unknown {
-  if (body.length === 0) return {};
+export function parseJsonBody(body: Buffer, contentType: string | undefined): unknown {
   if (contentType === undefined || !jsonType.test(contentType)) {
     throw new FwError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.', {
       diagnostics: [{ path: 'headers.content-type', code: 'unsupported', message: `Got ${contentType ?? 'no content type'}.` }],
     });
   }
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch (error) {
     throw new FwError('bad_json', `The body is not valid JSON: ${(error as Error).message}`, {
       diagnostics: [{ path: 'body', code: 'bad_json', message: (error as Error).message }],
     });
   }
+}
+
+/**
+ * Parses the `{ "args": { … } }` envelope. An absent body means `{}` args; anything else must be
+ * JSON with a JSON content type.
+ */
+export function parseArgsEnvelope(body: Buffer, contentType: string | undefined): unknown {
+  if (body.length === 0) return {};
+  const parsed = parseJsonBody(body, contentType);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new FwError('bad_request', 'The body must be a JSON object of the form {"args": {…}}.', {
       diagnostics: [{ path: 'body', code: 'invalid_envelope', message: 'Expected an object with an "args" member.' }],

@@ -5,7 +5,7 @@ import type { Auth } from '../entries.ts';
 import { type Diagnostic, FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { SseConnection } from '../live/sse-connection.ts';
-import { readBody } from './body.ts';
+import { parseJsonBody, readBody } from './body.ts';
 
 export interface LiveRouteContext {
   hub: LiveHub;
@@ -63,15 +63,7 @@ const subscriptionsBody = z
  * stream opens, a subscription that cannot start gets a fatal `error` event and the others go on.
  */
 export async function serveMultiplexedStream(req: IncomingMessage, res: ServerResponse, context: LiveRouteContext): Promise<void> {
-  const body = await readBody(req, context.bodyLimit);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch (error) {
-    throw new FwError('bad_json', `The body is not valid JSON: ${(error as Error).message}`, {
-      diagnostics: [{ path: 'body', code: 'bad_json', message: (error as Error).message }],
-    });
-  }
+  const parsed = parseJsonBody(await readBody(req, context.bodyLimit), req.headers['content-type']);
   const result = subscriptionsBody.safeParse(parsed);
   if (!result.success) {
     const diagnostics: Diagnostic[] = result.error.issues.map((issue) => ({

@@ -371,6 +371,9 @@ for (const target of databaseTargets) {
       expect(duplicate.body.error.diagnostics[0].code).toBe('duplicate_key');
       const many = await post(JSON.stringify({ subscriptions: Array.from({ length: 65 }, (_, i) => ({ key: `k${i}`, name: 'liveNotes' })) }));
       expect([many.status, many.body.error.code]).toEqual([429, 'too_many_subscriptions']);
+      // A form post (text/plain) is not a subscription request.
+      const form = await fetch(`${url}/live`, { method: 'POST', headers: { ...alice, 'content-type': 'text/plain' }, body: '{"subscriptions":[]}' });
+      expect([form.status, (await form.json()).error.code]).toEqual([415, 'unsupported_media_type']);
     });
 
     it('the admin routes show status, invalidations and one subscription (dev mode)', async () => {
