@@ -1,0 +1,70 @@
+/**
+ * The writer: commits at a fixed rate (open loop: the i-th commit starts at start + i / rate, whether
+ * or not earlier ones have returned), each inserting one row into one group, round-robin. It writes
+ * straight to PostgreSQL with `pg` for both servers: fw's capture triggers log the write and notify
+ * fw's listener; for the bare server the same transaction also sends `NOTIFY bench_live 'tenant|group'`.
+ * A commit's time is when its COMMIT returned, on the machine-wide monotonic clock.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { TenantLayout, VariantName } from './config.ts';
+import { tenantOfGroup, writeStatement } from './app.ts';
+import type { WriteRecord } from './protocol.ts';
+
+export const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+export interface Writer {
+  /** `count` commits at `rate` per second; resolves when the last one returned. */
+  write(count: number, rate: number, measured: boolean, onCommit: (write: WriteRecord) => void): Promise<WriteRecord[]>;
+  /** Commits so far, and how late the latest one started against its schedule (ms, worst so far). */
+  readonly commits: number;
+  readonly worstStartLagMs: number;
+  close(): Promise<void>;
+}
+
+export function createWriter(url: string, options: { variant: VariantName; groups: number; tenants: TenantLayout }): Writer {
+  // A few connections, so one slow commit does not hold back the schedule.
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on('error', () => undefined);
+  const nextN = new Map<number, number>();
+  let seq = 0;
+  let commits = 0;
+  let worstStartLagMs = 0;
+
+  const commitOne = async (measured: boolean, onCommit: (write: WriteRecord) => void): Promise<WriteRecord> => {
+    const mySeq = ++seq;
+    const group = (mySeq - 1) % options.groups;
+    const n = (nextN.get(group) ?? 0) + 1;
+    nextN.set(group, n);
+    const tenant = tenantOfGroup(group, options.tenants);
+    const sentUs = nowUs();
+    await pool.query(writeStatement({ seq: mySeq, group, n, tenant }, options.variant === 'bare'));
+    const record: WriteRecord = { seq: mySeq, group, sentUs, ackUs: nowUs(), measured };
+    commits++;
+    onCommit(record);
+    return record;
+  };
+
+  return {
+    async write(count, rate, measured, onCommit) {
+      const periodMs = 1000 / rate;
+      const start = performance.now();
+      const inFlight: Array<Promise<WriteRecord>> = [];
+      for (let i = 0; i < count; i++) {
+        const due = start + i * periodMs;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        worstStartLagMs = Math.max(worstStartLagMs, performance.now() - due);
+        inFlight.push(commitOne(measured, onCommit));
+      }
+      return Promise.all(inFlight);
+    },
+    get commits() {
+      return commits;
+    },
+    get worstStartLagMs() {
+      return worstStartLagMs;
+    },
+    close: () => pool.end(),
+  };
+}
