@@ -10,6 +10,9 @@ const subCommands = {
   db: () => import('./commands/db.ts').then((m) => m.default),
   generate: () => import('./commands/generate.ts').then((m) => m.default),
   live: () => import('./commands/live.ts').then((m) => m.default),
+  inspect: () => import('./commands/inspect.ts').then((m) => m.default),
+  check: () => import('./commands/check.ts').then((m) => m.default),
+  make: () => import('./commands/make.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

@@ -202,7 +202,8 @@ describe('fw dev --once', () => {
       const r = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
       expect(r.code, r.stderr).toBe(0);
       const report = JSON.parse(r.stdout);
-      expect(report).toMatchObject({ ok: true, diagnostics: [], health: { status: 'ok' } });
+      // The template's listNotes query has no UI (its page uses the live query): a note, not a problem.
+      expect(report).toMatchObject({ ok: true, diagnostics: [{ code: 'entry_without_ui', severity: 'info', path: 'src/queries/listNotes.ts:1:1' }], health: { status: 'ok' } });
       expect(report.steps.map((s: { name: string; ok: boolean }) => [s.name, s.ok])).toEqual([
         ['start (load, migrate, generate, listen)', true],
         ['probe GET /health', true],

@@ -55,7 +55,9 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     const prepare = async () => {
       const app = await loader.load();
       await migrateOrFail(openedDb, app);
-      const diagnostics: SeverityDiagnostic[] = options.generate === false ? [] : (await generateFromApp(app, { root })).diagnostics;
+      const generated = options.generate === false ? undefined : await generateFromApp(app, { root });
+      // Generation notes plus the contract checks (frontend, agent boundaries): `fw dev --once` reports both.
+      const diagnostics: SeverityDiagnostic[] = generated ? [...generated.diagnostics, ...generated.checks] : [];
       const handler = createRuntimeHandler({ app, db: openedDb, dev, live: hub, ...(options.cors ? { cors: options.cors } : {}) });
       hub.setApp(app);
       return { app, handler, diagnostics };

@@ -6,6 +6,7 @@ import type { ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/failure.ts';
 import { type ApiServer, startApiServer } from './api-server.ts';
 import { createDevRuntime, type DevRuntime, type ReloadOutcome } from './dev-runtime.ts';
+import { isNuxtWeb, startNuxtDev } from './nuxt-dev.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
 import { shareRuntime } from './shared-runtime.ts';
 
@@ -37,6 +38,7 @@ export interface DevSession {
 /**
  * `fw dev`: the API runtime and, when the app has `web/`, the web dev server (the app's own Vite and
  * vite.config.ts). Both serve the same runtime, so the web app calls its entries on its own origin.
+ * A Nuxt `web/` runs its own `nuxt dev` instead, calling the API across origins (plugin/nuxt-dev.ts).
  */
 export async function startDev(options: DevOptions): Promise<DevSession> {
   const root = path.resolve(options.root);
@@ -61,6 +63,9 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
       },
     };
   }
+
+  // A Nuxt web/ runs its own `nuxt dev`, calling the API server across origins (plugin/nuxt-dev.ts).
+  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch });
 
   // Bind the API port before the slow part so a busy port fails at once.
   let api: ApiServer | undefined;

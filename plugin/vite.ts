@@ -7,6 +7,7 @@ import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 import { fwPackageRoot } from './package-root.ts';
 import { AppLoadError } from './load-app.ts';
 import { claimSharedRuntime } from './shared-runtime.ts';
+import { watchFrontend } from './vite-frontend.ts';
 
 export interface FwPluginOptions {
   /** The app root (holding `src/`). Default: the parent of Vite's root when that is `web/`, else Vite's root. */
@@ -47,6 +48,7 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
         runtime.handler(req, res, next);
       });
       watchBackend(server, runtime);
+      watchFrontend(server, runtime);
     },
   },
 }));

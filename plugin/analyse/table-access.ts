@@ -285,7 +285,8 @@ function unwrap(node: Argument): Argument {
   }
 }
 
-function positionFinder(source: string): (offset: number) => SourcePosition {
+/** Maps a UTF-16 offset in `source` to its 1-based line and column. */
+export function positionFinder(source: string): (offset: number) => SourcePosition {
   const lineStarts = [0];
   for (let i = 0; i < source.length; i++) if (source.charCodeAt(i) === 10) lineStarts.push(i + 1);
   return (offset) => {

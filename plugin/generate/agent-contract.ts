@@ -2,6 +2,7 @@ import type { EntryKind } from '../../runtime/entries.ts';
 import type { ColumnDefault, ColumnKind, IndexSpec, ReferentialAction } from '../../runtime/schema.ts';
 import { fwVersion } from '../../runtime/version.ts';
 import type { AppModel } from '../analyse/app-model.ts';
+import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 
 /**
  * `src/fw/_generated/agentContract.json`: what a coding agent needs to change the app safely — its
@@ -41,7 +42,25 @@ export interface AgentContract {
     }>;
     indexes: Array<Required<IndexSpec>>;
   }>;
+  /** The web app: where its bridge and provider are, its rules, which UI reaches each entry, and what the checks found. */
+  frontend: {
+    layout: FrontendGraph['layout'];
+    bridge: string | null;
+    providers: Array<{ kind: FrontendGraph['providers'][number]['kind']; file: string; mode: FrontendGraph['providers'][number]['mode'] }>;
+    rules: Array<{ id: string; text: string }>;
+    routes: Array<{ path: string; components: string[] }>;
+    entries: Array<{ name: string; kind: EntryKind; components: string[]; routes: string[]; actions: number }>;
+    diagnostics: Array<{ code: string; severity: 'error' | 'warning' | 'info'; file: string; line: number; column: number; message: string }>;
+  };
 }
+
+const frontendRules: AgentContract['frontend']['rules'] = [
+  { id: 'bridge-only', text: 'Components import hooks and the api from the bridge file (web/src/lib/fw.ts, web/composables/fw.ts or web/lib/fw.ts), never from src/fw/_generated/ directly.' },
+  { id: 'no-raw-fetch', text: 'Components call entries through hooks (useCommand/useQuery/useLiveQuery or useFwCommand/useFwQuery/useFwLiveQuery), never with fetch/axios/EventSource to /commands, /queries, /live or /external.' },
+  { id: 'provider-once', text: 'FwProvider (or the Nuxt fw plugins) is set up once, in the layout or entry file.' },
+  { id: 'no-server-code', text: 'Frontend code never imports fw, fw/runtime, database drivers, node: builtins or backend files under src/ (type-only imports excepted).' },
+  { id: 'no-agents-in-frontend', text: 'Agents and models run in actions, workflows, endpoints and server-only code; never in commands, queries, liveQueries or frontend code.' },
+];
 
 const rules: AgentContract['rules'] = [
   { id: 'command-transaction', text: 'A command runs in its own read-write transaction: it commits when the handler returns and rolls back when it throws.' },
@@ -69,7 +88,7 @@ const builtInPolicies: ReadonlyArray<{ name: string; description: string }> = [
  *   buildAgentContract(model).tables[0]?.columns[0]
  *   // { name: 'id', kind: 'uuid', nullable: false, primaryKey: true, unique: false, default: { kind: 'random_uuid' }, values: null, references: null }
  */
-export function buildAgentContract(model: AppModel): AgentContract {
+export function buildAgentContract(model: AppModel, frontend: FrontendGraph): AgentContract {
   const entriesUsing = (policy: string) => model.entries.filter((e) => e.policy === policy).map((e) => e.name);
   return {
     fwVersion,
@@ -107,5 +126,14 @@ export function buildAgentContract(model: AppModel): AgentContract {
       })),
       indexes: table.indexes.map((index) => ({ columns: index.columns, unique: index.unique ?? false })),
     })),
+    frontend: {
+      layout: frontend.layout,
+      bridge: frontend.bridge.file,
+      providers: frontend.providers.map((p) => ({ kind: p.kind, file: p.file, mode: p.mode })),
+      rules: frontend.layout === 'none' ? [] : frontendRules,
+      routes: frontend.routes.map((r) => ({ path: r.path, components: r.components })),
+      entries: frontend.entries.map((e) => ({ name: e.name, kind: e.kind, components: e.components, routes: e.routes, actions: e.actions.length })),
+      diagnostics: frontend.diagnostics.map((d) => ({ code: d.code, severity: d.severity, file: d.file, line: d.line, column: d.column, message: d.message })),
+    },
   };
 }

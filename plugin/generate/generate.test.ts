@@ -7,7 +7,7 @@ import { fwVersion } from '../../runtime/version.ts';
 import { generateArtifacts } from './generate.ts';
 
 const generated = 'src/fw/_generated';
-const artifactPaths = ['agentContract.json', 'api.json', 'api.ts', 'capabilityMap.json'].map((f) => `${generated}/${f}`);
+const artifactPaths = ['agentContract.json', 'api.json', 'api.ts', 'capabilityMap.json', 'frontendGraph.json'].map((f) => `${generated}/${f}`);
 
 const apps: Array<{ remove(): Promise<void> }> = [];
 afterEach(async () => {
@@ -50,7 +50,7 @@ describe('generated artifacts of the minimal-web template', () => {
     expect(capabilities.tables).toEqual([{ name: 'notes', tenantScoped: true, readBy: ['listNotes', 'liveNotes'], writtenBy: ['createNote'] }]);
 
     const contract = await readJson(dir, `${generated}/agentContract.json`);
-    expect(Object.keys(contract)).toEqual(['fwVersion', 'rules', 'policies', 'entries', 'tables']);
+    expect(Object.keys(contract)).toEqual(['fwVersion', 'rules', 'policies', 'entries', 'tables', 'frontend']);
     expect(contract.tables[0]).toMatchObject({ name: 'notes', tenantScoped: true, indexes: [{ columns: ['created_at'], unique: false }] });
     expect(contract.tables[0].columns.map((c: { name: string }) => c.name)).toEqual(['id', 'title', 'body', 'author_id', 'created_at']);
     expect(contract.tables[0].columns[0]).toEqual({
@@ -141,7 +141,7 @@ describe('determinism and drift', () => {
     const firstTimes = await Promise.all(artifactPaths.map(async (p) => (await stat(path.join(dir, p))).mtimeMs));
     await new Promise((r) => setTimeout(r, 20));
     const second = await generateArtifacts({ root: dir });
-    expect(second.files.map((f) => f.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(second.files.map((f) => f.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
     expect(await snapshot(dir)).toEqual(first);
     expect(await Promise.all(artifactPaths.map(async (p) => (await stat(path.join(dir, p))).mtimeMs))).toEqual(firstTimes);
   });
@@ -166,6 +166,7 @@ describe('determinism and drift', () => {
       { path: `${generated}/api.json`, status: 'drifted', reason: 'other-version', foundVersion: '0.0.1' },
       { path: `${generated}/api.ts`, status: 'drifted', reason: 'edited' },
       { path: `${generated}/capabilityMap.json`, status: 'drifted', reason: 'missing' },
+      { path: `${generated}/frontendGraph.json`, status: 'unchanged' },
     ]);
     expect(await Promise.all(artifactPaths.slice(0, 3).map((p) => read(dir, p)))).toEqual(before);
   });
@@ -186,7 +187,7 @@ describe('determinism and drift', () => {
     const checked = await generateArtifacts({ root: dir, check: true });
     expect(checked.files.map((f) => [f.path, f.status])).toEqual(artifactPaths.map((p) => [p, 'drifted']));
     const written = await generateArtifacts({ root: dir });
-    expect(written.files.map((f) => f.status)).toEqual(['written', 'written', 'written', 'written']);
+    expect(written.files.map((f) => f.status)).toEqual(['written', 'written', 'written', 'written', 'written']);
     expect(await read(dir, `${generated}/api.ts`)).toContain("deleteNote: { kind: 'command', name: 'deleteNote', reads: ['notes'], writes: ['notes'] }");
   });
 });

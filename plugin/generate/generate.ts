@@ -1,11 +1,16 @@
 import path from 'node:path';
 import type { AppDefinition } from '../../runtime/registry.ts';
+import { findBackendAgentRuns } from '../analyse/agent-calls.ts';
 import { type AppModel, analyseApp, type GenerateDiagnostic } from '../analyse/app-model.ts';
+import { type CheckDiagnostic, sortDiagnostics } from '../analyse/check-diagnostic.ts';
+import { analyseFrontend, type FrontendAnalysisOptions } from '../analyse/frontend/analyse.ts';
+import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 import { createAppLoader } from '../load-app.ts';
 import { buildAgentContract } from './agent-contract.ts';
 import { buildApiJson } from './api-json.ts';
 import { buildApiModule } from './api-module.ts';
 import { buildCapabilityMap } from './capability-map.ts';
+import { buildFrontendGraphJson } from './frontend-graph.ts';
 import { type Artifact, codeArtifact, generatedDir, jsonArtifact } from './render.ts';
 import { type ArtifactFile, syncArtifacts } from './sync-files.ts';
 
@@ -14,12 +19,18 @@ export interface GenerateOptions {
   root: string;
   /** Write nothing; report files that differ from what would be written as `drifted`. */
   check?: boolean;
+  /** The frontend analysis' per-file cache (default: shared by the process). */
+  frontend?: FrontendAnalysisOptions;
 }
 
 export interface GenerateResult {
   /** Every artifact, sorted by path. */
   files: ArtifactFile[];
   diagnostics: GenerateDiagnostic[];
+  /** The analysed web/ (empty, layout `none`, without one). */
+  frontend: FrontendGraph;
+  /** Contract checks: the frontend's diagnostics plus agent runs in commands and queries, sorted. */
+  checks: CheckDiagnostic[];
 }
 
 /**
@@ -50,22 +61,26 @@ export async function generateArtifacts(options: GenerateOptions): Promise<Gener
 export async function generateFromApp(app: AppDefinition, options: GenerateOptions): Promise<GenerateResult> {
   const root = path.resolve(options.root);
   const model = await analyseApp(root, app);
-  const files = await syncArtifacts(root, buildArtifacts(model), { check: options.check ?? false });
-  return { files, diagnostics: model.diagnostics };
+  const frontend = await analyseFrontend(root, model.entries, options.frontend);
+  const checks = sortDiagnostics([...frontend.diagnostics, ...(await findBackendAgentRuns(root, model))]);
+  const files = await syncArtifacts(root, buildArtifacts(model, frontend), { check: options.check ?? false });
+  return { files, diagnostics: model.diagnostics, frontend, checks };
 }
 
 /**
  * The artifacts of an analysed app, sorted by path; pure, so the same model always gives the same bytes.
  *
  * @example
- *   buildArtifacts(model).map((a) => a.path)
- *   // ['src/fw/_generated/agentContract.json', 'src/fw/_generated/api.json', 'src/fw/_generated/api.ts', 'src/fw/_generated/capabilityMap.json']
+ *   buildArtifacts(model, frontend).map((a) => a.path)
+ *   // ['src/fw/_generated/agentContract.json', 'src/fw/_generated/api.json', 'src/fw/_generated/api.ts',
+ *   //  'src/fw/_generated/capabilityMap.json', 'src/fw/_generated/frontendGraph.json']
  */
-export function buildArtifacts(model: AppModel): Artifact[] {
+export function buildArtifacts(model: AppModel, frontend: FrontendGraph): Artifact[] {
   return [
-    jsonArtifact(`${generatedDir}/agentContract.json`, buildAgentContract(model)),
+    jsonArtifact(`${generatedDir}/agentContract.json`, buildAgentContract(model, frontend)),
     jsonArtifact(`${generatedDir}/api.json`, buildApiJson(model)),
     codeArtifact(`${generatedDir}/api.ts`, buildApiModule(model)),
-    jsonArtifact(`${generatedDir}/capabilityMap.json`, buildCapabilityMap(model)),
+    jsonArtifact(`${generatedDir}/capabilityMap.json`, buildCapabilityMap(model, frontend)),
+    jsonArtifact(`${generatedDir}/frontendGraph.json`, buildFrontendGraphJson(frontend)),
   ];
 }

@@ -1,0 +1,119 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningFw, runFw, runNode, startFw } from './support/app.ts';
+import { hasChromium, launchChromium } from './support/browser.ts';
+
+// One real app for the file: `fw create --template nuxt-web --install` (npm install of Nuxt), then its
+// typecheck, build, and `fw dev` in a browser.
+describe('the nuxt-web template', () => {
+  let parent: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    parent = await mkdtemp(path.join(tmpdir(), 'fw-nuxt-'));
+    dir = path.join(parent, 'notes');
+    const created = await runFw(['create', dir, '--template', 'nuxt-web', '--install', '--json'], { cwd: parent });
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ ok: true, template: 'nuxt-web', installed: true });
+  }, 300_000);
+
+  afterAll(async () => {
+    if (parent) await rm(parent, { recursive: true, force: true });
+  });
+
+  const nuxt = (args: string[]) => runNode([path.join(dir, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], { cwd: dir, env: { NUXT_TELEMETRY_DISABLED: '1', NODE_ENV: '' } });
+
+  it('ships generated files that match this fw', async () => {
+    const check = await runFw(['generate', '--check', '--json'], { cwd: dir });
+    expect(check.code, check.stdout).toBe(0);
+  });
+
+  it('typechecks (tsc for the backend, vue-tsc through nuxt typecheck for web/)', async () => {
+    const tsc = await runNode([path.join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.code).toBe(0);
+    const vueTsc = await nuxt(['typecheck', 'web']);
+    expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
+  }, 120_000);
+
+  it('builds with nuxt build', async () => {
+    const build = await nuxt(['build', 'web']);
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    expect(existsSync(path.join(dir, 'web/.output/server/index.mjs'))).toBe(true);
+  }, 180_000);
+
+  describe.skipIf(!hasChromium)('under fw dev, in a real browser', () => {
+    let dev: RunningFw;
+    let browser: Browser;
+
+    beforeAll(async () => {
+      dev = await startFw(['dev', '--port', '0', '--web-port', '0', '--json'], { cwd: dir, timeoutMs: 180_000 });
+      browser = await launchChromium();
+    }, 200_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await dev?.stop();
+    });
+
+    it('serves the API and the Nuxt app; the Nuxt server reaches the runtime it is configured with', async () => {
+      expect(dev.ready).toMatchObject({ ok: true, serverUrl: expect.stringMatching(/^http:/), webUrl: expect.stringMatching(/^http:/) });
+      const health = (await (await fetch(`${dev.ready.webUrl as string}/api/fw-health`)).json()) as Record<string, unknown>;
+      expect(health).toMatchObject({ ok: true, fwUrl: dev.ready.serverUrl, status: 200, health: { status: 'ok' } });
+    });
+
+    it('adds a note through the form, lists it, and another page sees it live', async () => {
+      const [writer, watcher] = [await browser.newPage(), await browser.newPage()];
+      const problems: string[] = [];
+      for (const page of [writer, watcher]) {
+        page.on('pageerror', (error) => problems.push(error.message));
+        page.on('console', (message) => {
+          if (message.type() === 'error') problems.push(message.text());
+        });
+        page.on('response', (response) => {
+          if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+        });
+      }
+      const liveRequests: string[] = [];
+      writer.on('request', (request) => {
+        if (new URL(request.url()).pathname === '/live') liveRequests.push(`${request.method()} ${request.url()}`);
+      });
+      await writer.goto(dev.ready.webUrl as string);
+      await watcher.goto(dev.ready.webUrl as string);
+      await writer.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+      await watcher.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+
+      await writer.getByLabel('Title').fill('Written in Nuxt');
+      await writer.getByRole('button', { name: 'Add note' }).click();
+      await writer.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 15_000 });
+      expect(await writer.getByLabel('Title').inputValue()).toBe('');
+      // Pushed to the other page over its live stream, without a reload.
+      await watcher.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 15_000 });
+      // The browser calls the runtime directly, on one multiplexed stream.
+      expect(liveRequests).toEqual([`POST ${dev.ready.serverUrl as string}/live`]);
+
+      // Stored: a fresh load lists it.
+      await writer.reload();
+      await writer.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 30_000 });
+      expect(problems).toEqual([]);
+      await writer.close();
+      await watcher.close();
+    });
+  });
+
+  // After fw dev has stopped: replaces the template's web/ in this installed app.
+  it('fw make ui --framework nuxt --yes makes a UI for the entries that typechecks and builds', async () => {
+    const made = await runFw(['make', 'ui', '--framework', 'nuxt', '--yes', '--json'], { cwd: dir });
+    expect(made.code, made.stdout + made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout).files).toContain('web/components/fw/CreateNoteForm.vue');
+    expect((await nuxt(['prepare', 'web'])).code).toBe(0);
+    const vueTsc = await nuxt(['typecheck', 'web']);
+    expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
+    const build = await nuxt(['build', 'web']);
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+  }, 180_000);
+});

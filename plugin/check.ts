@@ -1,0 +1,96 @@
+import path from 'node:path';
+import { type CheckDiagnostic, checkDiagnostic, fromGenerateDiagnostic, sortDiagnostics } from './analyse/check-diagnostic.ts';
+import { generateFromApp } from './generate/generate.ts';
+import { describeDrift } from './generate/sync-files.ts';
+import { AppLoadError, createAppLoader } from './load-app.ts';
+
+/** One group of checks and whether it passed (no error-severity diagnostic). */
+export interface CheckResult {
+  name: CheckName;
+  ok: boolean;
+  errors: number;
+  warnings: number;
+  infos: number;
+}
+
+export type CheckName = 'load' | 'generated' | 'analysis' | 'frontend' | 'boundaries' | 'policies';
+
+/** `fw check --json`: `ok` is false when any diagnostic is an error. */
+export interface CheckReport {
+  ok: boolean;
+  checks: CheckResult[];
+  diagnostics: CheckDiagnostic[];
+}
+
+const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed_context']);
+
+/**
+ * Runs every static check of an app without writing anything: the app loads (policies defined),
+ * `src/fw/_generated/` matches the sources (`fw generate --check`), the entries' analysis, the
+ * frontend contract, and the server/agent boundaries.
+ *
+ * @example
+ *   const report = await runChecks({ root: '.' });
+ *   report.checks // [{ name: 'load', ok: true, … }, { name: 'generated', ok: true, … }, …]
+ */
+export async function runChecks(options: { root: string }): Promise<CheckReport> {
+  const root = path.resolve(options.root);
+  const loader = await createAppLoader(root);
+  try {
+    let app;
+    try {
+      app = await loader.load();
+    } catch (error) {
+      if (!(error instanceof AppLoadError)) throw error;
+      const diagnostics = sortDiagnostics(error.problems.map(loadProblem));
+      const group = (name: CheckName, codes: (code: string) => boolean) => result(name, diagnostics.filter((d) => codes(d.code)));
+      return { ok: false, checks: [group('load', (c) => c === 'app_invalid'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
+    }
+    const generated = await generateFromApp(app, { root, check: true });
+    const drift = generated.files.flatMap((f) =>
+      f.status === 'drifted'
+        ? [checkDiagnostic({
+          code: 'generated_drift', severity: 'error', file: f.path, line: 1, column: 1,
+          message: `${f.path} is out of date. ${describeDrift(f)}`,
+          hint: 'Regenerate; never edit files under src/fw/_generated/ by hand.',
+          suggestedCommand: 'fw generate',
+        })]
+        : [],
+    );
+    const analysis = generated.diagnostics.map(fromGenerateDiagnostic);
+    const frontend = generated.checks.filter((d) => !boundaryCodes.has(d.code));
+    const boundaries = generated.checks.filter((d) => boundaryCodes.has(d.code));
+    const checks = [
+      result('load', []),
+      result('generated', drift),
+      result('analysis', analysis),
+      result('frontend', frontend),
+      result('boundaries', boundaries),
+      result('policies', []),
+    ];
+    const diagnostics = sortDiagnostics([...drift, ...analysis, ...generated.checks]);
+    return { ok: checks.every((c) => c.ok), checks, diagnostics };
+  } finally {
+    await loader.close();
+  }
+}
+
+function result(name: CheckName, diagnostics: readonly CheckDiagnostic[]): CheckResult {
+  const count = (severity: CheckDiagnostic['severity']) => diagnostics.filter((d) => d.severity === severity).length;
+  return { name, ok: count('error') === 0, errors: count('error'), warnings: count('warning'), infos: count('info') };
+}
+
+function loadProblem(problem: { file?: string; message: string }): CheckDiagnostic {
+  // registry.checkApp's message for a policy no one defined (runtime/registry.ts).
+  const policy = /^\w+ "(\w+)" uses policy "([^"]+)", which is not defined/.exec(problem.message);
+  return checkDiagnostic({
+    code: policy ? 'unknown_policy' : 'app_invalid',
+    severity: 'error',
+    message: problem.message,
+    file: problem.file ?? (policy ? 'src/policies.ts' : '.'),
+    line: 1,
+    column: 1,
+    hint: policy ? `Define "${policy[2]}" in src/policies.ts with definePolicies(), or use public, user or system.` : 'Fix the file named; fw reloads it on the next run.',
+    suggestedCommand: policy ? 'fw inspect client --json' : 'fw dev --once --json',
+  });
+}

@@ -1,0 +1,81 @@
+import path from 'node:path';
+import type { EntryKind } from '../runtime/entries.ts';
+import { fwVersion } from '../runtime/version.ts';
+import { type AppModel, analyseApp } from './analyse/app-model.ts';
+import { analyseFrontend } from './analyse/frontend/analyse.ts';
+import type { FrontendGraph } from './analyse/frontend/graph.ts';
+import { buildCapabilityMap, type CapabilityMap } from './generate/capability-map.ts';
+import { buildFrontendGraphJson, type FrontendGraphJson } from './generate/frontend-graph.ts';
+import { createAppLoader } from './load-app.ts';
+
+/** `fw inspect client`: the generated api surface and how the web app calls each entry. */
+export interface ClientSurface {
+  fwVersion: string;
+  layout: FrontendGraph['layout'];
+  bridge: string | null;
+  entries: Array<{
+    name: string;
+    kind: EntryKind;
+    route: string | null;
+    policy: string;
+    args: Record<string, unknown> | null;
+    /** The React hook and Vue composable calls that reach it. */
+    hooks: { react: string; vue: string };
+  }>;
+}
+
+export type InspectTarget = 'client' | 'frontend' | 'capabilities';
+export type Inspection = ClientSurface | FrontendGraphJson | CapabilityMap;
+
+const callables = {
+  command: { react: 'useCommand', vue: 'useFwCommand', section: 'commands' },
+  query: { react: 'useQuery', vue: 'useFwQuery', section: 'queries' },
+  liveQuery: { react: 'useLiveQuery', vue: 'useFwLiveQuery', section: 'liveQueries' },
+} as const;
+
+/**
+ * Loads and analyses the app (writing nothing) and returns one view of it.
+ *
+ * @example
+ *   const caps = await inspectApp({ root: '.', target: 'capabilities' }) as CapabilityMap;
+ *   caps.ui.entriesWithoutUi // ['listNotes']
+ */
+export async function inspectApp(options: { root: string; target: InspectTarget }): Promise<Inspection> {
+  const root = path.resolve(options.root);
+  const loader = await createAppLoader(root);
+  try {
+    const model = await analyseApp(root, await loader.load());
+    const frontend = await analyseFrontend(root, model.entries);
+    switch (options.target) {
+      case 'client':
+        return clientSurface(model, frontend);
+      case 'frontend':
+        return buildFrontendGraphJson(frontend);
+      case 'capabilities':
+        return buildCapabilityMap(model, frontend);
+    }
+  } finally {
+    await loader.close();
+  }
+}
+
+function clientSurface(model: AppModel, frontend: FrontendGraph): ClientSurface {
+  return {
+    fwVersion,
+    layout: frontend.layout,
+    bridge: frontend.bridge.file,
+    entries: model.entries.flatMap((entry) => {
+      if (entry.kind !== 'command' && entry.kind !== 'query' && entry.kind !== 'liveQuery') return [];
+      const names = callables[entry.kind];
+      const args = entry.kind === 'command' ? '' : ', args';
+      return [{
+        name: entry.name,
+        kind: entry.kind,
+        route: entry.route,
+        policy: entry.policy,
+        args: entry.args.kind === 'json-schema' ? entry.args.schema : null,
+        hooks: { react: `${names.react}('${entry.name}'${args})`, vue: `${names.vue}(api.${names.section}.${entry.name}${args})` },
+      }];
+    }),
+  };
+}

@@ -1,0 +1,66 @@
+import path from 'node:path';
+import type { ViteDevServer } from 'vite';
+import { type CheckDiagnostic, formatDiagnostic } from './analyse/check-diagnostic.ts';
+import { isWebFile } from './analyse/frontend/files.ts';
+import type { DevRuntime } from './dev-runtime.ts';
+import { generateFromApp } from './generate/generate.ts';
+
+/**
+ * Keeps the frontend artifacts (frontendGraph.json, capabilityMap.json, agentContract.json) in step
+ * with edits under web/: an edited file is parsed again (every other file comes from the analysis'
+ * content-hash cache), the artifacts are rewritten when they change, and the edited file's frontend
+ * diagnostics print in Vite's terminal, errors also in its overlay.
+ */
+export function watchFrontend(server: ViteDevServer, runtime: DevRuntime): void {
+  const logger = server.config.logger;
+  // Edits arriving during a pass are folded into one follow-up pass.
+  let running: Promise<void> | undefined;
+  let queued = new Set<string>();
+  const pass = async (): Promise<void> => {
+    const files = [...queued];
+    queued = new Set();
+    const result = await generateFromApp(runtime.app(), { root: runtime.root });
+    const relevant = result.checks.filter((d) => files.includes(d.file) && d.severity !== 'info');
+    for (const d of relevant) report(server, d);
+    const firstError = relevant.find((d) => d.severity === 'error');
+    if (firstError) sendOverlay(server, runtime.root, firstError);
+  };
+  const schedule = (file: string) => {
+    queued.add(path.relative(runtime.root, file).split(path.sep).join('/'));
+    if (running) return;
+    running = (async () => {
+      try {
+        while (queued.size > 0) await pass();
+      } catch (error) {
+        logger.error(`fw: frontend analysis failed: ${error instanceof Error ? error.message : String(error)}`, { timestamp: true });
+      } finally {
+        running = undefined;
+      }
+    })();
+  };
+  server.watcher.on('all', (_event, file) => {
+    if (isWebFile(runtime.root, file)) schedule(file);
+  });
+
+  const initial = runtime.diagnostics().filter((d): d is CheckDiagnostic => 'suggestedCommand' in d && d.severity !== 'info');
+  for (const d of initial) report(server, d);
+}
+
+function report(server: ViteDevServer, d: CheckDiagnostic): void {
+  const line = `fw: ${formatDiagnostic(d)}`;
+  if (d.severity === 'error') server.config.logger.error(line, { timestamp: true });
+  else server.config.logger.warn(line, { timestamp: true });
+}
+
+function sendOverlay(server: ViteDevServer, root: string, d: CheckDiagnostic): void {
+  server.ws.send({
+    type: 'error',
+    err: {
+      message: `${d.code}: ${d.message}\nhint: ${d.hint}`,
+      stack: '',
+      plugin: 'fw',
+      id: path.join(root, d.file),
+      loc: { file: path.join(root, d.file), line: d.line, column: d.column },
+    },
+  });
+}

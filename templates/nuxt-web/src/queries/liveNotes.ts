@@ -1,0 +1,7 @@
+import { liveQuery } from 'fw';
+
+export default liveQuery({
+  description: 'The caller’s tenant’s notes, newest first, kept up to date.',
+  policy: 'user',
+  handler: (ctx) => ctx.db.selectFrom('notes').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').execute(),
+});

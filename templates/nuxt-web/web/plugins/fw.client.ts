@@ -1,0 +1,7 @@
+import { fwNuxtOptions } from 'fw/nuxt';
+import { devAuth, fw } from '../composables/fw';
+
+// In the browser: one client, query cache and live stream for the app, calling runtimeConfig.public.fwUrl.
+export default defineNuxtPlugin((nuxtApp) => {
+  nuxtApp.vueApp.use(fw, fwNuxtOptions(useRuntimeConfig(), import.meta.dev ? { devAuth } : {}));
+});
