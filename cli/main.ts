@@ -13,6 +13,7 @@ const subCommands = {
   inspect: () => import('./commands/inspect.ts').then((m) => m.default),
   check: () => import('./commands/check.ts').then((m) => m.default),
   make: () => import('./commands/make.ts').then((m) => m.default),
+  do: () => import('./commands/do.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

@@ -1,11 +1,36 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningFw, runFw, runNode, startFw } from './support/app.ts';
 import { hasChromium, launchChromium } from './support/browser.ts';
+
+// The template's page with its wiring broken: a deep import from _generated/ and a raw $fetch of a command.
+const brokenNuxtPage = `<script setup lang="ts">
+import { ref } from 'vue';
+import { api } from '../../src/fw/_generated/api';
+
+const title = ref('');
+const commands = Object.keys(api.commands);
+
+async function addNote() {
+  await $fetch('/commands/createNote', { method: 'POST', body: { args: { title: title.value } } });
+  title.value = '';
+}
+</script>
+
+<template>
+  <main>
+    <form @submit.prevent="addNote">
+      <label>Title <input v-model="title" required /></label>
+      <button type="submit">Add note</button>
+    </form>
+    <p>{{ commands.length }} commands</p>
+  </main>
+</template>
+`;
 
 // One real app for the file: `fw create --template nuxt-web --install` (npm install of Nuxt), then its
 // typecheck, build, and `fw dev` in a browser.
@@ -104,6 +129,32 @@ describe('the nuxt-web template', () => {
       await watcher.close();
     });
   });
+
+  // After fw dev has stopped: breaks the wiring of this installed app, then repairs it.
+  it('fw do connect-ui restores the bridge and plugins, rewrites imports and a raw $fetch; the app typechecks and builds', async () => {
+    const page = path.join(dir, 'web/pages/index.vue');
+    const original = await readFile(page, 'utf8');
+    await writeFile(page, brokenNuxtPage);
+    for (const file of ['web/composables/fw.ts', 'web/plugins/fw.client.ts', 'web/plugins/fw.server.ts']) await rm(path.join(dir, file));
+
+    const run = await runFw(['do', 'connect-ui', '--json'], { cwd: dir });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ ok: true, layout: 'nuxt', unfixed: [], remaining: [] });
+    expect(report.fixed.map((f: { code: string }) => f.code).sort()).toEqual(['deep_generated_import', 'missing_bridge', 'missing_provider', 'raw_runtime_fetch']);
+    const repaired = await readFile(page, 'utf8');
+    expect(repaired).toContain("import { api, useFwCommand } from '../composables/fw';\nconst createNoteCommand = useFwCommand('createNote');");
+    expect(repaired).toContain('await createNoteCommand.mutateAsync({ title: title.value });');
+    expect(repaired.slice(repaired.indexOf('<template>'))).toBe(brokenNuxtPage.slice(brokenNuxtPage.indexOf('<template>')));
+    expect(await readFile(path.join(dir, 'web/composables/fw.ts'), 'utf8')).toContain("export { api } from '../../src/fw/_generated/api';");
+
+    expect((await runFw(['check', '--json'], { cwd: dir })).code).toBe(0);
+    const vueTsc = await nuxt(['typecheck', 'web']);
+    expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
+    const build = await nuxt(['build', 'web']);
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    await writeFile(page, original);
+  }, 180_000);
 
   // After fw dev has stopped: replaces the template's web/ in this installed app.
   it('fw make ui --framework nuxt --yes makes a UI for the entries that typechecks and builds', async () => {
