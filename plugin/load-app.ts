@@ -84,9 +84,13 @@ export async function createAppLoader(root: string): Promise<AppLoader> {
 
       const entries = new Map<string, EntryDefinition>();
       const origin = new Map<string, string>();
-      for (const { name, file, folder, kinds } of await listEntryFiles(root)) {
-        const mod = await importFile(path.join(root, file));
-        const entry = mod.default;
+      const files = await listEntryFiles(root);
+      // Imported concurrently (the module runner waits on I/O between transforms), handled in file order.
+      const imports = await Promise.allSettled(files.map(({ file }) => importFile(path.join(root, file))));
+      for (const [i, { name, file, folder, kinds }] of files.entries()) {
+        const imported = imports[i]!;
+        if (imported.status === 'rejected') throw imported.reason;
+        const entry = imported.value.default;
         if (!isEntry(entry)) {
           problems.push({ file, message: `must \`export default\` a ${kinds.join(' or ')}(…) definition.` });
           continue;

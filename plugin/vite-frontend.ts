@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ViteDevServer } from 'vite';
 import { type CheckDiagnostic, formatDiagnostic } from './analyse/check-diagnostic.ts';
-import { isWebFile } from './analyse/frontend/files.ts';
+import { createWebSources, isWebFile } from './analyse/frontend/files.ts';
 import type { DevRuntime } from './dev-runtime.ts';
 import { generateFromApp } from './generate/generate.ts';
 
@@ -16,10 +16,13 @@ export function watchFrontend(server: ViteDevServer, runtime: DevRuntime): void 
   // Edits arriving during a pass are folded into one follow-up pass.
   let running: Promise<void> | undefined;
   let queued = new Set<string>();
+  // web/ in memory, re-read file by file as the watcher reports edits.
+  const sources = createWebSources(runtime.root);
   const pass = async (): Promise<void> => {
     const files = [...queued];
     queued = new Set();
-    const result = await generateFromApp(runtime.app(), { root: runtime.root });
+    for (const file of files) sources.changed(file);
+    const result = await generateFromApp(runtime.app(), { root: runtime.root, frontend: { sources } });
     const relevant = result.checks.filter((d) => files.includes(d.file) && d.severity !== 'info');
     for (const d of relevant) report(server, d);
     const firstError = relevant.find((d) => d.severity === 'error');

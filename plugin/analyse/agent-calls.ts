@@ -38,7 +38,16 @@ const disallowedKinds = new Set(['command', 'query', 'liveQuery']);
  * Spec Errors 4: agents run only in actions, workflows, endpoints and server-only code. Finds agent
  * and model runs in command, query and liveQuery files.
  */
-export async function findBackendAgentRuns(root: string, model: AppModel): Promise<CheckDiagnostic[]> {
+export function findBackendAgentRuns(root: string, model: AppModel): Promise<CheckDiagnostic[]> {
+  // Per model, like the model per loaded app: a web/ edit does not parse the backend again.
+  let found = backendRuns.get(model);
+  if (found === undefined) backendRuns.set(model, (found = scanBackend(root, model)));
+  return found;
+}
+
+const backendRuns = new WeakMap<AppModel, Promise<CheckDiagnostic[]>>();
+
+async function scanBackend(root: string, model: AppModel): Promise<CheckDiagnostic[]> {
   const found: CheckDiagnostic[] = [];
   for (const entry of model.entries) {
     if (!disallowedKinds.has(entry.kind)) continue;

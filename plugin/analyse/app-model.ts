@@ -49,7 +49,21 @@ export interface AppModel {
  *   const model = await analyseApp(root, await loader.load());
  *   model.entries.find((e) => e.name === 'createNote')?.access // { kind: 'complete', reads: [], writes: ['notes'] }
  */
-export async function analyseApp(root: string, app: AppDefinition): Promise<AppModel> {
+export function analyseApp(root: string, app: AppDefinition): Promise<AppModel> {
+  // A loaded app never changes (a reload makes a new one), so its model is computed once: a web/ edit
+  // re-generates without reading or parsing the backend again.
+  let model = models.get(app);
+  if (model === undefined) {
+    model = analyse(root, app);
+    models.set(app, model);
+    model.catch(() => models.delete(app));
+  }
+  return model;
+}
+
+const models = new WeakMap<AppDefinition, Promise<AppModel>>();
+
+async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
   const files = await listEntryFiles(root);
   const tables = app.schema.tables;
   const names = [...app.entries.keys()].sort();

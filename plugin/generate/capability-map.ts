@@ -77,8 +77,15 @@ export function buildCapabilityMap(model: AppModel, frontend: FrontendGraph): Ca
 
 function buildCapabilityUi(model: AppModel, frontend: FrontendGraph): CapabilityUi {
   const paths: CapabilityUi['paths'] = [];
+  const entries = new Map(model.entries.map((e) => [e.name, e]));
+  const actionsOf = new Map<string, FrontendGraph['actions']>();
+  for (const a of frontend.actions) {
+    const list = actionsOf.get(a.hook);
+    if (list) list.push(a);
+    else actionsOf.set(a.hook, [a]);
+  }
   for (const hook of frontend.hooks) {
-    const entry = model.entries.find((e) => e.name === hook.entry);
+    const entry = hook.entry === null ? undefined : entries.get(hook.entry);
     const backend = {
       hook: { id: hook.id, name: hook.hook },
       entry: hook.entry,
@@ -88,7 +95,7 @@ function buildCapabilityUi(model: AppModel, frontend: FrontendGraph): Capability
       writes: entry?.access.writes ?? [],
       policy: entry?.policy ?? null,
     };
-    const actions = frontend.actions.filter((a) => a.hook === hook.id);
+    const actions = actionsOf.get(hook.id) ?? [];
     if (actions.length === 0) paths.push({ action: null, component: hook.component, routes: hook.routes, ...backend });
     for (const a of actions) {
       paths.push({
@@ -102,6 +109,6 @@ function buildCapabilityUi(model: AppModel, frontend: FrontendGraph): Capability
   const withoutUi = frontend.layout === 'none' ? [] : frontend.entries.filter((e) => e.hooks.length === 0).map((e) => e.name);
   return {
     paths,
-    entriesWithoutUi: withoutUi.filter((name) => model.entries.find((e) => e.name === name)?.policy !== 'system'),
+    entriesWithoutUi: withoutUi.filter((name) => entries.get(name)?.policy !== 'system'),
   };
 }

@@ -76,11 +76,24 @@ export async function generateFromApp(app: AppDefinition, options: GenerateOptio
  *   //  'src/fw/_generated/capabilityMap.json', 'src/fw/_generated/frontendGraph.json']
  */
 export function buildArtifacts(model: AppModel, frontend: FrontendGraph): Artifact[] {
+  const [apiJson, apiModule] = backendArtifacts(model);
   return [
     jsonArtifact(`${generatedDir}/agentContract.json`, buildAgentContract(model, frontend)),
-    jsonArtifact(`${generatedDir}/api.json`, buildApiJson(model)),
-    codeArtifact(`${generatedDir}/api.ts`, buildApiModule(model)),
+    apiJson,
+    apiModule,
     jsonArtifact(`${generatedDir}/capabilityMap.json`, buildCapabilityMap(model, frontend)),
     jsonArtifact(`${generatedDir}/frontendGraph.json`, buildFrontendGraphJson(frontend)),
   ];
 }
+
+/** The artifacts made from the backend alone, built once per model (a web/ edit does not change them). */
+function backendArtifacts(model: AppModel): [Artifact, Artifact] {
+  let built = backendBuilt.get(model);
+  if (built === undefined) {
+    built = [jsonArtifact(`${generatedDir}/api.json`, buildApiJson(model)), codeArtifact(`${generatedDir}/api.ts`, buildApiModule(model))];
+    backendBuilt.set(model, built);
+  }
+  return built;
+}
+
+const backendBuilt = new WeakMap<AppModel, [Artifact, Artifact]>();

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fwVersion } from '../../runtime/version.ts';
 import { type Artifact, readStamp } from './render.ts';
@@ -26,19 +26,38 @@ export async function syncArtifacts(root: string, artifacts: readonly Artifact[]
   return Promise.all(
     artifacts.map(async (artifact): Promise<ArtifactFile> => {
       const file = path.join(root, artifact.path);
-      const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined;
-        throw error;
-      });
+      const existing = await readKnown(file);
       if (existing === artifact.content) return { path: artifact.path, status: 'unchanged' };
       if (options.check) return { path: artifact.path, status: 'drifted', ...driftOf(artifact, existing) };
       await mkdir(path.dirname(file), { recursive: true });
       const temporary = `${file}.${process.pid}.tmp`;
       await writeFile(temporary, artifact.content);
       await rename(temporary, file);
+      remember(file, artifact.content, await stat(file));
       return { path: artifact.path, status: 'written' };
     }),
   );
+}
+
+// What this process last read or wrote at each artifact path, with the file's size and mtime then: a
+// file whose stat still matches is not read again (dev regenerates on every edit; the files are large).
+const known = new Map<string, { size: number; mtimeMs: number; content: string }>();
+
+function remember(file: string, content: string, stats: { size: number; mtimeMs: number }): void {
+  known.set(file, { size: stats.size, mtimeMs: stats.mtimeMs, content });
+}
+
+async function readKnown(file: string): Promise<string | undefined> {
+  const stats = await stat(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (stats === undefined) return undefined;
+  const last = known.get(file);
+  if (last !== undefined && last.size === stats.size && last.mtimeMs === stats.mtimeMs) return last.content;
+  const content = await readFile(file, 'utf8');
+  remember(file, content, stats);
+  return content;
 }
 
 function driftOf(artifact: Artifact, existing: string | undefined): { reason: DriftReason; foundVersion?: string } {

@@ -1,9 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { sortDiagnostics } from '../check-diagnostic.ts';
 import { frontendDiagnostics } from './diagnostics.ts';
 import type { FileFacts } from './facts.ts';
-import { listWebFiles } from './files.ts';
+import { createWebSources, type WebSources } from './files.ts';
 import { buildGraph, type FrontendGraph, type GraphEntry } from './graph.ts';
 import { createFrontendCache, type FrontendCache } from './parse.ts';
 import { loadSfcCompiler, type SfcCompiler } from './vue-sfc.ts';
@@ -13,6 +11,8 @@ export type { FrontendGraph, GraphEntry } from './graph.ts';
 export interface FrontendAnalysisOptions {
   /** Per-file facts by content hash; default: one cache shared by the whole process. */
   cache?: FrontendCache;
+  /** web/'s sources kept up to date by a watcher; default: list and read web/ on every call. */
+  sources?: WebSources;
 }
 
 // Facts depend only on a file's path and bytes, so one cache serves every app in the process.
@@ -30,10 +30,10 @@ const compilers = new Map<string, Promise<SfcCompiler | null>>();
  */
 export async function analyseFrontend(root: string, entries: readonly GraphEntry[], options: FrontendAnalysisOptions = {}): Promise<FrontendGraph> {
   const cache = options.cache ?? sharedCache;
-  const files = await listWebFiles(root);
-  const sources = await Promise.all(files.map((file) => readFile(path.join(root, file), 'utf8')));
+  const current = await (options.sources ?? createWebSources(root)).read();
+  const files = [...current.keys()].sort();
   const sfc = files.some((f) => f.endsWith('.vue')) ? await sfcCompiler(root) : null;
-  const facts: FileFacts[] = files.map((file, i) => cache.get(file, sources[i]!, sfc));
+  const facts: FileFacts[] = files.map((file) => cache.get(file, current.get(file)!, sfc));
   const graph = buildGraph(facts, entries);
   graph.diagnostics = sortDiagnostics(frontendDiagnostics(graph, facts, entries));
   return graph;

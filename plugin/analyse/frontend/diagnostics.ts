@@ -3,7 +3,7 @@ import { aiRunExports } from '../agent-calls.ts';
 import { type CheckDiagnostic, checkDiagnostic } from '../check-diagnostic.ts';
 import type { FileFacts } from './facts.ts';
 import type { FrontendGraph, GraphEntry } from './graph.ts';
-import { fileRole, resolveImport } from './layout.ts';
+import { fileRole, resolveImportCached } from './layout.ts';
 
 const connectUi = 'fw do connect-ui';
 const builtins = new Set(builtinModules);
@@ -136,7 +136,7 @@ function serverOnly(from: string, source: string, files: ReadonlySet<string>): s
   if (source === 'fw/runtime') return "fw's runtime";
   if (source.startsWith('node:') || builtins.has(source)) return 'a Node.js builtin';
   if (serverPackages.some((p) => source === p || source.startsWith(`${p}/`))) return 'a database driver';
-  const target = resolveImport(from, source, files);
+  const target = resolveImportCached(from, source, files);
   if (target !== undefined && target.startsWith('src/') && !target.startsWith('src/fw/_generated/')) return `backend code in ${target}`;
   return undefined;
 }

@@ -2,7 +2,7 @@ import type { EntryKind } from '../../../runtime/entries.ts';
 import type { CheckDiagnostic } from '../check-diagnostic.ts';
 import type { SourcePosition } from '../table-access.ts';
 import { type FileFacts, type HookName, hookKinds, sectionKinds } from './facts.ts';
-import { bridgeCandidates, detectLayout, type FileRole, fileRole, nuxtComponentName, nuxtPageRoute, nuxtPluginMode, pascal, resolveImport, type WebLayout } from './layout.ts';
+import { bridgeCandidates, detectLayout, type FileRole, fileRole, nuxtComponentName, nuxtPageRoute, nuxtPluginMode, pascal, resolveImportCached, type WebLayout } from './layout.ts';
 
 type Located = { file: string; line: number; column: number };
 
@@ -85,7 +85,7 @@ export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphE
     for (const statement of own.imports) {
       const binding = statement.names.find((n) => n.local === head);
       if (!binding) continue;
-      const target = resolveImport(file, statement.source, fileSet);
+      const target = resolveImportCached(file, statement.source, fileSet);
       const facts = target === undefined ? undefined : byFile.get(target);
       if (facts === undefined) return undefined;
       const name = binding.imported === 'default' ? facts.defaultExport : binding.imported;
@@ -133,7 +133,13 @@ export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphE
       for (const next of renders.get(id) ?? []) if (!seen.has(next)) (seen.add(next), queue.push(next));
     }
   }
-  const routeList = (component: string | null) => (component === null ? [] : sorted(routesOf.get(component) ?? []));
+  const routeLists = new Map<string, string[]>();
+  const routeList = (component: string | null): string[] => {
+    if (component === null) return [];
+    let list = routeLists.get(component);
+    if (list === undefined) routeLists.set(component, (list = sorted(routesOf.get(component) ?? [])));
+    return list;
+  };
 
   const entryByName = new Map(entries.map((e) => [e.name, e]));
   const hooks: FrontendGraph['hooks'] = [];
@@ -160,6 +166,19 @@ export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphE
     }
   }
 
+  // Sorted first: the per-entry lists below keep this order. Indexed, since entries × hooks would be
+  // quadratic on a large app.
+  sortBy(hooks, (h) => [h.file, pad(h.line), pad(h.column)]);
+  sortBy(actions, (a) => [a.file, pad(a.line), pad(a.column)]);
+  const hooksByEntry = new Map<string, FrontendGraph['hooks']>();
+  for (const h of hooks) if (h.status === 'ok') push(hooksByEntry, h.entry!, h);
+  const okHookEntry = new Map(hooks.filter((h) => h.status === 'ok').map((h) => [h.id, h.entry!]));
+  const actionsByEntry = new Map<string, string[]>();
+  for (const a of actions) {
+    const entry = okHookEntry.get(a.hook);
+    if (entry !== undefined) push(actionsByEntry, entry, a.id);
+  }
+
   const providers: FrontendGraph['providers'] = [];
   for (const f of facts) {
     for (const p of f.providers) providers.push({ ...loc(f.file, p.at), kind: p.kind, props: p.props, mode: null });
@@ -180,19 +199,19 @@ export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphE
       (c) => [c.id],
     ),
     bridgeImports: bridge === null ? [] : facts.flatMap((f) => f.imports
-      .filter((i) => resolveImport(f.file, i.source, fileSet) === bridge)
+      .filter((i) => resolveImportCached(f.file, i.source, fileSet) === bridge)
       .map((i) => ({ ...loc(f.file, i.at), names: i.names.map((n) => n.imported).sort() }))),
-    hooks: sortBy(hooks, (h) => [h.file, pad(h.line), pad(h.column)]),
-    actions: sortBy(actions, (a) => [a.file, pad(a.line), pad(a.column)]),
+    hooks,
+    actions,
     providers,
     rawFetches: facts.flatMap((f) => f.fetches.map((x) => ({ ...loc(f.file, x.at), api: x.api, url: x.url }))),
     entries: entries.filter((e) => uiKinds.has(e.kind)).map((e) => {
-      const using = hooks.filter((h) => h.entry === e.name && h.status === 'ok');
+      const using = hooksByEntry.get(e.name) ?? [];
       return {
         name: e.name,
         kind: e.kind,
         hooks: using.map((h) => h.id),
-        actions: actions.filter((a) => using.some((h) => h.id === a.hook)).map((a) => a.id),
+        actions: actionsByEntry.get(e.name) ?? [],
         components: unique(using.flatMap((h) => (h.component === null ? [] : [h.component]))),
         routes: unique(using.flatMap((h) => h.routes)),
       };
@@ -205,6 +224,12 @@ function add(map: Map<string, Set<string>>, key: string, value: string): void {
   let set = map.get(key);
   if (!set) map.set(key, (set = new Set()));
   set.add(value);
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 function sorted(values: Iterable<string>): string[] {
@@ -220,9 +245,10 @@ function pad(n: number): string {
 }
 
 function sortBy<T>(items: T[], key: (item: T) => string[]): T[] {
+  const keys = new Map(items.map((item) => [item, key(item).join('\u0000')]));
   return items.sort((a, b) => {
-    const ka = key(a).join('\u0000');
-    const kb = key(b).join('\u0000');
+    const ka = keys.get(a)!;
+    const kb = keys.get(b)!;
     return ka < kb ? -1 : ka > kb ? 1 : 0;
   });
 }

@@ -84,3 +84,22 @@ export function resolveImport(from: string, source: string, files: ReadonlySet<s
   }
   return bases[bases.length - 1];
 }
+
+let resolved: { files: ReadonlySet<string>; key: string; memo: Map<string, string | undefined> } | undefined;
+
+/**
+ * `resolveImport` remembered for as long as the set of files stays the same (one web/ edit rarely
+ * adds or removes a file), so a pass over a large app resolves only the imports it has not seen.
+ */
+export function resolveImportCached(from: string, source: string, files: ReadonlySet<string>): string | undefined {
+  if (resolved?.files !== files) {
+    const key = [...files].join('\n');
+    if (resolved?.key !== key) resolved = { files, key, memo: new Map() };
+    else resolved.files = files;
+  }
+  const id = `${from}\n${source}`;
+  if (resolved.memo.has(id)) return resolved.memo.get(id);
+  const target = resolveImport(from, source, files);
+  resolved.memo.set(id, target);
+  return target;
+}
