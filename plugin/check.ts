@@ -2,7 +2,8 @@ import path from 'node:path';
 import { type CheckDiagnostic, checkDiagnostic, fromGenerateDiagnostic, sortDiagnostics } from './analyse/check-diagnostic.ts';
 import { generateFromApp } from './generate/generate.ts';
 import { describeDrift } from './generate/sync-files.ts';
-import { AppLoadError, createAppLoader } from './load-app.ts';
+import { loadAppOnce } from './load-app-once.ts';
+import { AppLoadError } from './load-app.ts';
 
 /** One group of checks and whether it passed (no error-severity diagnostic). */
 export interface CheckResult {
@@ -35,44 +36,39 @@ const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed
  */
 export async function runChecks(options: { root: string }): Promise<CheckReport> {
   const root = path.resolve(options.root);
-  const loader = await createAppLoader(root);
+  let app;
   try {
-    let app;
-    try {
-      app = await loader.load();
-    } catch (error) {
-      if (!(error instanceof AppLoadError)) throw error;
-      const diagnostics = sortDiagnostics(error.problems.map(loadProblem));
-      const group = (name: CheckName, codes: (code: string) => boolean) => result(name, diagnostics.filter((d) => codes(d.code)));
-      return { ok: false, checks: [group('load', (c) => c === 'app_invalid'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
-    }
-    const generated = await generateFromApp(app, { root, check: true });
-    const drift = generated.files.flatMap((f) =>
-      f.status === 'drifted'
-        ? [checkDiagnostic({
-          code: 'generated_drift', severity: 'error', file: f.path, line: 1, column: 1,
-          message: `${f.path} is out of date. ${describeDrift(f)}`,
-          hint: 'Regenerate; never edit files under src/fw/_generated/ by hand.',
-          suggestedCommand: 'fw generate',
-        })]
-        : [],
-    );
-    const analysis = generated.diagnostics.map(fromGenerateDiagnostic);
-    const frontend = generated.checks.filter((d) => !boundaryCodes.has(d.code));
-    const boundaries = generated.checks.filter((d) => boundaryCodes.has(d.code));
-    const checks = [
-      result('load', []),
-      result('generated', drift),
-      result('analysis', analysis),
-      result('frontend', frontend),
-      result('boundaries', boundaries),
-      result('policies', []),
-    ];
-    const diagnostics = sortDiagnostics([...drift, ...analysis, ...generated.checks]);
-    return { ok: checks.every((c) => c.ok), checks, diagnostics };
-  } finally {
-    await loader.close();
+    app = await loadAppOnce(root);
+  } catch (error) {
+    if (!(error instanceof AppLoadError)) throw error;
+    const diagnostics = sortDiagnostics(error.problems.map(loadProblem));
+    const group = (name: CheckName, codes: (code: string) => boolean) => result(name, diagnostics.filter((d) => codes(d.code)));
+    return { ok: false, checks: [group('load', (c) => c === 'app_invalid'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
   }
+  const generated = await generateFromApp(app, { root, check: true });
+  const drift = generated.files.flatMap((f) =>
+    f.status === 'drifted'
+      ? [checkDiagnostic({
+        code: 'generated_drift', severity: 'error', file: f.path, line: 1, column: 1,
+        message: `${f.path} is out of date. ${describeDrift(f)}`,
+        hint: 'Regenerate; never edit files under src/fw/_generated/ by hand.',
+        suggestedCommand: 'fw generate',
+      })]
+      : [],
+  );
+  const analysis = generated.diagnostics.map(fromGenerateDiagnostic);
+  const frontend = generated.checks.filter((d) => !boundaryCodes.has(d.code));
+  const boundaries = generated.checks.filter((d) => boundaryCodes.has(d.code));
+  const checks = [
+    result('load', []),
+    result('generated', drift),
+    result('analysis', analysis),
+    result('frontend', frontend),
+    result('boundaries', boundaries),
+    result('policies', []),
+  ];
+  const diagnostics = sortDiagnostics([...drift, ...analysis, ...generated.checks]);
+  return { ok: checks.every((c) => c.ok), checks, diagnostics };
 }
 
 function result(name: CheckName, diagnostics: readonly CheckDiagnostic[]): CheckResult {

@@ -6,7 +6,7 @@ import { analyseFrontend } from './analyse/frontend/analyse.ts';
 import type { FrontendGraph } from './analyse/frontend/graph.ts';
 import { buildCapabilityMap, type CapabilityMap } from './generate/capability-map.ts';
 import { buildFrontendGraphJson, type FrontendGraphJson } from './generate/frontend-graph.ts';
-import { createAppLoader } from './load-app.ts';
+import { loadAppOnce } from './load-app-once.ts';
 
 /** `fw inspect client`: the generated api surface and how the web app calls each entry. */
 export interface ClientSurface {
@@ -42,20 +42,15 @@ const callables = {
  */
 export async function inspectApp(options: { root: string; target: InspectTarget }): Promise<Inspection> {
   const root = path.resolve(options.root);
-  const loader = await createAppLoader(root);
-  try {
-    const model = await analyseApp(root, await loader.load());
-    const frontend = await analyseFrontend(root, model.entries);
-    switch (options.target) {
-      case 'client':
-        return clientSurface(model, frontend);
-      case 'frontend':
-        return buildFrontendGraphJson(frontend);
-      case 'capabilities':
-        return buildCapabilityMap(model, frontend);
-    }
-  } finally {
-    await loader.close();
+  const model = await analyseApp(root, await loadAppOnce(root));
+  const frontend = await analyseFrontend(root, model.entries);
+  switch (options.target) {
+    case 'client':
+      return clientSurface(model, frontend);
+    case 'frontend':
+      return buildFrontendGraphJson(frontend);
+    case 'capabilities':
+      return buildCapabilityMap(model, frontend);
   }
 }
 

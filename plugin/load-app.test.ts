@@ -1,33 +1,50 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp } from '../e2e/support/app.ts';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { AppDefinition } from '../runtime/registry.ts';
 import { AppLoadError, createAppLoader } from './load-app.ts';
+import { loadAppOnce } from './load-app-once.ts';
 
 const apps: Array<{ remove(): Promise<void> }> = [];
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.remove()));
 });
 
-async function load(files: Record<string, string>) {
-  const app = await createTestApp('minimal-web', files);
-  apps.push(app);
-  const loader = await createAppLoader(app.dir);
-  try {
-    return await loader.load();
-  } finally {
-    await loader.close();
+// Both ways fw loads an app: the dev module runner (reloads single files) and the one-shot bundle of
+// the CLI's read-and-exit commands. They must agree on every app, valid or not.
+const loaders: Array<[string, (dir: string) => Promise<AppDefinition>]> = [
+  ['the module runner', async (dir) => {
+    const loader = await createAppLoader(dir);
+    try {
+      return await loader.load();
+    } finally {
+      await loader.close();
+    }
+  }],
+  ['the one-shot bundle', loadAppOnce],
+];
+
+describe.each(loaders)('loading an app through %s', (_, loadApp) => {
+  async function load(files: Record<string, string>) {
+    const app = await createTestApp('minimal-web', files);
+    apps.push(app);
+    const loaded = await loadApp(app.dir);
+    // The bundle is evaluated from a file it removes again.
+    const cache = path.join(app.dir, '.fw/cache');
+    expect(existsSync(cache) ? readdirSync(cache) : []).toEqual([]);
+    return loaded;
   }
-}
 
-async function loadError(files: Record<string, string>): Promise<AppLoadError> {
-  const error = await load(files).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppLoadError);
-  return error as AppLoadError;
-}
+  async function loadError(files: Record<string, string>): Promise<AppLoadError> {
+    const error = await load(files).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AppLoadError);
+    return error as AppLoadError;
+  }
 
-describe('loading an app', () => {
   it('loads the template: entries named after their files, with kinds and policies', async () => {
     const app = await load({ 'src/queries/list-recent-notes.ts': "import { query } from 'fw';\nexport default query({ policy: 'public', handler: () => [] });\n" });
     expect([...app.entries].map(([name, e]) => [name, e.kind, e.policy]).sort()).toEqual([
@@ -63,5 +80,30 @@ describe('loading an app', () => {
     const error = await loadError({ 'src/commands/typo.ts': "import { command } from 'fw';\n\nexport default command({ handler: () => { return 1 +; } });\n" });
     expect(error.problems[0]?.file).toBe('src/commands/typo.ts');
     expect(error.problems[0]?.message).toMatch(/line 3/);
+  });
+
+  it('shares a helper module between entries and evaluates each module once', async () => {
+    const app = await load({
+      'src/lib/counter.ts': 'export let loads = 0;\nloads++;\nexport const limit = 5;\n',
+      'src/queries/limitA.ts': "import { query } from 'fw';\nimport { limit, loads } from '../lib/counter';\nexport default query({ handler: () => ({ limit, loads }) });\n",
+      'src/queries/limitB.ts': "import { query } from 'fw';\nimport { loads } from '../lib/counter.ts';\nexport default query({ handler: () => loads });\n",
+    });
+    const a = (await app.entries.get('limitA')!.handler({}, {})) as { limit: number; loads: number };
+    expect(a).toEqual({ limit: 5, loads: 1 });
+    expect(await app.entries.get('limitB')!.handler({}, {})).toBe(1);
+  });
+
+  it('names the file of an entry that throws while it loads', async () => {
+    const error = await loadError({ 'src/commands/explodes.ts': "import { command } from 'fw';\nthrow new Error('cannot start');\nexport default command({ handler: () => 1 });\n" });
+    expect(error.problems).toEqual([{ file: 'src/commands/explodes.ts', message: expect.stringContaining('cannot start') }]);
+  });
+});
+
+describe('the one-shot bundle', () => {
+  it('evaluates a valid app as one bundle, not through the module runner fallback', async () => {
+    const app = await createTestApp('minimal-web', { 'src/queries/whereAmI.ts': "import { query } from 'fw';\nexport default query({ handler: () => import.meta.url });\n" });
+    apps.push(app);
+    const loaded = await loadAppOnce(app.dir);
+    expect(await loaded.entries.get('whereAmI')!.handler({}, {})).toMatch(/\/\.fw\/cache\/backend-[0-9a-f-]+\.mjs$/);
   });
 });

@@ -63,55 +63,7 @@ export async function createAppLoader(root: string): Promise<AppLoader> {
   };
 
   return {
-    async load() {
-      const problems: Array<{ file?: string; message: string }> = [];
-      const schemaFile = firstExisting(root, ['src/fw/schema.ts', 'src/fw/schema.js']);
-      let schema: Schema = { tables: {} };
-      if (schemaFile) {
-        const mod = await importFile(schemaFile);
-        const candidate = (mod.default ?? mod.schema) as Schema | undefined;
-        if (!candidate || typeof candidate !== 'object' || !('tables' in candidate)) {
-          problems.push({ file: rel(root, schemaFile), message: 'must `export default defineSchema({ … })`.' });
-        } else schema = candidate;
-      }
-
-      let policies: Record<string, PolicyCheck> = {};
-      const policiesFile = firstExisting(root, ['src/policies.ts', 'src/policies.js']);
-      if (policiesFile) {
-        const mod = await importFile(policiesFile);
-        policies = (mod.default ?? {}) as Record<string, PolicyCheck>;
-      }
-
-      const entries = new Map<string, EntryDefinition>();
-      const origin = new Map<string, string>();
-      const files = await listEntryFiles(root);
-      // Imported concurrently (the module runner waits on I/O between transforms), handled in file order.
-      const imports = await Promise.allSettled(files.map(({ file }) => importFile(path.join(root, file))));
-      for (const [i, { name, file, folder, kinds }] of files.entries()) {
-        const imported = imports[i]!;
-        if (imported.status === 'rejected') throw imported.reason;
-        const entry = imported.value.default;
-        if (!isEntry(entry)) {
-          problems.push({ file, message: `must \`export default\` a ${kinds.join(' or ')}(…) definition.` });
-          continue;
-        }
-        if (!kinds.includes(entry.kind)) {
-          problems.push({ file, message: `defines a ${entry.kind}, but ${folder}/ holds ${kinds.join(' or ')} entries. Move the file.` });
-          continue;
-        }
-        const previous = origin.get(name);
-        if (previous) {
-          problems.push({ file, message: `entry name "${name}" is already taken by ${previous}. Entry names are unique across kinds.` });
-          continue;
-        }
-        entries.set(name, entry);
-        origin.set(name, file);
-      }
-      const app: AppDefinition = { entries, policies, schema };
-      problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
-      if (problems.length > 0) throw new AppLoadError(problems);
-      return app;
-    },
+    load: () => assembleApp(root, importFile),
     invalidate(files) {
       const graph = server.environments.ssr.moduleGraph;
       for (const file of files) {
@@ -125,6 +77,65 @@ export async function createAppLoader(root: string): Promise<AppLoader> {
       await server.close();
     },
   };
+}
+
+/** A module namespace by absolute file path; throws an `AppLoadError` naming the file when it cannot load. */
+export type ImportAppFile = (file: string) => Promise<Record<string, unknown>>;
+
+/**
+ * Builds the app from its modules, however they are loaded (the dev module runner, or the one-shot
+ * bundle of load-app-once.ts): the schema, the policies and the entries folder by folder, each checked
+ * for its kind and a unique name, then the whole app (policies defined). Entry modules are imported
+ * concurrently and handled in file order.
+ */
+export async function assembleApp(root: string, importFile: ImportAppFile): Promise<AppDefinition> {
+  const problems: Array<{ file?: string; message: string }> = [];
+  const schemaFile = firstExisting(root, ['src/fw/schema.ts', 'src/fw/schema.js']);
+  let schema: Schema = { tables: {} };
+  if (schemaFile) {
+    const mod = await importFile(schemaFile);
+    const candidate = (mod.default ?? mod.schema) as Schema | undefined;
+    if (!candidate || typeof candidate !== 'object' || !('tables' in candidate)) {
+      problems.push({ file: rel(root, schemaFile), message: 'must `export default defineSchema({ … })`.' });
+    } else schema = candidate;
+  }
+
+  let policies: Record<string, PolicyCheck> = {};
+  const policiesFile = firstExisting(root, ['src/policies.ts', 'src/policies.js']);
+  if (policiesFile) {
+    const mod = await importFile(policiesFile);
+    policies = (mod.default ?? {}) as Record<string, PolicyCheck>;
+  }
+
+  const entries = new Map<string, EntryDefinition>();
+  const origin = new Map<string, string>();
+  const files = await listEntryFiles(root);
+  // Imported concurrently (the module runner waits on I/O between transforms), handled in file order.
+  const imports = await Promise.allSettled(files.map(({ file }) => importFile(path.join(root, file))));
+  for (const [i, { name, file, folder, kinds }] of files.entries()) {
+    const imported = imports[i]!;
+    if (imported.status === 'rejected') throw imported.reason;
+    const entry = imported.value.default;
+    if (!isEntry(entry)) {
+      problems.push({ file, message: `must \`export default\` a ${kinds.join(' or ')}(…) definition.` });
+      continue;
+    }
+    if (!kinds.includes(entry.kind)) {
+      problems.push({ file, message: `defines a ${entry.kind}, but ${folder}/ holds ${kinds.join(' or ')} entries. Move the file.` });
+      continue;
+    }
+    const previous = origin.get(name);
+    if (previous) {
+      problems.push({ file, message: `entry name "${name}" is already taken by ${previous}. Entry names are unique across kinds.` });
+      continue;
+    }
+    entries.set(name, entry);
+    origin.set(name, file);
+  }
+  const app: AppDefinition = { entries, policies, schema };
+  problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
+  if (problems.length > 0) throw new AppLoadError(problems);
+  return app;
 }
 
 /** One backend entry source file: its entry name, its path relative to the app root, and its folder. */
@@ -153,6 +164,14 @@ export async function listEntryFiles(root: string): Promise<EntryFile[]> {
     for (const fileName of files) found.push({ name: entryNameFromFile(fileName), file: `${folder}/${fileName}`, folder, kinds });
   }
   return found;
+}
+
+/** Every module `load()` imports, absolute, in load order: the schema, the policies, then the entries. */
+export async function appModuleFiles(root: string): Promise<string[]> {
+  const schema = firstExisting(root, ['src/fw/schema.ts', 'src/fw/schema.js']);
+  const policies = firstExisting(root, ['src/policies.ts', 'src/policies.js']);
+  const entries = (await listEntryFiles(root)).map(({ file }) => path.join(root, file));
+  return [...(schema ? [schema] : []), ...(policies ? [policies] : []), ...entries];
 }
 
 function firstExisting(root: string, candidates: string[]): string | undefined {

@@ -1,7 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { parseSync } from 'oxc-parser';
-import type { AppModel } from './app-model.ts';
 import { type CheckDiagnostic, checkDiagnostic } from './check-diagnostic.ts';
 import { type AstNode, importedName, memberPath, walk } from './frontend/ast.ts';
 import { positionFinder } from './table-access.ts';
@@ -35,44 +32,31 @@ export function agentRunCall(callee: string[] | undefined, imports: ReadonlyMap<
 const disallowedKinds = new Set(['command', 'query', 'liveQuery']);
 
 /**
- * Spec Errors 4: agents run only in actions, workflows, endpoints and server-only code. Finds agent
- * and model runs in command, query and liveQuery files.
+ * Spec Errors 4: agents run only in actions, workflows, endpoints and server-only code. The agent and
+ * model runs in one command, query or liveQuery file (none for other kinds), from its parsed source.
  */
-export function findBackendAgentRuns(root: string, model: AppModel): Promise<CheckDiagnostic[]> {
-  // Per model, like the model per loaded app: a web/ edit does not parse the backend again.
-  let found = backendRuns.get(model);
-  if (found === undefined) backendRuns.set(model, (found = scanBackend(root, model)));
-  return found;
-}
-
-const backendRuns = new WeakMap<AppModel, Promise<CheckDiagnostic[]>>();
-
-async function scanBackend(root: string, model: AppModel): Promise<CheckDiagnostic[]> {
+export function entryAgentRuns(entry: { kind: string; name: string; file: string }, source: string, parsed: ReturnType<typeof parseSync>): CheckDiagnostic[] {
+  if (!disallowedKinds.has(entry.kind)) return [];
   const found: CheckDiagnostic[] = [];
-  for (const entry of model.entries) {
-    if (!disallowedKinds.has(entry.kind)) continue;
-    const source = await readFile(path.join(root, entry.file), 'utf8');
-    const parsed = parseSync(entry.file, source);
-    const position = positionFinder(source);
-    const imports = new Map<string, { source: string; imported: string }>();
-    for (const statement of parsed.module.staticImports) {
-      for (const e of statement.entries) imports.set(e.localName.value, { source: statement.moduleRequest.value, imported: importedName(e.importName) });
-    }
-    walk(parsed.program as unknown as AstNode, (node) => {
-      if (node.type !== 'CallExpression' && node.type !== 'NewExpression') return;
-      const call = agentRunCall(memberPath(node.callee), imports);
-      if (call === undefined) return;
-      const at = position(node.start);
-      found.push(checkDiagnostic({
-        code: 'agent_in_disallowed_context',
-        severity: 'error',
-        message: `${entry.kind} ${entry.name} runs an agent or model (${call}); ${entry.kind === 'command' ? 'commands run in a database transaction' : 'queries must stay fast, read-only and repeatable'}.`,
-        file: entry.file,
-        ...at,
-        hint: 'Move the AI call into an action or workflow (they run after commit) or an endpoint, and call that instead.',
-        suggestedCommand: 'fw ai agents --json',
-      }));
-    });
+  const position = positionFinder(source);
+  const imports = new Map<string, { source: string; imported: string }>();
+  for (const statement of parsed.module.staticImports) {
+    for (const e of statement.entries) imports.set(e.localName.value, { source: statement.moduleRequest.value, imported: importedName(e.importName) });
   }
+  walk(parsed.program as unknown as AstNode, (node) => {
+    if (node.type !== 'CallExpression' && node.type !== 'NewExpression') return;
+    const call = agentRunCall(memberPath(node.callee), imports);
+    if (call === undefined) return;
+    const at = position(node.start);
+    found.push(checkDiagnostic({
+      code: 'agent_in_disallowed_context',
+      severity: 'error',
+      message: `${entry.kind} ${entry.name} runs an agent or model (${call}); ${entry.kind === 'command' ? 'commands run in a database transaction' : 'queries must stay fast, read-only and repeatable'}.`,
+      file: entry.file,
+      ...at,
+      hint: 'Move the AI call into an action or workflow (they run after commit) or an endpoint, and call that instead.',
+      suggestedCommand: 'fw ai agents --json',
+    }));
+  });
   return found;
 }

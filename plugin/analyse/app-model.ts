@@ -1,10 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { parseSync } from 'oxc-parser';
 import type { EntryKind } from '../../runtime/entries.ts';
 import { type AppDefinition, entryRoutes } from '../../runtime/registry.ts';
 import type { Table } from '../../runtime/schema.ts';
 import { listEntryFiles } from '../load-app.ts';
+import { entryAgentRuns } from './agent-calls.ts';
 import { type ArgsSchema, argsJsonSchema } from './args-schema.ts';
+import type { CheckDiagnostic } from './check-diagnostic.ts';
 import { describeUnresolved, type EntryAccess, summarizeAccess, type Unresolved } from './entry-access.ts';
 import { findTableAccess, type TableAccessFinding } from './table-access.ts';
 
@@ -39,6 +42,8 @@ export interface AppModel {
   /** Names of the app's own policies (`src/policies.ts`), sorted. */
   policies: string[];
   diagnostics: GenerateDiagnostic[];
+  /** Agent or model runs in commands, queries and liveQueries (spec Errors 4): `agent_in_disallowed_context` errors. */
+  agentRuns: CheckDiagnostic[];
 }
 
 /**
@@ -69,13 +74,16 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
   const names = [...app.entries.keys()].sort();
 
   const analysed = await Promise.all(
-    names.map(async (name): Promise<{ model: EntryModel; diagnostics: GenerateDiagnostic[] }> => {
+    names.map(async (name): Promise<{ model: EntryModel; diagnostics: GenerateDiagnostic[]; agentRuns: CheckDiagnostic[] }> => {
       const entry = app.entries.get(name)!;
       const file = files.find((f) => f.name === name && f.kinds.includes(entry.kind))?.file;
       if (file === undefined) {
         throw new Error(`fw: ${entry.kind} "${name}" has no source file in ${root} any more; load the app again before generating.`);
       }
-      const findings = findTableAccess(file, await readFile(path.join(root, file), 'utf8'));
+      const source = await readFile(path.join(root, file), 'utf8');
+      // One parse per file serves both analyses.
+      const parsed = parseSync(file, source);
+      const findings = findTableAccess(file, source, parsed);
       const access = summarizeAccess(file, findings);
       const args = argsJsonSchema(entry.args);
       const route = entryRoutes[entry.kind];
@@ -90,7 +98,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
         access,
         tenantScoped: tenantScope(access, tables),
       };
-      return { model, diagnostics: entryDiagnostics(model, findings, tables) };
+      return { model, diagnostics: entryDiagnostics(model, findings, tables), agentRuns: entryAgentRuns(model, source, parsed) };
     }),
   );
 
@@ -100,6 +108,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
     policies: Object.keys(app.policies).sort(),
     // In entry-name order, and within an entry in source order.
     diagnostics: analysed.flatMap((a) => a.diagnostics),
+    agentRuns: analysed.flatMap((a) => a.agentRuns),
   };
 }
 

@@ -75,8 +75,7 @@ const cteCalls = new Set(['with', 'withRecursive']);
  *   findTableAccess('src/queries/listNotes.ts', "ctx.db.selectFrom('notes as n').selectAll()")
  *   // [{ kind: 'table', table: 'notes', access: 'read', call: 'selectFrom', at: { line: 1, column: 19 } }]
  */
-export function findTableAccess(fileName: string, source: string): TableAccessFinding[] {
-  const parsed = parseSync(fileName, source);
+export function findTableAccess(fileName: string, source: string, parsed: ReturnType<typeof parseSync> = parseSync(fileName, source)): TableAccessFinding[] {
   const position = positionFinder(source);
   const context: FileContext = { position, constants: new Map() };
   const findings: TableAccessFinding[] = parsed.errors.map((error) => ({

@@ -18,7 +18,7 @@ import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 import { loadSfcCompiler, readVueFile } from '../analyse/frontend/vue-sfc.ts';
 import { positionFinder } from '../analyse/table-access.ts';
 import { generateFromApp } from '../generate/generate.ts';
-import { createAppLoader } from '../load-app.ts';
+import { loadAppOnce } from '../load-app-once.ts';
 import { fwPackageRoot } from '../package-root.ts';
 import { applyEdits } from './edits.ts';
 import { type BridgeExport, type Finding, planScript, type ScriptContext, type ScriptUnit } from './script-plan.ts';
@@ -60,30 +60,25 @@ const repairable = new Set(['missing_bridge', 'missing_provider', 'deep_generate
  */
 export async function connectUi(options: ConnectUiOptions): Promise<ConnectUiReport> {
   const root = path.resolve(options.root);
-  const loader = await createAppLoader(root);
-  try {
-    const app = await loader.load();
-    const model = await analyseApp(root, app);
-    const graph = await analyseFrontend(root, model.entries);
-    if (graph.layout === 'none') {
-      throw new FwFailure('no_web', `${root} has no web/ to connect.`, { suggestions: ['fw make ui --framework vite', 'fw make ui --framework nuxt'] });
-    }
-    const work = await planRepairs(root, graph, new Map(model.entries.map((e) => [e.name, e.kind])));
-    const report = work.report(graph.layout, Boolean(options.dryRun));
-    if (options.dryRun) return report;
-    if (report.files.length === 0) {
-      report.remaining = graph.diagnostics.filter((d) => d.severity === 'error');
-      return report;
-    }
-    await work.write();
-    // The artifacts describe web/, which just changed; the checks of the new state are what is left.
-    const generated = await generateFromApp(app, { root });
-    report.remaining = generated.checks.filter((d) => d.severity === 'error');
-    report.ok = report.unfixed.length === 0 && report.remaining.length === 0;
-    return report;
-  } finally {
-    await loader.close();
+  const app = await loadAppOnce(root);
+  const model = await analyseApp(root, app);
+  const graph = await analyseFrontend(root, model.entries);
+  if (graph.layout === 'none') {
+    throw new FwFailure('no_web', `${root} has no web/ to connect.`, { suggestions: ['fw make ui --framework vite', 'fw make ui --framework nuxt'] });
   }
+  const work = await planRepairs(root, graph, new Map(model.entries.map((e) => [e.name, e.kind])));
+  const report = work.report(graph.layout, Boolean(options.dryRun));
+  if (options.dryRun) return report;
+  if (report.files.length === 0) {
+    report.remaining = graph.diagnostics.filter((d) => d.severity === 'error');
+    return report;
+  }
+  await work.write();
+  // The artifacts describe web/, which just changed; the checks of the new state are what is left.
+  const generated = await generateFromApp(app, { root });
+  report.remaining = generated.checks.filter((d) => d.severity === 'error');
+  report.ok = report.unfixed.length === 0 && report.remaining.length === 0;
+  return report;
 }
 
 async function planRepairs(root: string, graph: FrontendGraph, entries: ReadonlyMap<string, EntryKind>) {

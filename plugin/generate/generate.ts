@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { AppDefinition } from '../../runtime/registry.ts';
-import { findBackendAgentRuns } from '../analyse/agent-calls.ts';
 import { type AppModel, analyseApp, type GenerateDiagnostic } from '../analyse/app-model.ts';
 import { type CheckDiagnostic, sortDiagnostics } from '../analyse/check-diagnostic.ts';
-import { analyseFrontend, type FrontendAnalysisOptions } from '../analyse/frontend/analyse.ts';
+import { analyseFrontend, type FrontendAnalysisOptions, warmFrontend } from '../analyse/frontend/analyse.ts';
+import { createWebSources } from '../analyse/frontend/files.ts';
 import type { FrontendGraph } from '../analyse/frontend/graph.ts';
-import { createAppLoader } from '../load-app.ts';
+import { loadAppOnce } from '../load-app-once.ts';
 import { buildAgentContract } from './agent-contract.ts';
 import { buildApiJson } from './api-json.ts';
 import { buildApiModule } from './api-module.ts';
@@ -43,12 +43,10 @@ export interface GenerateResult {
  */
 export async function generateArtifacts(options: GenerateOptions): Promise<GenerateResult> {
   const root = path.resolve(options.root);
-  const loader = await createAppLoader(root);
-  try {
-    return await generateFromApp(await loader.load(), { ...options, root });
-  } finally {
-    await loader.close();
-  }
+  // web/ is parsed while the backend bundles (on rolldown's threads); the analysis then finds it cached.
+  const frontend = { ...options.frontend, sources: options.frontend?.sources ?? createWebSources(root) };
+  const [app] = await Promise.all([loadAppOnce(root), warmFrontend(root, frontend)]);
+  return generateFromApp(app, { ...options, root, frontend });
 }
 
 /**
@@ -62,7 +60,7 @@ export async function generateFromApp(app: AppDefinition, options: GenerateOptio
   const root = path.resolve(options.root);
   const model = await analyseApp(root, app);
   const frontend = await analyseFrontend(root, model.entries, options.frontend);
-  const checks = sortDiagnostics([...frontend.diagnostics, ...(await findBackendAgentRuns(root, model))]);
+  const checks = sortDiagnostics([...frontend.diagnostics, ...model.agentRuns]);
   const files = await syncArtifacts(root, buildArtifacts(model, frontend), { check: options.check ?? false });
   return { files, diagnostics: model.diagnostics, frontend, checks };
 }

@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseSync } from 'oxc-parser';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AppModel } from '../app-model.ts';
-import { findBackendAgentRuns } from '../agent-calls.ts';
+import { entryAgentRuns } from '../agent-calls.ts';
 import { analyseFrontend, type GraphEntry } from './analyse.ts';
 import { createFrontendCache } from './parse.ts';
 
@@ -195,8 +195,10 @@ describe('frontend diagnostics', () => {
       ['agent_in_disallowed_context', 'error', 'web/src/Agent.tsx', 1, 52],
       ['agent_in_disallowed_context', 'error', 'web/src/Agent.tsx', 3, 9],
     ]);
-    const model = { entries: entries.filter((e) => e.name !== 'liveNotes') } as unknown as AppModel;
-    const backend = await findBackendAgentRuns(dir, model);
+    const backend = (await Promise.all(entries.filter((e) => e.name !== 'liveNotes').map(async (e) => {
+      const source = await readFile(path.join(dir, e.file), 'utf8');
+      return entryAgentRuns(e, source, parseSync(e.file, source));
+    }))).flat();
     expect(backend.map(located)).toEqual([['agent_in_disallowed_context', 'error', 'src/commands/createNote.ts', 3, 9]]);
     expect(backend[0]!.message).toContain('ctx.ai.runAgent');
   });
