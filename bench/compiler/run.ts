@@ -20,7 +20,7 @@ import { generateFromApp } from '../../plugin/generate/generate.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { fwVersion } from '../../runtime/version.ts';
-import { writeSyntheticApp } from './synthetic-app.ts';
+import { entryOf, writeSyntheticApp } from './synthetic-app.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const int = (name: string, fallback: number) => {
@@ -90,30 +90,46 @@ async function main() {
     progress(`in process: load ${round(loadMs)} ms (dev's module runner: ${round(loadDevMs)} ms), backend analysis ${round(analyseAppMs)} ms, frontend analysis (cold) ${round(analyseFrontendColdMs)} ms, generate again (nothing changed) ${round(generateWarmMs)} ms`);
 
     // 3. One web/ file edited, then what the Vite plugin's watcher runs: generateFromApp with the warm
-    // cache and web/ held in memory (only the edited file is read again), and the frontend analysis alone.
+    // cache and web/ held in memory (only the edited file is read again), and the frontend analysis
+    // alone. Two kinds of edit: markup (nothing the analysis records changes, the common case) and a
+    // hook naming another entry (the graph, capability map and contract change).
     const editable = path.join(dir, app.editable);
     const original = await readFile(editable, 'utf8');
+    const hookEntry = entryOf(1, config.tables).name;
+    const otherEntries = [entryOf(4, config.tables).name, entryOf(7, config.tables).name];
+    const edits = {
+      markup: (e: number) => original.replace('<section>', `<section data-edit="${e}">`),
+      hook: (e: number) => original.replace(`'${hookEntry}'`, `'${otherEntries[e % 2]}'`),
+    };
     const webSources = createWebSources(dir);
     await analyseFrontend(dir, model.entries, { cache, sources: webSources });
-    const incremental: number[] = [];
-    const frontendOnly: number[] = [];
+    const incremental = { markup: { generate: [] as number[], analyse: [] as number[] }, hook: { generate: [] as number[], analyse: [] as number[] } };
     const parsesBefore = cache.parses;
+    let step = 0;
     for (let e = 0; e < config.edits; e++) {
-      await writeFile(editable, original.replace('<section>', `<section data-edit="${e}">`));
-      start = process.hrtime.bigint();
-      webSources.changed(app.editable);
-      const result = await generateFromApp(loaded, { root: dir, frontend: { cache, sources: webSources } });
-      incremental.push(ms(start));
-      if (result.frontend.diagnostics.some((d) => d.severity === 'error')) throw new Error('the synthetic app has frontend errors');
-      await writeFile(editable, original.replace('<section>', `<section data-edit="${e}b">`));
-      start = process.hrtime.bigint();
+      for (const kind of ['markup', 'hook'] as const) {
+        await writeFile(editable, edits[kind](step++));
+        start = process.hrtime.bigint();
+        webSources.changed(app.editable);
+        const result = await generateFromApp(loaded, { root: dir, frontend: { cache, sources: webSources } });
+        incremental[kind].generate.push(ms(start));
+        if (result.frontend.diagnostics.some((d) => d.severity === 'error')) throw new Error('the synthetic app has frontend errors');
+        await writeFile(editable, edits[kind](step++));
+        start = process.hrtime.bigint();
+        webSources.changed(app.editable);
+        await analyseFrontend(dir, model.entries, { cache, sources: webSources });
+        incremental[kind].analyse.push(ms(start));
+      }
+      // Back to the original hook (unmeasured), so the next markup edits change markup only.
+      await writeFile(editable, original);
       webSources.changed(app.editable);
       await analyseFrontend(dir, model.entries, { cache, sources: webSources });
-      frontendOnly.push(ms(start));
     }
-    const parsesPerEdit = (cache.parses - parsesBefore) / (2 * config.edits);
+    const parsesPerEdit = (cache.parses - parsesBefore) / (step + config.edits);
     await writeFile(editable, original);
-    progress(`incremental: generate ${round(median(incremental))} ms (median of ${config.edits}), frontend analysis ${round(median(frontendOnly))} ms, ${parsesPerEdit} file parse(s) per edit`);
+    for (const kind of ['markup', 'hook'] as const) {
+      progress(`incremental, ${kind} edit: generate ${round(median(incremental[kind].generate))} ms, frontend analysis ${round(median(incremental[kind].analyse))} ms (medians of ${config.edits})`);
+    }
 
     // 4. The baseline: the TypeScript compiler API parsing the same files, and oxc parsing them alone.
     const parseAll = (parse: (file: string, text: string) => void) => {
@@ -138,7 +154,7 @@ async function main() {
     progress(`TypeScript parses the ${sources.size} files in ${round(median(tsAll))} ms, oxc in ${round(median(oxcAll))} ms`);
 
     const full = median(cli);
-    const inc = median(incremental);
+    const inc = median(incremental.hook.analyse);
     const report = {
       bench: 'compiler',
       fw: fwVersion,
@@ -151,22 +167,26 @@ async function main() {
         fwGenerateProcessMs: summary(cli),
         inProcess: { loadAppMs: round(loadMs), loadAppDevRunnerMs: round(loadDevMs), analyseBackendMs: round(analyseAppMs), analyseFrontendColdMs: round(analyseFrontendColdMs), generateUnchangedMs: round(generateWarmMs) },
       },
-      incremental: { generateMs: summary(incremental), analyseFrontendMs: summary(frontendOnly), fileParsesPerEdit: parsesPerEdit },
+      incremental: {
+        markupEdit: { analyseFrontendMs: summary(incremental.markup.analyse), generateMs: summary(incremental.markup.generate) },
+        hookEdit: { analyseFrontendMs: summary(incremental.hook.analyse), generateMs: summary(incremental.hook.generate) },
+        fileParsesPerEdit: parsesPerEdit,
+      },
       baseline: { typescriptParseAllMs: summary(tsAll), typescriptParseOneMs: summary(tsOne), oxcParseAllMs: summary(oxcAll) },
       ratios: {
         fullGenerateOverTypescriptParseAll: round(full / median(tsAll)),
         frontendColdOverTypescriptParseAll: round(analyseFrontendColdMs / median(tsAll)),
         oxcOverTypescriptParseAll: round(median(oxcAll) / median(tsAll)),
-        incrementalOverTypescriptParseOne: round(inc / median(tsOne)),
+        hookEditReanalysisOverTypescriptParseOne: round(inc / median(tsOne)),
       },
       targets: [
         { target: 'full fw generate < 2 s', measured: round(full), limit: targets.fullMs, met: full < targets.fullMs },
-        { target: 'one-file incremental re-analysis < 30 ms', measured: round(inc), limit: targets.incrementalMs, met: inc < targets.incrementalMs },
+        { target: 'one-file incremental re-analysis < 30 ms (judged on the hook edit, which rebuilds the graph)', measured: round(inc), limit: targets.incrementalMs, met: inc < targets.incrementalMs },
       ],
       notes: [
         `fw generate in a fresh process takes ${round(full)} ms: loading ${config.entries} entry modules (one rolldown bundle) ${round(loadMs)} ms (fw dev's module runner: ${round(loadDevMs)} ms), the backend analysis ${round(analyseAppMs)} ms, the frontend analysis ${round(analyseFrontendColdMs)} ms; the rest is Node's start-up, imports and writing the artifacts.`,
         `The TypeScript compiler API only parses the same ${sources.size} files in ${round(median(tsAll))} ms; oxc parses them in ${round(median(oxcAll))} ms (${round(median(oxcAll) / median(tsAll))}×).`,
-        `After one web/ edit ${parsesPerEdit} file is parsed again; the whole pass (analysis and artifacts) takes ${round(inc)} ms, the frontend analysis alone ${round(median(frontendOnly))} ms.`,
+        `After one web/ edit ${parsesPerEdit} file is parsed again. A markup edit changes nothing the analysis records, so the graph and artifacts are reused: ${round(median(incremental.markup.analyse))} ms, the whole pass ${round(median(incremental.markup.generate))} ms. A hook naming another entry rebuilds the graph: ${round(inc)} ms, the whole pass with three artifacts rewritten ${round(median(incremental.hook.generate))} ms.`,
       ],
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

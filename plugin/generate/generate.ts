@@ -61,7 +61,7 @@ export async function generateFromApp(app: AppDefinition, options: GenerateOptio
   const model = await analyseApp(root, app);
   const frontend = await analyseFrontend(root, model.entries, options.frontend);
   const checks = sortDiagnostics([...frontend.diagnostics, ...model.agentRuns]);
-  const files = await syncArtifacts(root, buildArtifacts(model, frontend), { check: options.check ?? false });
+  const files = await syncArtifacts(root, artifactsOf(model, frontend), { check: options.check ?? false });
   return { files, diagnostics: model.diagnostics, frontend, checks };
 }
 
@@ -83,6 +83,17 @@ export function buildArtifacts(model: AppModel, frontend: FrontendGraph): Artifa
     jsonArtifact(`${generatedDir}/frontendGraph.json`, buildFrontendGraphJson(frontend)),
   ];
 }
+
+/** `buildArtifacts`, remembered for the last graph of each model (an edit the analysis does not see changes neither). */
+function artifactsOf(model: AppModel, frontend: FrontendGraph): Artifact[] {
+  const last = lastArtifacts.get(model);
+  if (last?.frontend === frontend) return last.artifacts;
+  const artifacts = buildArtifacts(model, frontend);
+  lastArtifacts.set(model, { frontend, artifacts });
+  return artifacts;
+}
+
+const lastArtifacts = new WeakMap<AppModel, { frontend: FrontendGraph; artifacts: Artifact[] }>();
 
 /** The artifacts made from the backend alone, built once per model (a web/ edit does not change them). */
 function backendArtifacts(model: AppModel): [Artifact, Artifact] {

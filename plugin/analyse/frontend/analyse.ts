@@ -34,10 +34,17 @@ export async function analyseFrontend(root: string, entries: readonly GraphEntry
   const files = [...current.keys()].sort();
   const sfc = files.some((f) => f.endsWith('.vue')) ? await sfcCompiler(root) : null;
   const facts: FileFacts[] = files.map((file) => cache.get(file, current.get(file)!, sfc));
+  // The same facts (the cache keeps a file's facts object across edits the analysis does not see) and
+  // the same entries make the same graph: return it as it was.
+  const last = lastGraphs.get(cache);
+  if (last !== undefined && last.entries === entries && last.facts.length === facts.length && last.facts.every((f, i) => f === facts[i])) return last.graph;
   const graph = buildGraph(facts, entries);
   graph.diagnostics = sortDiagnostics(frontendDiagnostics(graph, facts, entries));
+  lastGraphs.set(cache, { entries, facts, graph });
   return graph;
 }
+
+const lastGraphs = new WeakMap<FrontendCache, { entries: readonly GraphEntry[]; facts: readonly FileFacts[]; graph: FrontendGraph }>();
 
 /**
  * Reads and parses web/ ahead of `analyseFrontend` (same cache, same sources), a few files at a time

@@ -3,7 +3,7 @@ import { aiRunExports } from '../agent-calls.ts';
 import { type CheckDiagnostic, checkDiagnostic } from '../check-diagnostic.ts';
 import type { FileFacts } from './facts.ts';
 import type { FrontendGraph, GraphEntry } from './graph.ts';
-import { fileRole, resolveImportCached } from './layout.ts';
+import { fileRole, fileSetOf, resolveImportCached } from './layout.ts';
 
 const connectUi = 'fw do connect-ui';
 const builtins = new Set(builtinModules);
@@ -18,7 +18,7 @@ export function frontendDiagnostics(graph: FrontendGraph, facts: readonly FileFa
   const found: CheckDiagnostic[] = [];
   const bridge = graph.bridge.file;
   const bridgeName = bridge ?? graph.bridge.expected[0]!;
-  const fileSet = new Set(facts.map((f) => f.file));
+  const fileSet = fileSetOf(facts);
 
   for (const f of facts) {
     const role = fileRole(f.file, bridge);
@@ -39,7 +39,7 @@ export function frontendDiagnostics(graph: FrontendGraph, facts: readonly FileFa
         }));
       }
       if (!frontendCode || statement.typeOnly) continue;
-      const why = serverOnly(f.file, statement.source, fileSet);
+      const why = serverOnly(f.file, statement, fileSet);
       if (why !== undefined) {
         found.push(checkDiagnostic({
           code: 'server_import_in_frontend', severity: 'error', file: f.file, ...statement.at,
@@ -131,12 +131,13 @@ function agentInFrontend(file: string, at: { line: number; column: number }, wha
 }
 
 /** Why an import is server-only, or undefined when it is not. */
-function serverOnly(from: string, source: string, files: ReadonlySet<string>): string | undefined {
+function serverOnly(from: string, statement: { source: string }, files: ReadonlySet<string>): string | undefined {
+  const { source } = statement;
   if (source === 'fw') return "fw's define API";
   if (source === 'fw/runtime') return "fw's runtime";
   if (source.startsWith('node:') || builtins.has(source)) return 'a Node.js builtin';
   if (serverPackages.some((p) => source === p || source.startsWith(`${p}/`))) return 'a database driver';
-  const target = resolveImportCached(from, source, files);
+  const target = resolveImportCached(from, statement, files);
   if (target !== undefined && target.startsWith('src/') && !target.startsWith('src/fw/_generated/')) return `backend code in ${target}`;
   return undefined;
 }

@@ -5,6 +5,7 @@ import { parseSync } from 'oxc-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { entryAgentRuns } from '../agent-calls.ts';
 import { analyseFrontend, type GraphEntry } from './analyse.ts';
+import { createWebSources } from './files.ts';
 import { createFrontendCache } from './parse.ts';
 
 const entries: GraphEntry[] = [
@@ -265,5 +266,28 @@ describe('incremental analysis', () => {
     const graph = await analyseFrontend(dir, entries, { cache });
     expect(cache.parses).toBe(5);
     expect(graph.diagnostics.map(located)).toEqual([['orphan_ui_action', 'error', 'web/src/Other.tsx', 2, 27]]);
+  });
+
+  it('reuses the graph after an edit the analysis does not see, and rebuilds it after one it does', async () => {
+    const other = (text: string) => `import { useQuery } from './lib/fw.ts';\nexport function Other() {\n  const q = useQuery('listNotes', {});\n  return <p>${text}{String(q.data)}</p>;\n}\n`;
+    const dir = await webApp({ 'web/src/Other.tsx': other('first') });
+    const cache = createFrontendCache();
+    const sources = createWebSources(dir);
+    const first = await analyseFrontend(dir, entries, { cache, sources });
+
+    await writeFile(path.join(dir, 'web/src/Other.tsx'), other('second, longer text'));
+    sources.changed('web/src/Other.tsx');
+    const afterMarkup = await analyseFrontend(dir, entries, { cache, sources });
+    expect(cache.parses).toBe(5); // parsed again…
+    expect(afterMarkup).toBe(first); // …but nothing it records changed: the same graph
+
+    await writeFile(path.join(dir, 'web/src/Other.tsx'), `\n${other('second, longer text')}`);
+    sources.changed('web/src/Other.tsx');
+    const moved = await analyseFrontend(dir, entries, { cache, sources });
+    expect(moved).not.toBe(first); // the hook moved a line down
+    expect(moved.hooks.find((h) => h.file === 'web/src/Other.tsx')).toMatchObject({ line: 4, entry: 'listNotes' });
+
+    // Another set of entries (a backend reload) is a new graph too.
+    expect(await analyseFrontend(dir, [...entries], { cache, sources })).not.toBe(moved);
   });
 });

@@ -2,7 +2,7 @@ import type { EntryKind } from '../../../runtime/entries.ts';
 import type { CheckDiagnostic } from '../check-diagnostic.ts';
 import type { SourcePosition } from '../table-access.ts';
 import { type FileFacts, type HookName, hookKinds, sectionKinds } from './facts.ts';
-import { bridgeCandidates, detectLayout, type FileRole, fileRole, nuxtComponentName, nuxtPageRoute, nuxtPluginMode, pascal, resolveImportCached, type WebLayout } from './layout.ts';
+import { bridgeCandidates, detectLayout, type FileRole, fileRole, nuxtComponentName, nuxtPageRoute, nuxtPluginMode, fileSetOf, pascal, resolveImportCached, type WebLayout } from './layout.ts';
 
 type Located = { file: string; line: number; column: number };
 
@@ -64,7 +64,7 @@ const uiKinds: ReadonlySet<EntryKind> = new Set(['command', 'query', 'liveQuery'
 /** Links the facts of every web/ file (sorted by file) with the backend entries. Diagnostics are left empty here. */
 export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphEntry[]): FrontendGraph {
   const files = facts.map((f) => f.file);
-  const fileSet = new Set(files);
+  const fileSet = fileSetOf(facts);
   const layout = detectLayout(files);
   const expected = layout === 'none' ? [] : [...bridgeCandidates[layout]];
   const bridge = expected.find((f) => fileSet.has(f)) ?? null;
@@ -85,7 +85,7 @@ export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphE
     for (const statement of own.imports) {
       const binding = statement.names.find((n) => n.local === head);
       if (!binding) continue;
-      const target = resolveImportCached(file, statement.source, fileSet);
+      const target = resolveImportCached(file, statement, fileSet);
       const facts = target === undefined ? undefined : byFile.get(target);
       if (facts === undefined) return undefined;
       const name = binding.imported === 'default' ? facts.defaultExport : binding.imported;
@@ -168,8 +168,8 @@ export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphE
 
   // Sorted first: the per-entry lists below keep this order. Indexed, since entries × hooks would be
   // quadratic on a large app.
-  sortBy(hooks, (h) => [h.file, pad(h.line), pad(h.column)]);
-  sortBy(actions, (a) => [a.file, pad(a.line), pad(a.column)]);
+  hooks.sort(byPlace);
+  actions.sort(byPlace);
   const hooksByEntry = new Map<string, FrontendGraph['hooks']>();
   for (const h of hooks) if (h.status === 'ok') push(hooksByEntry, h.entry!, h);
   const okHookEntry = new Map(hooks.filter((h) => h.status === 'ok').map((h) => [h.id, h.entry!]));
@@ -190,16 +190,15 @@ export function buildGraph(facts: readonly FileFacts[], entries: readonly GraphE
     layout,
     bridge: { file: bridge, expected },
     files: facts.map((f) => ({ file: f.file, role: fileRole(f.file, bridge), parsed: f.errors.length === 0 })),
-    routes: sortBy(routes, (r) => [r.path, r.file, pad(r.line), pad(r.column)]),
-    components: sortBy(
-      facts.flatMap((f) => f.components.map((c) => {
+    routes: routes.sort((a, b) => compare(a.path, b.path) || byPlace(a, b)),
+    components: facts
+      .flatMap((f) => f.components.map((c) => {
         const id = `${f.file}#${c.name}`;
         return { ...loc(f.file, c.at), id, name: c.name, routes: routeList(id), renders: sorted(renders.get(id) ?? []) };
-      })),
-      (c) => [c.id],
-    ),
+      }))
+      .sort((a, b) => compare(a.id, b.id)),
     bridgeImports: bridge === null ? [] : facts.flatMap((f) => f.imports
-      .filter((i) => resolveImportCached(f.file, i.source, fileSet) === bridge)
+      .filter((i) => resolveImportCached(f.file, i, fileSet) === bridge)
       .map((i) => ({ ...loc(f.file, i.at), names: i.names.map((n) => n.imported).sort() }))),
     hooks,
     actions,
@@ -240,15 +239,12 @@ function unique(values: readonly string[]): string[] {
   return sorted(new Set(values));
 }
 
-function pad(n: number): string {
-  return String(n).padStart(8, '0');
+/** Code-unit order, as `[…].sort()` sorts strings (never locale order: artifacts must not depend on the machine). */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function sortBy<T>(items: T[], key: (item: T) => string[]): T[] {
-  const keys = new Map(items.map((item) => [item, key(item).join('\u0000')]));
-  return items.sort((a, b) => {
-    const ka = keys.get(a)!;
-    const kb = keys.get(b)!;
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
+/** By file, then line, then column. */
+function byPlace(a: Located, b: Located): number {
+  return compare(a.file, b.file) || a.line - b.line || a.column - b.column;
 }

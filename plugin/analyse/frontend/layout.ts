@@ -85,21 +85,30 @@ export function resolveImport(from: string, source: string, files: ReadonlySet<s
   return bases[bases.length - 1];
 }
 
-let resolved: { files: ReadonlySet<string>; key: string; memo: Map<string, string | undefined> } | undefined;
+let resolved: { files: ReadonlySet<string>; key: string; memo: WeakMap<object, string | null> } | undefined;
+const fileSets = new WeakMap<readonly { file: string }[], ReadonlySet<string>>();
+
+/** The set of files of one analysis pass, the same object for every caller of that pass (so lookups below hit). */
+export function fileSetOf(facts: readonly { file: string }[]): ReadonlySet<string> {
+  let set = fileSets.get(facts);
+  if (set === undefined) fileSets.set(facts, (set = new Set(facts.map((f) => f.file))));
+  return set;
+}
 
 /**
- * `resolveImport` remembered for as long as the set of files stays the same (one web/ edit rarely
- * adds or removes a file), so a pass over a large app resolves only the imports it has not seen.
+ * `resolveImport` of an import statement of file `from`, remembered per statement object for as long
+ * as the set of files stays the same (one web/ edit rarely adds or removes a file, and the facts of
+ * unchanged files keep their statement objects), so a pass over a large app resolves only new imports.
  */
-export function resolveImportCached(from: string, source: string, files: ReadonlySet<string>): string | undefined {
+export function resolveImportCached(from: string, statement: { source: string }, files: ReadonlySet<string>): string | undefined {
   if (resolved?.files !== files) {
     const key = [...files].join('\n');
-    if (resolved?.key !== key) resolved = { files, key, memo: new Map() };
+    if (resolved?.key !== key) resolved = { files, key, memo: new WeakMap() };
     else resolved.files = files;
   }
-  const id = `${from}\n${source}`;
-  if (resolved.memo.has(id)) return resolved.memo.get(id);
-  const target = resolveImport(from, source, files);
-  resolved.memo.set(id, target);
+  const known = resolved.memo.get(statement);
+  if (known !== undefined) return known ?? undefined;
+  const target = resolveImport(from, statement.source, files);
+  resolved.memo.set(statement, target ?? null);
   return target;
 }

@@ -19,7 +19,7 @@ export interface FrontendCache {
 }
 
 export function createFrontendCache(): FrontendCache {
-  const entries = new Map<string, { source: string; facts: FileFacts }>();
+  const entries = new Map<string, { source: string; facts: FileFacts; substance: string }>();
   let parses = 0;
   return {
     get(file, source, sfc) {
@@ -31,7 +31,15 @@ export function createFrontendCache(): FrontendCache {
       }
       parses++;
       const facts = analyseFile(file, source, sfc);
-      entries.set(file, { source, facts });
+      const substance = substanceOf(facts);
+      if (cached !== undefined && cached.substance === substance) {
+        // An edit the analysis does not see (markup, styles, logic without hooks): the same facts
+        // object, so everything built from the file's facts can be reused as it is.
+        cached.facts.hash = facts.hash;
+        cached.source = source;
+        return cached.facts;
+      }
+      entries.set(file, { source, facts, substance });
       return facts;
     },
     retain(files) {
@@ -122,6 +130,12 @@ function toFacts(file: string, hash: string, scan: Scan): FileFacts {
     fetches: scan.fetches,
     agentRuns: scan.agentRuns,
   };
+}
+
+/** Everything the analysis recorded about a file but its hash, as one comparable string. */
+function substanceOf(facts: FileFacts): string {
+  const { hash: _, ...rest } = facts;
+  return JSON.stringify(rest);
 }
 
 function contentHash(source: string): string {
