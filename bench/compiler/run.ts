@@ -120,10 +120,10 @@ async function main() {
         await analyseFrontend(dir, model.entries, { cache, sources: webSources });
         incremental[kind].analyse.push(ms(start));
       }
-      // Back to the original hook (unmeasured), so the next markup edits change markup only.
+      // Back to the original hook and artifacts (unmeasured), so the next markup edits change markup only.
       await writeFile(editable, original);
       webSources.changed(app.editable);
-      await analyseFrontend(dir, model.entries, { cache, sources: webSources });
+      await generateFromApp(loaded, { root: dir, frontend: { cache, sources: webSources } });
     }
     const parsesPerEdit = (cache.parses - parsesBefore) / (step + config.edits);
     await writeFile(editable, original);

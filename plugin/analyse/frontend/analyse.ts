@@ -1,3 +1,6 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { sortDiagnostics } from '../check-diagnostic.ts';
 import { frontendDiagnostics } from './diagnostics.ts';
 import type { FileFacts } from './facts.ts';
@@ -47,19 +50,41 @@ export async function analyseFrontend(root: string, entries: readonly GraphEntry
 const lastGraphs = new WeakMap<FrontendCache, { entries: readonly GraphEntry[]; facts: readonly FileFacts[]; graph: FrontendGraph }>();
 
 /**
- * Reads and parses web/ ahead of `analyseFrontend` (same cache, same sources), a few files at a time
- * with the event loop free in between: run beside work that waits on native threads (the one-shot
- * bundle of the backend), the parsing costs no extra time.
+ * Reads and parses web/ ahead of `analyseFrontend` (same cache, same sources) while the caller does
+ * other work (`fw generate` loads the backend meanwhile): a large web/ is parsed on a worker thread,
+ * so on a machine with two cores the parsing costs no extra time; the rest a few files at a time with
+ * the event loop free in between.
  */
-export async function warmFrontend(root: string, options: FrontendAnalysisOptions & { sources: WebSources }): Promise<void> {
+export async function warmFrontend(root: string, options: FrontendAnalysisOptions & { sources: WebSources }): Promise<{ parsedInWorker: number }> {
   const cache = options.cache ?? sharedCache;
   const current = await options.sources.read();
+  const pending = [...current].filter(([file, source]) => !file.endsWith('.vue') && !cache.has(file, source));
+  let parsedInWorker = 0;
+  if (pending.length >= workerThreshold) {
+    const facts = await parseInWorker(pending).catch(() => undefined); // on failure: parsed below, here
+    if (facts) pending.forEach(([file, source], i) => cache.put(file, source, facts[i]!));
+    parsedInWorker = facts?.length ?? 0;
+  }
   const sfc = [...current.keys()].some((f) => f.endsWith('.vue')) ? await sfcCompiler(root) : null;
   let done = 0;
   for (const [file, source] of current) {
     cache.get(file, source, sfc);
     if (++done % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
   }
+  return { parsedInWorker };
+}
+
+/** Below this many files a worker's start-up (~50 ms) costs more than it saves. */
+const workerThreshold = 200;
+
+function parseInWorker(files: Array<[string, string]>): Promise<FileFacts[]> {
+  // parse-worker.ts from the sources (tests, Node's type stripping), parse-worker.js from dist/.
+  const worker = new Worker(new URL(`./parse-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url), { workerData: { files } });
+  return new Promise<FileFacts[]>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the parse worker exited with code ${code}`)));
+  }).finally(() => void worker.terminate());
 }
 
 function sfcCompiler(root: string): Promise<SfcCompiler | null> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseSync } from 'oxc-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { entryAgentRuns } from '../agent-calls.ts';
-import { analyseFrontend, type GraphEntry } from './analyse.ts';
+import { analyseFrontend, type GraphEntry, warmFrontend } from './analyse.ts';
 import { createWebSources } from './files.ts';
 import { createFrontendCache } from './parse.ts';
 
@@ -251,6 +251,25 @@ describe('.vue files', () => {
     expect(graph.routes.map((r) => [r.path, r.source])).toEqual([['/notes', 'nuxt-pages']]);
     expect(graph.providers.map((p) => [p.kind, p.mode])).toEqual([['nuxt-plugin', 'client'], ['nuxt-plugin', 'server']]);
     expect(graph.diagnostics.map(located)).toEqual([['raw_runtime_fetch', 'error', 'web/pages/notes/index.vue', 13, 19]]);
+  });
+});
+
+describe('parsing a large web/ on a worker thread', () => {
+  it('gives the same graph as parsing on the main thread', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 240; i++) {
+      files[`web/src/parts/Part${i}.tsx`] = `import { useCommand, useQuery } from '../lib/fw.ts';\nexport function Part${i}() {\n  const list = useQuery('listNotes', {});\n  const create = useCommand('createNote');\n  return <form onSubmit={() => create.mutate({ title: '${i}' })}>{String(list.data)}</form>;\n}\n`;
+    }
+    const dir = await webApp(files);
+    const viaWorker = createFrontendCache();
+    const sources = createWebSources(dir);
+    expect(await warmFrontend(dir, { cache: viaWorker, sources })).toEqual({ parsedInWorker: 243 });
+    const parsesAfterWarm = viaWorker.parses;
+    const graph = await analyseFrontend(dir, entries, { cache: viaWorker, sources });
+    expect(viaWorker.parses).toBe(parsesAfterWarm); // the analysis found every file parsed
+    const onMainThread = await analyseFrontend(dir, entries, { cache: createFrontendCache() });
+    expect(JSON.stringify(graph)).toBe(JSON.stringify(onMainThread));
+    expect(graph.actions.filter((a) => a.file.startsWith('web/src/parts/'))).toHaveLength(240);
   });
 });
 

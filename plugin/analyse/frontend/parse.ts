@@ -12,6 +12,10 @@ import { readVueFile, type SfcCompiler } from './vue-sfc.ts';
  */
 export interface FrontendCache {
   get(file: string, source: string, sfc: SfcCompiler | null): FileFacts;
+  /** Whether `get` would answer from the cache, without parsing. */
+  has(file: string, source: string): boolean;
+  /** Takes facts made elsewhere for `source` (the parse worker), as if `get` had parsed it. */
+  put(file: string, source: string, facts: FileFacts): void;
   /** Drops files that no longer exist. */
   retain(files: ReadonlySet<string>): void;
   /** How many files have been parsed (not served from the cache) so far. */
@@ -21,6 +25,20 @@ export interface FrontendCache {
 export function createFrontendCache(): FrontendCache {
   const entries = new Map<string, { source: string; facts: FileFacts; substance: string }>();
   let parses = 0;
+  const store = (file: string, source: string, facts: FileFacts): FileFacts => {
+    parses++;
+    const cached = entries.get(file);
+    const substance = substanceOf(facts);
+    if (cached !== undefined && cached.substance === substance) {
+      // An edit the analysis does not see (markup, styles, logic without hooks): the same facts
+      // object, so everything built from the file's facts can be reused as it is.
+      cached.facts.hash = facts.hash;
+      cached.source = source;
+      return cached.facts;
+    }
+    entries.set(file, { source, facts, substance });
+    return facts;
+  };
   return {
     get(file, source, sfc) {
       const cached = entries.get(file);
@@ -29,18 +47,14 @@ export function createFrontendCache(): FrontendCache {
         cached.source = source;
         return cached.facts;
       }
-      parses++;
-      const facts = analyseFile(file, source, sfc);
-      const substance = substanceOf(facts);
-      if (cached !== undefined && cached.substance === substance) {
-        // An edit the analysis does not see (markup, styles, logic without hooks): the same facts
-        // object, so everything built from the file's facts can be reused as it is.
-        cached.facts.hash = facts.hash;
-        cached.source = source;
-        return cached.facts;
-      }
-      entries.set(file, { source, facts, substance });
-      return facts;
+      return store(file, source, analyseFile(file, source, sfc));
+    },
+    has(file, source) {
+      const cached = entries.get(file);
+      return cached !== undefined && (cached.source === source || cached.facts.hash === contentHash(source));
+    },
+    put(file, source, facts) {
+      store(file, source, facts);
     },
     retain(files) {
       for (const file of entries.keys()) if (!files.has(file)) entries.delete(file);
