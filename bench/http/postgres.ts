@@ -1,6 +1,6 @@
 /** A fresh PostgreSQL database for one benchmark run: created, migrated and seeded; dropped afterwards. */
 import { randomBytes } from 'node:crypto';
-import { createDatabase } from '../../runtime/db/database.ts';
+import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
 import { prepareBenchDatabase } from './app.ts';
 
 export interface BenchPostgres {
@@ -10,17 +10,27 @@ export interface BenchPostgres {
   drop(): Promise<void>;
 }
 
-export async function createBenchPostgres(serverUrl: string): Promise<BenchPostgres> {
+/** bench/http's database. */
+export function createBenchPostgres(serverUrl: string): Promise<BenchPostgres> {
+  return createThrowawayPostgres(serverUrl, {
+    bench: 'http',
+    prepare: prepareBenchDatabase,
+    hint: 'Set BENCH_DATABASE_URL, or BENCH_DATABASES=pglite to skip PostgreSQL.',
+  });
+}
+
+/** A database named `fw_bench_<bench>_<random>` on `serverUrl`, prepared by `prepare` (dropped again when that fails). */
+export async function createThrowawayPostgres(
+  serverUrl: string,
+  options: { bench: string; prepare: (db: FwDatabase) => Promise<void>; hint: string },
+): Promise<BenchPostgres> {
   const { default: pg } = await import('pg');
-  const name = `fw_bench_${randomBytes(5).toString('hex')}`;
+  const name = `fw_bench_${options.bench}_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   try {
     await admin.connect();
   } catch (error) {
-    throw new Error(
-      `bench/http: cannot reach PostgreSQL at ${redact(serverUrl)} (${(error as Error).message}). ` +
-        'Set BENCH_DATABASE_URL, or BENCH_DATABASES=pglite to skip PostgreSQL.',
-    );
+    throw new Error(`bench/${options.bench}: cannot reach PostgreSQL at ${redact(serverUrl)} (${(error as Error).message}). ${options.hint}`);
   }
   const version = await admin.query<{ server_version: string }>('show server_version');
   await admin.query(`create database ${name}`);
@@ -37,7 +47,7 @@ export async function createBenchPostgres(serverUrl: string): Promise<BenchPostg
   try {
     const db = await createDatabase({ url: url.toString(), poolSize: 2 });
     try {
-      await prepareBenchDatabase(db);
+      await options.prepare(db);
     } finally {
       await db.close();
     }

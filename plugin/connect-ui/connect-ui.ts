@@ -67,7 +67,7 @@ export async function connectUi(options: ConnectUiOptions): Promise<ConnectUiRep
     throw new FwFailure('no_web', `${root} has no web/ to connect.`, { suggestions: ['fw make ui --framework vite', 'fw make ui --framework nuxt'] });
   }
   const work = await planRepairs(root, graph, new Map(model.entries.map((e) => [e.name, e.kind])));
-  const report = work.report(graph.layout, Boolean(options.dryRun));
+  const report = work.report(Boolean(options.dryRun));
   if (options.dryRun) return report;
   if (report.files.length === 0) {
     report.remaining = graph.diagnostics.filter((d) => d.severity === 'error');
@@ -144,12 +144,12 @@ async function planRepairs(root: string, graph: FrontendGraph, entries: Readonly
     }));
 
   return {
-    report(layoutName: 'vite' | 'nuxt', dryRun: boolean): ConnectUiReport {
+    report(dryRun: boolean): ConnectUiReport {
       const changes = files.changes();
       return {
         ok: unfixed.length === 0,
         dryRun,
-        layout: layoutName,
+        layout,
         fixed: fixed.sort(byPlace),
         unfixed: unfixed.sort(byPlace),
         files: changes.map((c) => ({ path: c.path, change: c.before === null ? 'created' : 'modified' })),

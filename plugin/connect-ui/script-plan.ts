@@ -108,7 +108,8 @@ export function planScript(unit: ScriptUnit, context: ScriptContext): ScriptPlan
     const url = staticText(node.arguments[0]);
     const route = url === undefined ? undefined : runtimeRoute.exec(url.replace(/[?#].*$/, ''));
     if (!route) return; // external routes and dynamic paths: reported by the checks as they are.
-    const [, section, name] = route as unknown as [string, string, string];
+    const section = route[1]!;
+    const name = route[2]!;
     const refuse = (text: string) => plan.refused.push({ code: 'raw_runtime_fetch', offset: node.start, text });
     if (section !== 'commands') {
       const hook = section === 'live' ? 'useLiveQuery' : 'useQuery';

@@ -73,6 +73,9 @@ describe.skipIf(!testDatabaseUrl)('wakeups on PostgreSQL', () => {
     const opened = openReader(db, options);
     readers.push(opened.reader);
     await opened.reader.start();
+    // start() begins a first read without awaiting it; a late one would deliver the rows a test writes
+    // next, and the test could not tell which wakeup brought them.
+    await until(() => opened.reader.status().reads >= 1 && !opened.reader.status().reading, 'the first read');
     return opened;
   };
 
