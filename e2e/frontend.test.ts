@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, runFw } from './support/app.ts';
+import { createTestApp, type RunningFw, runFw, startFw } from './support/app.ts';
 
 describe('fw inspect and fw check', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
@@ -66,5 +66,46 @@ describe('fw inspect and fw check', () => {
     const report = JSON.parse(run.stdout);
     expect(report.diagnostics).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'raw_runtime_fetch', path: 'web/src/raw.ts:1:27' })]));
     expect(run.code).toBe(1);
+  });
+});
+
+// The Vite plugin's watcher: web/ is held in memory and each edit re-reads and re-parses that file
+// alone; the artifacts follow and the edited file's findings print in fw dev's terminal.
+describe('fw dev keeps the frontend artifacts in step with web/ edits', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  let dev: RunningFw;
+  const graph = async () => JSON.parse(await readFile(path.join(app.dir, 'src/fw/_generated/frontendGraph.json'), 'utf8'));
+  const until = async (what: string, ok: (g: { rawFetches: Array<{ file: string; url: string }> }) => boolean) => {
+    for (let i = 0; i < 300; i++) {
+      if (ok(await graph().catch(() => ({ rawFetches: [] })))) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`frontendGraph.json never showed ${what}; it has ${JSON.stringify((await graph()).rawFetches)}; fw dev said:\n${dev.stderr()}`);
+  };
+
+  beforeAll(async () => {
+    app = await createTestApp('minimal-web', {}, { insideRepo: true });
+    dev = await startFw(['dev', '--port', '0', '--web-port', '0', '--json'], { cwd: app.dir, timeoutMs: 90_000 });
+  }, 120_000);
+  afterAll(async () => {
+    await dev?.stop();
+    await app?.remove();
+  });
+
+  it('follows an edited, an added and a removed file', async () => {
+    expect((await graph()).rawFetches).toEqual([]);
+    const appFile = path.join(app.dir, 'web/src/App.tsx');
+    const original = await readFile(appFile, 'utf8');
+    await writeFile(appFile, original.replace('  async function addNote(', "  async function ping() {\n    await fetch('/queries/listNotes', { method: 'POST' });\n  }\n\n  async function addNote("));
+    await until('the edited file\'s raw fetch', (g) => g.rawFetches.some((f) => f.file === 'web/src/App.tsx' && f.url === '/queries/listNotes'));
+    await until('the diagnostic in the terminal', () => dev.stderr().includes('web/src/App.tsx:11:11 error raw_runtime_fetch'));
+
+    const added = path.join(app.dir, 'web/src/Extra.tsx');
+    await writeFile(added, "export async function extra() {\n  await fetch('/commands/createNote', { method: 'POST' });\n}\n");
+    await until('the added file', (g) => g.rawFetches.some((f) => f.file === 'web/src/Extra.tsx'));
+
+    await rm(added);
+    await writeFile(appFile, original);
+    await until('both gone again', (g) => g.rawFetches.length === 0);
   });
 });

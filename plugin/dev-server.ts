@@ -9,6 +9,9 @@ import { createDevRuntime, type DevRuntime, type ReloadOutcome } from './dev-run
 import { isNuxtWeb, startNuxtDev } from './nuxt-dev.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
 import { shareRuntime } from './shared-runtime.ts';
+import { listWebFiles } from './analyse/frontend/files.ts';
+import { listEntryFiles } from './load-app.ts';
+import { untilWatched } from './watcher-ready.ts';
 
 export interface DevOptions {
   root: string;
@@ -105,6 +108,8 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
       },
     });
     await web.listen();
+    // Ready means edits are seen: every folder of web/ and of the backend is watched.
+    await untilWatched(web, await sourceDirs(root));
     const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
     const served = runtime;
     forget = writeRuntimeFile(root, { ...(api ? { serverUrl: api.url } : {}), webUrl });
@@ -113,6 +118,12 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     await closeAll().catch(() => undefined);
     throw error;
   }
+}
+
+/** The folders whose edits fw dev acts on: those holding web/ sources and backend entries. */
+async function sourceDirs(root: string): Promise<string[]> {
+  const files = [...(await listWebFiles(root)), ...(await listEntryFiles(root)).map((e) => e.file)];
+  return [...new Set(files.map((file) => path.join(root, path.dirname(file))))];
 }
 
 /** The app's own Vite (its plugins were built against it), falling back to fw's. */
