@@ -2,7 +2,7 @@ import path from 'node:path';
 import { defineCommand } from 'citty';
 import { openAppDatabase } from '../../plugin/api-server.ts';
 import { FwFailure } from '../../runtime/failure.ts';
-import { createAppLoader } from '../../plugin/load-app.ts';
+import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { applyMigration, migrationStatus } from '../../runtime/db/migrate.ts';
 import type { AppDefinition } from '../../runtime/registry.ts';
 import type { FwDatabase } from '../../runtime/db/database.ts';
@@ -14,17 +14,12 @@ const common = {
 } as const;
 
 async function withAppDatabase<R>(root: string, fn: (app: AppDefinition, db: FwDatabase) => Promise<R>): Promise<R> {
-  const loader = await createAppLoader(path.resolve(root));
+  const app = await loadAppOnce(path.resolve(root));
+  const db = await openAppDatabase(path.resolve(root));
   try {
-    const app = await loader.load();
-    const db = await openAppDatabase(path.resolve(root));
-    try {
-      return await fn(app, db);
-    } finally {
-      await db.close();
-    }
+    return await fn(app, db);
   } finally {
-    await loader.close();
+    await db.close();
   }
 }
 
