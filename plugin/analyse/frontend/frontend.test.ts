@@ -274,6 +274,45 @@ describe('parsing a large web/ on a worker thread', () => {
 });
 
 describe('incremental analysis', () => {
+  it('after each kind of edit, the graph built incrementally equals one built from scratch', async () => {
+    const page = (title: string, child: string) => `import { useQuery } from '../lib/fw.ts';\nimport { ${child} } from './${child}.tsx';\nexport function Page() {\n  const q = useQuery('listNotes', {});\n  return <section>{title}{String(q.data)}<${child} /></section>;\n}\n`.replace('{title}', title);
+    const part = (name: string, entry: string) => `import { useCommand } from '../lib/fw.ts';\nexport function ${name}() {\n  const c = useCommand('${entry}');\n  return <button onClick={() => c.mutate({ title: 'x' })}>go</button>;\n}\n`;
+    const routes = (path: string) => `import { Page } from './parts/Page.tsx';\nexport const routes = [{ path: '${path}', element: <Page /> }];\n`;
+    const dir = await webApp({ 'web/src/routes.tsx': routes('/notes'), 'web/src/parts/Page.tsx': page('a', 'Part'), 'web/src/parts/Part.tsx': part('Part', 'createNote') });
+    const cache = createFrontendCache();
+    const sources = createWebSources(dir);
+    const write = async (file: string, content: string | null) => {
+      if (content === null) await rm(path.join(dir, file));
+      else await writeFile(path.join(dir, file), content);
+      sources.changed(file);
+    };
+    const same = async (what: string) => {
+      const incremental = await analyseFrontend(dir, entries, { cache, sources });
+      const fresh = await analyseFrontend(dir, entries, { cache: createFrontendCache() });
+      expect(JSON.stringify(incremental), what).toBe(JSON.stringify(fresh));
+      return incremental;
+    };
+    await same('the first build');
+    await write('web/src/parts/Page.tsx', page('b', 'Part'));
+    await same('a markup edit');
+    await write('web/src/parts/Part.tsx', part('Part', 'missingEntry'));
+    expect((await same('a hook naming another entry')).hooks.find((h) => h.file === 'web/src/parts/Part.tsx')?.status).toBe('missing_entry');
+    await write('web/src/parts/Other.tsx', part('Other', 'createNote'));
+    await write('web/src/parts/Page.tsx', page('b', 'Other'));
+    expect((await same('a new component rendered instead')).components.find((c) => c.name === 'Other')?.routes).toEqual(['/notes']);
+    await write('web/src/parts/Other.tsx', part('Renamed', 'createNote'));
+    expect((await same('the rendered component renamed away')).components.find((c) => c.name === 'Renamed')?.routes).toEqual([]);
+    await write('web/src/routes.tsx', routes('/all-notes'));
+    await same('a route path changed');
+    await write('web/src/parts/Part.tsx', null);
+    await same('a file removed');
+    // The same files with other entries (a backend reload) link again.
+    const others = entries.filter((e) => e.name !== 'listNotes');
+    const relinked = await analyseFrontend(dir, others, { cache, sources });
+    expect(JSON.stringify(relinked)).toBe(JSON.stringify(await analyseFrontend(dir, others, { cache: createFrontendCache() })));
+    expect(relinked.hooks.find((h) => h.entry === 'listNotes')?.status).toBe('missing_entry');
+  });
+
   it('parses only the changed file again', async () => {
     const dir = await webApp({ 'web/src/Other.tsx': 'export function Other() { return null; }\n' });
     const cache = createFrontendCache();
