@@ -158,7 +158,8 @@ function describeItem(item: unknown): string {
   return typeof item === 'string' ? item : JSON.stringify(item);
 }`;
 
-async function templateFile(template: string, file: string): Promise<string> {
+/** A file of one of fw's app templates, as shipped. */
+export async function templateFile(template: string, file: string): Promise<string> {
   return readFile(path.join(fwPackageRoot(), 'templates', template, file), 'utf8');
 }
 

@@ -48,7 +48,8 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
   };
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {
+/** A number from the environment: `fallback` when unset, an error naming the variable when invalid. */
+export function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);

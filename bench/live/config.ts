@@ -1,4 +1,5 @@
 /** The benchmark's knobs, all from the environment so `npm run bench:live` needs no flags. */
+import { positive } from '../http/config.ts';
 
 export type VariantName = 'fw' | 'bare';
 /**
@@ -120,14 +121,4 @@ function integers(env: NodeJS.ProcessEnv, name: string, fallback: number[]): num
     if (!Number.isInteger(value) || value <= 0) throw new Error(`${name}: "${item}" is not a positive integer.`);
     return value;
   });
-}
-
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroAllowed)) {
-    throw new Error(`${name} must be a ${zeroAllowed ? 'non-negative' : 'positive'} number (got "${raw}").`);
-  }
-  return value;
 }

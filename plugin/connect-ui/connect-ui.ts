@@ -19,7 +19,7 @@ import { loadSfcCompiler, readVueFile } from '../analyse/frontend/vue-sfc.ts';
 import { positionFinder } from '../analyse/table-access.ts';
 import { generateFromApp } from '../generate/generate.ts';
 import { loadAppOnce } from '../load-app-once.ts';
-import { fwPackageRoot } from '../package-root.ts';
+import { templateFile } from '../make-ui.ts';
 import { applyEdits } from './edits.ts';
 import { type BridgeExport, type Finding, planScript, type ScriptContext, type ScriptUnit } from './script-plan.ts';
 import { bridgeWithExports, exportedNames, planViteProvider } from './wiring.ts';
@@ -93,7 +93,7 @@ async function planRepairs(root: string, graph: FrontendGraph, entries: Readonly
   // 1. The bridge.
   const bridge = graph.bridge.file ?? graph.bridge.expected[0]!;
   for (const d of has('missing_bridge')) {
-    await files.create(bridge, await templateFile(layout, bridge));
+    await files.create(bridge, await templateFile(layout === 'vite' ? 'minimal-web' : 'nuxt-web', bridge));
     fixed.push({ ...located(d), fix: `created ${bridge} from the ${layout === 'vite' ? 'minimal-web' : 'nuxt-web'} template` });
   }
 
@@ -183,7 +183,7 @@ async function addNuxtPlugins(files: WorkingFiles, bridge: string): Promise<{ fi
   const created: string[] = [];
   for (const plugin of ['web/plugins/fw.client.ts', 'web/plugins/fw.server.ts']) {
     if ((await files.read(plugin)) !== null) continue;
-    await files.create(plugin, await templateFile('nuxt', plugin));
+    await files.create(plugin, await templateFile('nuxt-web', plugin));
     created.push(plugin);
   }
   return { fix: `created ${created.join(' and ')} (the fw client from runtimeConfig.public.fwUrl)` };
@@ -202,10 +202,6 @@ function located(d: Located): Located {
 
 function byPlace(a: Located, b: Located): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.code.localeCompare(b.code);
-}
-
-async function templateFile(layout: 'vite' | 'nuxt', file: string): Promise<string> {
-  return readFile(path.join(fwPackageRoot(), 'templates', layout === 'vite' ? 'minimal-web' : 'nuxt-web', file), 'utf8');
 }
 
 /** The app's files as connect-ui changes them: read once, changed in memory, written together at the end. */

@@ -1,8 +1,7 @@
-import path from 'node:path';
 import { parseSync } from 'oxc-parser';
 import type { EntryKind } from '../../runtime/entries.ts';
 import { type AstNode, functionName, isComponentName, isFunction, keyName, memberPath, staticText, unwrap, walk } from '../analyse/frontend/ast.ts';
-import { resolveImport } from '../analyse/frontend/layout.ts';
+import { importSpecifier, resolveImport } from '../analyse/frontend/layout.ts';
 import { type Edit, freshName, indentAt } from './edits.ts';
 
 /** One script to repair: a whole `.ts`/`.tsx` file or one script block of a `.vue` file. */
@@ -74,7 +73,7 @@ export function planScript(unit: ScriptUnit, context: ScriptContext): ScriptPlan
   const program = parsed.program as unknown as AstNode;
   const bridgeImports: AstNode[] = [];
   const wantsExtension = prefersExtension(program, context.extensionByDefault);
-  const bridgeSpecifier = specifierFor(unit.file, context.bridge, wantsExtension);
+  const bridgeSpecifier = importSpecifier(unit.file, context.bridge, wantsExtension);
 
   for (const node of program.body as AstNode[]) {
     if (node.type !== 'ImportDeclaration') continue;
@@ -93,7 +92,7 @@ export function planScript(unit: ScriptUnit, context: ScriptContext): ScriptPlan
       const name = s.imported.type === 'Identifier' ? s.imported.name : s.imported.value;
       plan.bridgeExports.push({ name, typeOnly: node.importKind === 'type' || s.importKind === 'type', from });
     }
-    const specifier = specifierFor(unit.file, context.bridge, extension);
+    const specifier = importSpecifier(unit.file, context.bridge, extension);
     plan.edits.push({ start: node.source.start + 1, end: node.source.end - 1, text: specifier });
     plan.fixed.push({ code: 'deep_generated_import', offset: node.source.start, text: `import from '${source}' → '${specifier}'` });
     bridgeImports.push(node);
@@ -226,11 +225,4 @@ function prefersExtension(program: AstNode, fallback: boolean): boolean {
   const relative = (program.body as AstNode[]).filter((n) => n.type === 'ImportDeclaration' && /^\.\.?\//.test(n.source.value)).map((n) => n.source.value as string);
   if (relative.length === 0) return fallback;
   return relative.some((s) => /\.[cm]?[jt]sx?$/.test(s));
-}
-
-/** The import specifier of app-relative `target` from `file`: `./lib/fw.ts` or `../composables/fw`. */
-export function specifierFor(file: string, target: string, extension: boolean): string {
-  let relative = path.posix.relative(path.posix.dirname(file), target);
-  if (!relative.startsWith('.')) relative = `./${relative}`;
-  return extension ? relative : relative.replace(/\.[cm]?[jt]sx?$/, '');
 }

@@ -1,7 +1,8 @@
 import { parseSync } from 'oxc-parser';
 import { type AstNode, jsxName, memberPath, walk } from '../analyse/frontend/ast.ts';
 import { type Edit, freshName } from './edits.ts';
-import { type BridgeExport, specifierFor } from './script-plan.ts';
+import { importSpecifier } from '../analyse/frontend/layout.ts';
+import type { BridgeExport } from './script-plan.ts';
 
 /** The names a module exports (values and types alike), from its syntax tree. */
 export function exportedNames(file: string, code: string): Set<string> {
@@ -27,7 +28,7 @@ export function bridgeWithExports(bridge: string, code: string, needed: readonly
   if (groups.size === 0) return { code, added };
   const lines = [...groups].map(([key, names]) => {
     const [kind, from] = key.split('\0') as [string, string];
-    return `export ${kind === 'type' ? 'type ' : ''}{ ${names.join(', ')} } from '${specifierFor(bridge, from, /\.[cm]?[jt]sx?$/.test(from))}';`;
+    return `export ${kind === 'type' ? 'type ' : ''}{ ${names.join(', ')} } from '${importSpecifier(bridge, from, /\.[cm]?[jt]sx?$/.test(from))}';`;
   });
   return { code: `${code.replace(/\s*$/, '\n')}${lines.join('\n')}\n`, added };
 }
@@ -63,7 +64,7 @@ export function planViteProvider(file: string, code: string, bridge: string, ext
   const strict = element.type === 'JSXElement' && /(?:^|\.)StrictMode$/.test(jsxName(element.openingElement.name)) && element.closingElement;
   const [start, end] = strict ? [element.openingElement.end, element.closingElement.start] : [element.start, element.end];
   const lastImport = (program.body as AstNode[]).filter((n) => n.type === 'ImportDeclaration').at(-1);
-  const importLine = `import { FwProvider } from '${specifierFor(file, bridge, extension)}';`;
+  const importLine = `import { FwProvider } from '${importSpecifier(file, bridge, extension)}';`;
   return [
     lastImport ? { start: lastImport.end, end: lastImport.end, text: `\n${importLine}` } : { start: 0, end: 0, text: `${importLine}\n` },
     {

@@ -3,7 +3,7 @@ import { aiRunExports } from '../agent-calls.ts';
 import { type CheckDiagnostic, checkDiagnostic } from '../check-diagnostic.ts';
 import type { FileFacts } from './facts.ts';
 import type { FrontendGraph, GraphEntry } from './graph.ts';
-import { fileRole, fileSetOf, resolveImportCached } from './layout.ts';
+import { fileRole, fileSetOf, importSpecifier, resolveImportCached } from './layout.ts';
 
 const connectUi = 'fw do connect-ui';
 const builtins = new Set(builtinModules);
@@ -34,7 +34,7 @@ export function frontendDiagnostics(graph: FrontendGraph, facts: readonly FileFa
         found.push(checkDiagnostic({
           code: 'deep_generated_import', severity: 'error', file: f.file, ...statement.at,
           message: `${f.file} imports "${statement.source}" directly; only the bridge (${bridgeName}) may import from _generated/.`,
-          hint: `Import the hooks and api from the bridge instead, e.g. import { useCommand } from '${relativeSpecifier(f.file, bridgeName)}'.`,
+          hint: `Import the hooks and api from the bridge instead, e.g. import { useCommand } from '${importSpecifier(f.file, bridgeName, true)}'.`,
           suggestedCommand: connectUi,
         }));
       }
@@ -148,15 +148,6 @@ function hookFor(url: string): string {
   if (!match) return 'the hooks (useCommand/useQuery/useLiveQuery)';
   const hook = match[1] === 'commands' ? 'useCommand' : match[1] === 'queries' ? 'useQuery' : 'useLiveQuery';
   return `${hook}('${match[2]}'${hook === 'useCommand' ? '' : ', args'})`;
-}
-
-function relativeSpecifier(from: string, to: string): string {
-  const fromDir = from.split('/').slice(0, -1);
-  const target = to.split('/');
-  let common = 0;
-  while (common < fromDir.length && fromDir[common] === target[common]) common++;
-  const up = fromDir.length - common;
-  return `${up === 0 ? './' : '../'.repeat(up)}${target.slice(common).join('/')}`;
 }
 
 /** The entry name nearest to a misspelt one (edit distance ≤ 2 or a case-insensitive match). */

@@ -65,6 +65,16 @@ export function pascal(text: string): string {
   return text.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
+/**
+ * The import specifier of app-relative `target` from app-relative `file`: `./lib/fw.ts`, or
+ * `../composables/fw` without `extension`.
+ */
+export function importSpecifier(file: string, target: string, extension: boolean): string {
+  let relative = path.posix.relative(path.posix.dirname(file), target);
+  if (!relative.startsWith('.')) relative = `./${relative}`;
+  return extension ? relative : relative.replace(/\.[cm]?[jt]sx?$/, '');
+}
+
 const extensions = ['', '.ts', '.tsx', '.js', '.jsx', '.mts', '.mjs', '.vue', '/index.ts', '/index.tsx', '/index.js', '/index.jsx', '/index.vue'];
 
 /**
