@@ -14,6 +14,7 @@ const subCommands = {
   check: () => import('./commands/check.ts').then((m) => m.default),
   make: () => import('./commands/make.ts').then((m) => m.default),
   do: () => import('./commands/do.ts').then((m) => m.default),
+  ai: () => import('./commands/ai.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

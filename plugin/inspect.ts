@@ -4,6 +4,7 @@ import { fwVersion } from '../runtime/version.ts';
 import { type AppModel, analyseApp } from './analyse/app-model.ts';
 import { analyseFrontend } from './analyse/frontend/analyse.ts';
 import type { FrontendGraph } from './analyse/frontend/graph.ts';
+import { type AgentToolsJson, buildAgentTools } from './generate/agent-tools.ts';
 import { buildCapabilityMap, type CapabilityMap } from './generate/capability-map.ts';
 import { buildFrontendGraphJson, type FrontendGraphJson } from './generate/frontend-graph.ts';
 import { loadAppOnce } from './load-app-once.ts';
@@ -24,8 +25,8 @@ export interface ClientSurface {
   }>;
 }
 
-export type InspectTarget = 'client' | 'frontend' | 'capabilities';
-export type Inspection = ClientSurface | FrontendGraphJson | CapabilityMap;
+export type InspectTarget = 'client' | 'frontend' | 'capabilities' | 'agent-tools';
+export type Inspection = ClientSurface | FrontendGraphJson | CapabilityMap | AgentToolsJson;
 
 const callables = {
   command: { react: 'useCommand', vue: 'useFwCommand', section: 'commands' },
@@ -43,6 +44,7 @@ const callables = {
 export async function inspectApp(options: { root: string; target: InspectTarget }): Promise<Inspection> {
   const root = path.resolve(options.root);
   const model = await analyseApp(root, await loadAppOnce(root));
+  if (options.target === 'agent-tools') return buildAgentTools(model);
   const frontend = await analyseFrontend(root, model.entries);
   switch (options.target) {
     case 'client':

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
+import { type AgentDefinition, type AiToolDefinition, isAgent, isAiTool } from '../runtime/ai/define.ts';
 import { type EntryDefinition, type EntryKind, isEntry, type PolicyCheck } from '../runtime/entries.ts';
 import { type AppDefinition, checkApp, entryNameFromFile } from '../runtime/registry.ts';
 import type { Schema } from '../runtime/schema.ts';
@@ -14,6 +15,9 @@ const entryFolders: ReadonlyArray<{ folder: string; kinds: readonly EntryKind[] 
   { folder: 'src/workflows', kinds: ['workflow'] },
   { folder: 'src/endpoints', kinds: ['endpoint'] },
 ];
+
+/** Where an app's AI definitions live: one agent or aiTool per file, named after the file. */
+const aiFolders = { agent: 'src/ai/agents', aiTool: 'src/ai/tools' } as const;
 
 const sourceFile = /^[^.].*\.(?:ts|mts|js|mjs)$/;
 const testFile = /\.(?:test|spec)\.[cm]?[jt]s$/;
@@ -132,10 +136,78 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
     entries.set(name, entry);
     origin.set(name, file);
   }
-  const app: AppDefinition = { entries, policies, schema };
+  const { agents, tools } = await assembleAi(root, importFile, origin, problems);
+  problems.push(...agentToolProblems(agents, entries, tools));
+  const app: AppDefinition = { entries, policies, schema, agents, tools };
   problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
   if (problems.length > 0) throw new AppLoadError(problems);
   return app;
+}
+
+/**
+ * The agents (`src/ai/agents/`) and aiTools (`src/ai/tools/`). A tool's name is shared with the
+ * entries' auto-tools, so it must not repeat an entry's name.
+ */
+async function assembleAi(root: string, importFile: ImportAppFile, taken: Map<string, string>, problems: Array<{ file?: string; message: string }>) {
+  const agents = new Map<string, AgentDefinition>();
+  const tools = new Map<string, AiToolDefinition>();
+  const files = await listAiFiles(root);
+  const imports = await Promise.allSettled(files.map(({ file }) => importFile(path.join(root, file))));
+  for (const [i, { name, file, kind }] of files.entries()) {
+    const imported = imports[i]!;
+    if (imported.status === 'rejected') throw imported.reason;
+    const value = imported.value.default;
+    if (kind === 'agent') {
+      if (isAgent(value)) agents.set(name, value);
+      else problems.push({ file, message: 'must `export default agent({ … })`.' });
+      continue;
+    }
+    if (!isAiTool(value)) {
+      problems.push({ file, message: 'must `export default aiTool({ … })`.' });
+      continue;
+    }
+    const previous = taken.get(name);
+    if (previous) {
+      problems.push({ file, message: `tool name "${name}" is already the auto-tool of ${previous}. Rename the file.` });
+      continue;
+    }
+    tools.set(name, value);
+  }
+  return { agents, tools };
+}
+
+/**
+ * An agent's tools must be the app's own entries or aiTools, under the name they have in the app, so
+ * that every tool an agent can call is listed (agentTools.json), checked and traced by that one name.
+ */
+function agentToolProblems(agents: Map<string, AgentDefinition>, entries: Map<string, EntryDefinition>, tools: Map<string, AiToolDefinition>) {
+  const names = new Map<unknown, string>([...entries].map(([name, entry]) => [entry, name]));
+  for (const [name, tool] of tools) names.set(tool, name);
+  const problems: Array<{ file: string; message: string }> = [];
+  for (const [agentName, definition] of agents) {
+    for (const [key, tool] of Object.entries(definition.tools)) {
+      const known = names.get(tool);
+      if (known === undefined) {
+        problems.push({ file: `${aiFolders.agent}/${agentName}.ts`, message: `tool "${key}" is not one of the app's entries or src/ai/tools/ aiTools. Import it from its file.` });
+      } else if (known !== key) {
+        problems.push({ file: `${aiFolders.agent}/${agentName}.ts`, message: `tool "${key}" is ${known}; list it under its own name: tools: { ${known} }.` });
+      }
+    }
+  }
+  return problems;
+}
+
+/** The agent and aiTool source files, sorted by folder then file name. */
+export async function listAiFiles(root: string): Promise<Array<{ name: string; file: string; kind: keyof typeof aiFolders }>> {
+  const found: Array<{ name: string; file: string; kind: keyof typeof aiFolders }> = [];
+  for (const kind of ['agent', 'aiTool'] as const) {
+    const folder = aiFolders[kind];
+    const dir = path.join(root, folder);
+    if (!existsSync(dir)) continue;
+    const files = (await readdir(dir)).filter((f) => sourceFile.test(f) && !testFile.test(f) && !f.endsWith('.d.ts')).sort();
+    for (const fileName of files) found.push({ name: entryNameFromFile(fileName), file: `${folder}/${fileName}`, kind });
+  }
+  return found;
 }
 
 /** One backend entry source file: its entry name, its path relative to the app root, and its folder. */
@@ -171,7 +243,8 @@ export async function appModuleFiles(root: string): Promise<string[]> {
   const schema = firstExisting(root, ['src/fw/schema.ts', 'src/fw/schema.js']);
   const policies = firstExisting(root, ['src/policies.ts', 'src/policies.js']);
   const entries = (await listEntryFiles(root)).map(({ file }) => path.join(root, file));
-  return [...(schema ? [schema] : []), ...(policies ? [policies] : []), ...entries];
+  const ai = (await listAiFiles(root)).map(({ file }) => path.join(root, file));
+  return [...(schema ? [schema] : []), ...(policies ? [policies] : []), ...entries, ...ai];
 }
 
 function firstExisting(root: string, candidates: string[]): string | undefined {

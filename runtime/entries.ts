@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import type { AiContext } from './ai/ai-runtime.ts';
 import type { Database, Schema } from './schema.ts';
 
 /**
@@ -33,6 +34,14 @@ export interface CommandContext extends QueryContext {
   /** Records a domain event in the outbox, in this command's transaction (delivered after commit). */
   emit(event: string, payload?: unknown): void;
 }
+
+/**
+ * The context of actions, workflows and endpoints: a query context plus the AI surface
+ * (`ctx.agent.run`, `ctx.ai.runAgent`, `ctx.ai.generateText`, `ctx.ai.generateStructured`). Commands,
+ * queries and liveQueries do not have it: they run in a database transaction, where a model call
+ * has no place.
+ */
+export interface ServerContext extends QueryContext, AiContext {}
 
 export type EntryKind = 'command' | 'query' | 'liveQuery' | 'action' | 'workflow' | 'endpoint';
 
@@ -96,6 +105,16 @@ interface EntryConfig<A extends ArgsInput | undefined, C, R> {
   handler: (ctx: C, args: InferArgs<A>) => R | Promise<R>;
 }
 
+/**
+ * How a command, query or liveQuery appears to agents as an auto-tool: `false` keeps it away from
+ * every agent; `needsApproval` overrides the default (commands need approval, reads do not).
+ */
+export type EntryToolOption = false | { needsApproval?: boolean; description?: string };
+
+interface CallableEntryConfig<A extends ArgsInput | undefined, C, R> extends EntryConfig<A, C, R> {
+  tool?: EntryToolOption;
+}
+
 const emptyArgs = z.object({}).strict();
 
 function toArgsSchema(args: ArgsInput | undefined): StandardSchemaV1 {
@@ -135,14 +154,14 @@ export function isEntry(value: unknown): value is EntryDefinition {
  *   });
  */
 export function command<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, CommandContext, R>,
+  config: CallableEntryConfig<A, CommandContext, R>,
 ): Command<InferArgsInput<A>, InferArgs<A>, Awaited<R>> {
   return define('command', config);
 }
 
 /** A one-shot read, in a read-only transaction (a write inside it is refused by the database). */
 export function query<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, QueryContext, R>,
+  config: CallableEntryConfig<A, QueryContext, R>,
 ): Query<InferArgsInput<A>, InferArgs<A>, Awaited<R>, 'query'> {
   return define('query', config);
 }
@@ -156,7 +175,7 @@ export function query<A extends ArgsInput | undefined = undefined, R = unknown>(
  *   export default liveQuery({ handler: (ctx) => ctx.db.selectFrom('notes').selectAll().execute() });
  */
 export function liveQuery<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, QueryContext, R> & { reads?: readonly string[] },
+  config: CallableEntryConfig<A, QueryContext, R> & { reads?: readonly string[] },
 ): Query<InferArgsInput<A>, InferArgs<A>, Awaited<R>, 'liveQuery'> {
   const reads: unknown = (config as { reads?: unknown }).reads;
   if (reads !== undefined && (!Array.isArray(reads) || !reads.every((t) => typeof t === 'string' && t.length > 0))) {
@@ -167,21 +186,21 @@ export function liveQuery<A extends ArgsInput | undefined = undefined, R = unkno
 
 /** Work that runs after a commit (network, AI, secrets allowed). Executed by the worker (issue #9). */
 export function action<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, QueryContext, R> & { on?: string },
+  config: EntryConfig<A, ServerContext, R> & { on?: string },
 ): EntryDefinition<'action'> {
   return define('action', config);
 }
 
 /** A durable multi-step process. Executed by the workflow engine (issue #9). */
 export function workflow<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, QueryContext, R>,
+  config: EntryConfig<A, ServerContext, R>,
 ): EntryDefinition<'workflow'> {
   return define('workflow', config);
 }
 
 /** A custom HTTP route under the runtime. Served in issue #9. */
 export function endpoint<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, QueryContext, R> & { method: string; path: string },
+  config: EntryConfig<A, ServerContext, R> & { method: string; path: string },
 ): EntryDefinition<'endpoint'> {
   return define('endpoint', config);
 }

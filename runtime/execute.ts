@@ -61,10 +61,26 @@ export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunO
             events.push({ event, payload: payload ?? null });
           },
         };
+    refuseAi(ctx, entry.kind);
     const result = await entry.handler(ctx, run.args);
     if (events.length > 0) await writeOutbox(trx, run, events);
     return result;
   });
+}
+
+/**
+ * `ctx.ai` and `ctx.agent` do not exist in commands, queries and liveQueries (their types say so); a
+ * handler that reaches for them anyway (plain JS, a cast) gets an error that says where AI belongs.
+ */
+function refuseAi(ctx: object, kind: string): void {
+  for (const name of ['ai', 'agent']) {
+    Object.defineProperty(ctx, name, {
+      enumerable: false,
+      get() {
+        throw new FwError('internal', `ctx.${name} is not available in a ${kind}: ${kind === 'command' ? 'commands run inside a database transaction' : 'queries stay fast, read-only and repeatable'}. Run agents and models in an action, workflow or endpoint.`);
+      },
+    });
+  }
 }
 
 async function writeOutbox(trx: FwDatabase['admin'], call: { auth: Auth; traceId: string }, events: Array<{ event: string; payload: unknown }>) {

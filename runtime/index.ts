@@ -25,9 +25,22 @@ export {
   type Query,
   type QueryContext,
   type Register,
+  type ServerContext,
 } from './entries.ts';
 export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './schema.ts';
 export { FwError, type Diagnostic, type FwErrorCode } from './errors.ts';
+export {
+  agent,
+  aiTool,
+  type AgentConfig,
+  type AgentDefinition,
+  type AgentTool,
+  type AiToolConfig,
+  type AiToolDefinition,
+  type StepCountStop,
+  type ToolContext,
+  type ToolRisk,
+} from './ai/define.ts';
 // One zod and one Kysely for every app, so schemas and SQL fragments always match fw's.
 export { z } from 'zod';
 export { sql } from 'kysely';

@@ -1,3 +1,4 @@
+import type { AgentDefinition, AiToolDefinition } from './ai/define.ts';
 import type { EntryDefinition, EntryKind, PolicyCheck } from './entries.ts';
 import type { Schema } from './schema.ts';
 
@@ -6,6 +7,10 @@ export interface AppDefinition {
   entries: Map<string, EntryDefinition>;
   policies: Record<string, PolicyCheck>;
   schema: Schema;
+  /** Agents by name (`src/ai/agents/`); absent means none. */
+  agents?: Map<string, AgentDefinition>;
+  /** aiTools by name (`src/ai/tools/`); absent means none. */
+  tools?: Map<string, AiToolDefinition>;
 }
 
 /**

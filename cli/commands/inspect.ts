@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty';
 import { type CheckDiagnostic, formatDiagnostic } from '../../plugin/analyse/check-diagnostic.ts';
+import type { AgentToolsJson } from '../../plugin/generate/agent-tools.ts';
 import type { CapabilityMap } from '../../plugin/generate/capability-map.ts';
 import type { FrontendGraphJson } from '../../plugin/generate/frontend-graph.ts';
 import { type ClientSurface, type InspectTarget, inspectApp } from '../../plugin/inspect.ts';
@@ -23,13 +24,21 @@ function inspectCommand<T>(target: InspectTarget, description: string, print: (v
 }
 
 export default defineCommand({
-  meta: { name: 'inspect', description: 'Show what fw knows about the app: its client surface, frontend graph or capability map' },
+  meta: { name: 'inspect', description: 'Show what fw knows about the app: its client surface, frontend graph, capability map or agent tools' },
   subCommands: {
     client: inspectCommand<ClientSurface>('client', 'The generated api: each entry with kind, route, args schema and hook names', printClient),
     frontend: inspectCommand<FrontendGraphJson>('frontend', 'The frontend graph (routes, components, hooks, UI actions, provider) and its diagnostics', printFrontend),
     capabilities: inspectCommand<CapabilityMap>('capabilities', 'The capability map: UI action → component → route → hook → entry → tables → policy', printCapabilities),
+    'agent-tools': inspectCommand<AgentToolsJson>('agent-tools', 'The tools agents can call (agentTools.json): risk, approval, tables, policy', printAgentTools),
   },
 });
+
+export function printAgentTools(value: Pick<AgentToolsJson, 'tools'>): void {
+  log(`${value.tools.length} tool(s)`);
+  for (const t of value.tools) {
+    log(`  ${t.name.padEnd(24)} ${t.kind.padEnd(9)} risk ${t.risk.padEnd(11)} ${t.needsApproval ? 'needs approval' : 'no approval   '} ${t.readOnly ? 'read-only' : 'writes ' + (t.writes.join(', ') || '?')} · policy ${t.policy}`);
+  }
+}
 
 function printClient(surface: ClientSurface): void {
   log(`fw inspect client: ${surface.entries.length} entries · bridge ${surface.bridge ?? '(none)'}`);

@@ -4,9 +4,11 @@ import { parseSync } from 'oxc-parser';
 import type { EntryKind } from '../../runtime/entries.ts';
 import { type AppDefinition, entryRoutes } from '../../runtime/registry.ts';
 import type { Table } from '../../runtime/schema.ts';
-import { listEntryFiles } from '../load-app.ts';
+import { agentTools, appTools } from '../../runtime/ai/catalog.ts';
+import { DEFAULT_MAX_STEPS, type ToolRisk } from '../../runtime/ai/define.ts';
+import { listAiFiles, listEntryFiles } from '../load-app.ts';
 import { entryAgentRuns } from './agent-calls.ts';
-import { type ArgsSchema, argsJsonSchema } from './args-schema.ts';
+import { type ArgsSchema, argsJsonSchema } from '../../runtime/args-schema.ts';
 import type { CheckDiagnostic } from './check-diagnostic.ts';
 import { describeUnresolved, type EntryAccess, summarizeAccess, type Unresolved } from './entry-access.ts';
 import { findTableAccess, type TableAccessFinding } from './table-access.ts';
@@ -35,9 +37,49 @@ export interface EntryModel {
   tenantScoped: boolean | 'unknown';
 }
 
+/** A tool agents can call (agentTools.json): an entry's auto-tool or an aiTool. */
+export interface ToolModel {
+  name: string;
+  source: 'entry' | 'aiTool';
+  kind: 'command' | 'query' | 'liveQuery' | 'aiTool';
+  /** The entry behind an auto-tool; null for aiTools. */
+  entry: string | null;
+  file: string;
+  description: string;
+  risk: ToolRisk;
+  needsApproval: boolean;
+  /** Runs in a read-only transaction. */
+  readOnly: boolean;
+  policy: string;
+  /** Tables it reads and writes (for an aiTool, from its handler's source). */
+  reads: string[];
+  writes: string[];
+  analysis: 'complete' | 'partial';
+  /** The environment variables an aiTool declares; none for auto-tools. */
+  secrets: string[];
+  inputSchema: Record<string, unknown> | null;
+  /** How it runs: through fw's runtime (external services' tools arrive with the external protocol). */
+  execution: 'fw-runtime-endpoint';
+}
+
+/** An agent as the artifacts describe it. */
+export interface AgentModel {
+  name: string;
+  file: string;
+  provider: 'gateway' | 'mock';
+  model: string;
+  /** The step limit that applies: its own, or the default when it declares none. */
+  maxSteps: number;
+  maxStepsDeclared: boolean;
+  tools: string[];
+}
+
 /** The analysed app every artifact is built from: entries and tables sorted by name. */
 export interface AppModel {
   entries: EntryModel[];
+  /** Every tool agents can call, auto-tools then aiTools, each sorted by name. */
+  tools: ToolModel[];
+  agents: AgentModel[];
   tables: Array<{ name: string; table: Table }>;
   /** Names of the app's own policies (`src/policies.ts`), sorted. */
   policies: string[];
@@ -102,14 +144,61 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
     }),
   );
 
+  const entryModels = analysed.map((a) => a.model);
+  const { tools, agents } = await analyseAi(root, app, entryModels);
   return {
-    entries: analysed.map((a) => a.model),
+    entries: entryModels,
+    tools,
+    agents,
     tables: Object.keys(tables).sort().map((name) => ({ name, table: tables[name]! })),
     policies: Object.keys(app.policies).sort(),
     // In entry-name order, and within an entry in source order.
     diagnostics: analysed.flatMap((a) => a.diagnostics),
     agentRuns: analysed.flatMap((a) => a.agentRuns),
   };
+}
+
+/** The tools and agents: auto-tools take their table access from their entry, aiTools from their own file. */
+async function analyseAi(root: string, app: AppDefinition, entries: readonly EntryModel[]): Promise<{ tools: ToolModel[]; agents: AgentModel[] }> {
+  const aiFiles = await listAiFiles(root);
+  const fileOf = (kind: 'agent' | 'aiTool', name: string) => aiFiles.find((f) => f.kind === kind && f.name === name)?.file ?? '';
+  const tools = await Promise.all(
+    appTools(app).map(async (t): Promise<ToolModel> => {
+      const schema = argsJsonSchema(t.inputSchema);
+      const common = {
+        name: t.name,
+        source: t.source,
+        kind: t.kind,
+        description: t.description,
+        risk: t.risk,
+        needsApproval: t.needsApproval,
+        readOnly: t.readOnly,
+        policy: t.policy,
+        inputSchema: schema.kind === 'json-schema' ? schema.schema : null,
+        execution: 'fw-runtime-endpoint' as const,
+      };
+      if (t.source === 'entry') {
+        const entry = entries.find((e) => e.name === t.name)!;
+        return { ...common, entry: t.name, file: entry.file, reads: entry.access.reads, writes: entry.access.writes, analysis: entry.access.kind, secrets: [] };
+      }
+      const file = fileOf('aiTool', t.name);
+      const source = await readFile(path.join(root, file), 'utf8');
+      const access = summarizeAccess(file, findTableAccess(file, source, parseSync(file, source)));
+      return { ...common, entry: null, file, reads: access.reads, writes: access.writes, analysis: access.kind, secrets: [...t.tool.secrets].sort() };
+    }),
+  );
+  const agents = [...(app.agents ?? [])]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, agent]): AgentModel => ({
+      name,
+      file: fileOf('agent', name),
+      provider: agent.provider,
+      model: agent.model,
+      maxSteps: agent.maxSteps ?? DEFAULT_MAX_STEPS,
+      maxStepsDeclared: agent.maxSteps !== undefined,
+      tools: agentTools(app, agent).map((t) => t.name),
+    }));
+  return { tools, agents };
 }
 
 const unresolvedCodes = {

@@ -1,7 +1,8 @@
 import type { EntryKind } from '../../runtime/entries.ts';
 import type { ColumnDefault, ColumnKind, IndexSpec, ReferentialAction } from '../../runtime/schema.ts';
 import { fwVersion } from '../../runtime/version.ts';
-import type { AppModel } from '../analyse/app-model.ts';
+import { DEFAULT_MAX_STEPS, MAX_STEPS_CEILING } from '../../runtime/ai/define.ts';
+import type { AgentModel, AppModel } from '../analyse/app-model.ts';
 import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 
 /**
@@ -42,6 +43,14 @@ export interface AgentContract {
     }>;
     indexes: Array<Required<IndexSpec>>;
   }>;
+  /** Agents and their tools: who may run what, under which rules, through which endpoints. */
+  ai: {
+    rules: Array<{ id: string; text: string }>;
+    endpoints: string[];
+    defaultMaxSteps: number;
+    agents: AgentModel[];
+    tools: Array<{ name: string; kind: string; risk: string; needsApproval: boolean; readOnly: boolean; policy: string }>;
+  };
   /** The web app: where its bridge and provider are, its rules, which UI reaches each entry, and what the checks found. */
   frontend: {
     layout: FrontendGraph['layout'];
@@ -60,6 +69,16 @@ const frontendRules: AgentContract['frontend']['rules'] = [
   { id: 'provider-once', text: 'FwProvider (or the Nuxt fw plugins) is set up once, in the layout or entry file.' },
   { id: 'no-server-code', text: 'Frontend code never imports fw, fw/runtime, database drivers, node: builtins or backend files under src/ (type-only imports excepted).' },
   { id: 'no-agents-in-frontend', text: 'Agents and models run in actions, workflows, endpoints and server-only code; never in commands, queries, liveQueries or frontend code.' },
+];
+
+const aiRules: AgentContract['ai']['rules'] = [
+  { id: 'ai-context', text: 'Agents and models run in actions, workflows, endpoints and server-only code (ctx.agent.run, ctx.ai.*); commands, queries and liveQueries have no ctx.ai.' },
+  { id: 'tools-as-caller', text: 'Every tool runs through the runtime as the caller: the same auth, tenant, policies and telemetry; a tool is offered only to callers its policy admits.' },
+  { id: 'approvals', text: 'Command auto-tools and aiTools that are not read-only need approval by default; approval requests are signed, so a client cannot fabricate one.' },
+  { id: 'step-limit', text: `Every agent has a step limit (stopWhen: { kind: 'stepCount', maxSteps }); without one ${DEFAULT_MAX_STEPS} applies, at most ${MAX_STEPS_CEILING}; a run's maxSteps may lower it, never raise it.` },
+  { id: 'tool-errors', text: 'Tool errors reach the model as fw error codes; internal messages are redacted.' },
+  { id: 'secrets', text: 'aiTool handlers see only the environment variables they declare in secrets (ctx.secrets).' },
+  { id: 'telemetry', text: 'Traces keep counts, timings and outcomes; prompts and outputs only when the app sets FW_AI_RECORD_CONTENT=1.' },
 ];
 
 const rules: AgentContract['rules'] = [
@@ -126,6 +145,13 @@ export function buildAgentContract(model: AppModel, frontend: FrontendGraph): Ag
       })),
       indexes: table.indexes.map((index) => ({ columns: index.columns, unique: index.unique ?? false })),
     })),
+    ai: {
+      rules: aiRules,
+      endpoints: ['POST /ai/agents/run', 'POST /ai/agents/chat'],
+      defaultMaxSteps: DEFAULT_MAX_STEPS,
+      agents: model.agents,
+      tools: model.tools.map((t) => ({ name: t.name, kind: t.kind, risk: t.risk, needsApproval: t.needsApproval, readOnly: t.readOnly, policy: t.policy })),
+    },
     frontend: {
       layout: frontend.layout,
       bridge: frontend.bridge.file,

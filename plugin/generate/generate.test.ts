@@ -7,7 +7,7 @@ import { fwVersion } from '../../runtime/version.ts';
 import { generateArtifacts } from './generate.ts';
 
 const generated = 'src/fw/_generated';
-const artifactPaths = ['agentContract.json', 'api.json', 'api.ts', 'capabilityMap.json', 'frontendGraph.json'].map((f) => `${generated}/${f}`);
+const artifactPaths = ['agentContract.json', 'agentTools.json', 'api.json', 'api.ts', 'capabilityMap.json', 'frontendGraph.json'].map((f) => `${generated}/${f}`);
 
 const apps: Array<{ remove(): Promise<void> }> = [];
 afterEach(async () => {
@@ -50,7 +50,7 @@ describe('generated artifacts of the minimal-web template', () => {
     expect(capabilities.tables).toEqual([{ name: 'notes', tenantScoped: true, readBy: ['listNotes', 'liveNotes'], writtenBy: ['createNote'] }]);
 
     const contract = await readJson(dir, `${generated}/agentContract.json`);
-    expect(Object.keys(contract)).toEqual(['fwVersion', 'rules', 'policies', 'entries', 'tables', 'frontend']);
+    expect(Object.keys(contract)).toEqual(['fwVersion', 'rules', 'policies', 'entries', 'tables', 'ai', 'frontend']);
     expect(contract.tables[0]).toMatchObject({ name: 'notes', tenantScoped: true, indexes: [{ columns: ['created_at'], unique: false }] });
     expect(contract.tables[0].columns.map((c: { name: string }) => c.name)).toEqual(['id', 'title', 'body', 'author_id', 'created_at']);
     expect(contract.tables[0].columns[0]).toEqual({

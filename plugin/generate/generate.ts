@@ -7,6 +7,7 @@ import { createWebSources } from '../analyse/frontend/files.ts';
 import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 import { loadAppOnce } from '../load-app-once.ts';
 import { buildAgentContract } from './agent-contract.ts';
+import { buildAgentTools } from './agent-tools.ts';
 import { buildApiJson } from './api-json.ts';
 import { buildApiModule } from './api-module.ts';
 import { buildCapabilityMap } from './capability-map.ts';
@@ -70,13 +71,14 @@ export async function generateFromApp(app: AppDefinition, options: GenerateOptio
  *
  * @example
  *   buildArtifacts(model, frontend).map((a) => a.path)
- *   // ['src/fw/_generated/agentContract.json', 'src/fw/_generated/api.json', 'src/fw/_generated/api.ts',
+ *   // ['src/fw/_generated/agentContract.json', 'src/fw/_generated/agentTools.json', 'src/fw/_generated/api.json', 'src/fw/_generated/api.ts',
  *   //  'src/fw/_generated/capabilityMap.json', 'src/fw/_generated/frontendGraph.json']
  */
 export function buildArtifacts(model: AppModel, frontend: FrontendGraph): Artifact[] {
   const [apiJson, apiModule] = backendArtifacts(model);
   return [
     jsonArtifact(`${generatedDir}/agentContract.json`, buildAgentContract(model, frontend)),
+    jsonArtifact(`${generatedDir}/agentTools.json`, buildAgentTools(model)),
     apiJson,
     apiModule,
     jsonArtifact(`${generatedDir}/capabilityMap.json`, buildCapabilityMap(model, frontend)),

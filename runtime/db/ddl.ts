@@ -284,6 +284,8 @@ export interface SystemTable {
   create: readonly string[];
 }
 
+/** AI runs and model calls, for `fw ai trace` (see runtime/ai/traces.ts). */
+export const AI_RUNS_TABLE = '_fw_ai_runs';
 /** The live invalidation log (see runtime/live/log.ts and docs/live.md). */
 export const LIVE_LOG_TABLE = '_fw_live_invalidations';
 /** The one-row state of the log: `pruned_through`. */
@@ -367,6 +369,35 @@ export const systemTables: readonly SystemTable[] = [
   )`,
       `insert into "public"."${LIVE_STATE_TABLE}" (id) values (true) on conflict do nothing`,
       `revoke all on "public"."${LIVE_STATE_TABLE}" from public, ${app}`,
+    ],
+  },
+  {
+    // AI telemetry (runtime/ai/traces.ts): one row per agent run or model call. Counts and timings
+    // only; `content` stays null unless the app opts in to recording prompts and outputs.
+    name: AI_RUNS_TABLE,
+    create: [
+      `create table if not exists "public"."${AI_RUNS_TABLE}" (
+    id bigserial primary key,
+    trace_id text not null,
+    kind text not null,
+    agent text,
+    provider text not null,
+    model text not null,
+    status text not null,
+    error_code text,
+    tenant_id uuid,
+    user_id text,
+    steps jsonb not null,
+    approvals jsonb not null,
+    input_tokens integer not null,
+    output_tokens integer not null,
+    latency_ms double precision not null,
+    cost_usd numeric,
+    content jsonb,
+    created_at timestamptz not null default now()
+  )`,
+      `create index if not exists "_fw_ai_runs_trace_id" on "public"."${AI_RUNS_TABLE}" (trace_id)`,
+      `revoke all on "public"."${AI_RUNS_TABLE}" from public, ${app}`,
     ],
   },
 ];

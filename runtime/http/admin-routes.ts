@@ -4,6 +4,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { listInvalidations, logBounds } from '../live/log.ts';
+import { listTraces, readTrace } from '../ai/traces.ts';
 
 export const ADMIN_PREFIX = '/_fw/';
 export const ADMIN_TOKEN_HEADER = 'x-fw-admin-token';
@@ -17,14 +18,18 @@ export interface AdminContext {
 }
 
 /**
- * Ops and debug routes (`/_fw/live/status`, `/_fw/live/invalidations`, `/_fw/live/subscriptions/:id`):
+ * Ops and debug routes (`/_fw/live/status`, `/_fw/live/invalidations`, `/_fw/live/subscriptions/:id`,
+ * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`):
  * open in dev mode, otherwise only with the admin token in `x-fw-admin-token`.
  */
 export async function serveAdmin(req: IncomingMessage, path: string, context: AdminContext): Promise<unknown> {
   authorizeAdmin(req, context);
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  if (path === '/_fw/ai/traces') return { traces: await listTraces(context.db) };
+  const trace = /^\/_fw\/ai\/traces\/([^/]+)$/.exec(path);
+  if (trace) return { traceId: decodeURIComponent(trace[1]!), runs: await readTrace(context.db, decodeURIComponent(trace[1]!)) };
   const live = context.live;
   if (!live) throw new FwError('not_found', 'Live queries are not enabled in this runtime.');
-  const url = new URL(req.url ?? '/', 'http://localhost');
   if (path === '/_fw/live/status') {
     return { ...live.status(), log: await logBounds(context.db.admin) };
   }

@@ -9,8 +9,9 @@ import type { AppDefinition } from '../registry.ts';
 import { entryRoutes } from '../registry.ts';
 import { fwVersion } from '../version.ts';
 import type { LiveHub } from '../live/hub.ts';
+import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
 import { ADMIN_PREFIX, serveAdmin } from './admin-routes.ts';
-import { parseArgsEnvelope, readBody } from './body.ts';
+import { parseArgsEnvelope, parseJsonBody, readBody } from './body.ts';
 import { serveMultiplexedStream, servePerNameStream } from './live-routes.ts';
 import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
 import { resolveTraceId, TRACE_HEADER } from './trace.ts';
@@ -31,6 +32,8 @@ export interface RuntimeHandlerOptions {
   live?: LiveHub;
   /** Opens the admin routes (`/_fw/…`) outside dev mode to callers sending it in `x-fw-admin-token`. */
   adminToken?: string;
+  /** Agents (`POST /ai/agents/run`, `POST /ai/agents/chat`): models, approval secret, content recording. */
+  ai?: Omit<AiRuntimeOptions, 'app' | 'db'>;
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -46,12 +49,15 @@ type Route =
   | { kind: 'entry'; methods: readonly string[]; prefix: '/commands/' | '/queries/'; name: string }
   | { kind: 'live'; methods: readonly string[]; name: string }
   | { kind: 'admin'; methods: readonly string[]; path: string }
+  | { kind: 'agent-run' | 'agent-chat'; methods: readonly string[] }
   | { kind: 'health' | 'entries' | 'live-multiplexed'; methods: readonly string[] };
 
 function matchRoute(path: string): Route | null {
   if (path === '/health') return { kind: 'health', methods: ['GET', 'HEAD'] };
   if (path === '/entries') return { kind: 'entries', methods: ['GET', 'HEAD'] };
   if (path === '/live') return { kind: 'live-multiplexed', methods: ['POST'] };
+  if (path === '/ai/agents/run') return { kind: 'agent-run', methods: ['POST'] };
+  if (path === '/ai/agents/chat') return { kind: 'agent-chat', methods: ['POST'] };
   if (path.startsWith('/live/')) return { kind: 'live', methods: ['GET'], name: decodeName(path.slice('/live/'.length)) };
   if (path.startsWith(ADMIN_PREFIX)) return { kind: 'admin', methods: ['GET'], path };
   for (const prefix of ['/commands/', '/queries/'] as const) {
@@ -93,6 +99,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 
   const authenticate = (req: IncomingMessage): Auth => (authMode === 'dev-headers' ? authFromDevHeaders(req.headers) : ANONYMOUS);
 
+  const ai: AiRuntime = createAiRuntime({ ...options.ai, app, db });
+
   const liveHub = (): LiveHub => {
     if (!options.live) throw new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntimeHandler({ live: createLiveHub(db) })).');
     return options.live;
@@ -133,6 +141,23 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       case 'admin': {
         const body = await serveAdmin(req, route.path, { dev: options.dev, adminToken: options.adminToken, db, live: options.live });
         return { status: 200, body };
+      }
+      case 'agent-run': {
+        const auth = authenticate(req);
+        const body = await readBody(req, bodyLimit);
+        const result = await ai.run(parseJsonBody(body, req.headers['content-type']), { auth, traceId });
+        return { status: 200, body: { ok: true, result, traceId } };
+      }
+      case 'agent-chat': {
+        const auth = authenticate(req);
+        const body = await readBody(req, bodyLimit);
+        await ai.chat(parseJsonBody(body, req.headers['content-type']), { auth, traceId }, res, {
+          ...corsHeaders(cors, req),
+          [TRACE_HEADER]: traceId,
+          'cache-control': 'no-cache, no-transform',
+          'x-accel-buffering': 'no',
+        });
+        return 'streamed';
       }
       case 'entry': {
         const entry = app.entries.get(route.name);

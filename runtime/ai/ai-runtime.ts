@@ -1,0 +1,551 @@
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import {
+  convertToModelMessages,
+  generateText,
+  InvalidToolApprovalSignatureError,
+  isStepCount,
+  jsonSchema,
+  type ModelMessage,
+  Output,
+  type StepResult,
+  streamText,
+  type ToolSet,
+  type UIMessage,
+  validateUIMessages,
+} from 'ai';
+import { z } from 'zod';
+import { argsJsonSchema } from '../args-schema.ts';
+import type { FwDatabase } from '../db/database.ts';
+import type { Auth } from '../entries.ts';
+import { FwError, isFwError } from '../errors.ts';
+import type { AppDefinition } from '../registry.ts';
+import { agentTools } from './catalog.ts';
+import { type AgentDefinition, effectiveMaxSteps } from './define.ts';
+import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './models.ts';
+import { buildToolSet, permittedTools, type ToolCallRecord } from './tool-set.ts';
+import { type AiTrace, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
+
+export interface AiRuntimeOptions {
+  app: AppDefinition;
+  db: FwDatabase;
+  /** Picks each run's model (default: the AI Gateway with `AI_GATEWAY_API_KEY`, else the scripted mock). */
+  resolveModel?: ModelResolver;
+  /**
+   * Signs approval requests so a client cannot fabricate an approval (default `FW_AI_APPROVAL_SECRET`,
+   * else a random secret of this process: approvals then only resume on the process that issued them).
+   */
+  approvalSecret?: string;
+  /** Keep prompts and final texts in traces (default: `FW_AI_RECORD_CONTENT=1`; off). */
+  recordContent?: boolean;
+  /** The environment aiTools take their declared secrets from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Accepts approval histories without a signature, as an app that trusts its clients would. It exists
+   * only so the red team can show its forged-approval probe catches that; never set it in an app.
+   */
+  unsafeUnsignedApprovals?: boolean;
+}
+
+/** Who runs the agent: tools run with exactly these rights. */
+export interface AiCaller {
+  auth: Auth;
+  traceId: string;
+}
+
+/** An approval decision for a paused run. */
+export interface ApprovalDecision {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export interface AgentRunRequest {
+  /** The agent's name; may be left out when the app has exactly one agent. */
+  agent?: string;
+  prompt?: string;
+  /** The history to continue (the `messages` of an earlier result). */
+  messages?: ModelMessage[];
+  /** Decisions for the pending approvals of the history. */
+  approvals?: ApprovalDecision[];
+  /** Lowers the agent's step limit for this run; never raises it. */
+  maxSteps?: number;
+}
+
+export interface AgentRunResult {
+  agent: string;
+  status: 'completed' | 'awaiting-approval';
+  text: string;
+  steps: Array<{ step: number; finishReason: string; toolCalls: ToolCallView[]; usage: Usage }>;
+  toolCalls: ToolCallView[];
+  toolResults: ToolResultView[];
+  /** Tool calls waiting for a decision: send them back as `approvals` with `messages` to resume. */
+  pendingApprovals: Array<{ approvalId: string; toolCallId: string; toolName: string; input: unknown }>;
+  /** The whole conversation so far, to continue it (approval requests in it are signed). */
+  messages: ModelMessage[];
+  usage: Usage;
+  traceId: string;
+}
+
+interface ToolCallView {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+type ToolResultView = { toolCallId: string; toolName: string } & ({ output: unknown } | { error: { code: string; message: string } } | { denied: true });
+interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** What actions, workflows, endpoints and server-only code get as `ctx.ai` and `ctx.agent`. */
+export interface AiContext {
+  agent: {
+    /** Runs a named agent as the caller. Tools that need approval do not run: they come back in `pendingApprovals`. */
+    run(request: { agent: string; prompt: string; maxSteps?: number }): Promise<AgentRunResult>;
+  };
+  ai: {
+    /** The lower-level run: a named agent or a definition, a prompt or a history, approval decisions. */
+    runAgent(request: Omit<AgentRunRequest, 'agent'> & { agent: string | AgentDefinition }): Promise<AgentRunResult>;
+    /** One model answer, no tools. */
+    generateText(request: GenerateRequest): Promise<{ text: string; usage: Usage; traceId: string }>;
+    /** One model answer shaped by `schema`, validated against it before it is returned. */
+    generateStructured<S extends StandardSchemaV1>(request: GenerateRequest & { schema: S }): Promise<{ object: StandardSchemaV1.InferOutput<S>; usage: Usage; traceId: string }>;
+  };
+}
+
+export interface GenerateRequest {
+  prompt: string;
+  instructions?: string;
+  /** Default `FW_AI_MODEL`, else `openai/gpt-4o-mini`. */
+  model?: string;
+  provider?: 'gateway' | 'mock';
+}
+
+export interface AiRuntime {
+  /** `POST /ai/agents/run`: runs to the end or to the first approval and answers in JSON. */
+  run(body: unknown, caller: AiCaller): Promise<AgentRunResult>;
+  /** `POST /ai/agents/chat`: the AI SDK UI message stream for `useChat`. */
+  chat(body: unknown, caller: AiCaller, res: ServerResponse, headers: Record<string, string>): Promise<void>;
+  context(caller: AiCaller): AiContext;
+}
+
+const approvalSchema = z.object({ approvalId: z.string().min(1).max(200), approved: z.boolean(), reason: z.string().max(1000).optional() }).strict();
+const runBodySchema = z
+  .object({
+    agent: z.string().min(1).max(200).optional(),
+    prompt: z.string().min(1).max(100_000).optional(),
+    messages: z.array(z.record(z.string(), z.unknown())).max(500).optional(),
+    approvals: z.array(approvalSchema).max(100).optional(),
+    maxSteps: z.number().int().min(1).optional(),
+  })
+  .strict();
+const chatBodySchema = z
+  .object({ agent: z.string().min(1).max(200).optional(), messages: z.array(z.unknown()).min(1).max(500), maxSteps: z.number().int().min(1).optional() })
+  .passthrough();
+
+/**
+ * Agents as fw runs them: the agent's model (or the scripted mock), its tools filtered to what the
+ * caller may call and executed under the caller's identity, approval for every tool that needs it
+ * (signed, so a history cannot be forged), a step limit that a run may only lower, and a trace per
+ * run with counts and timings but no prompts or outputs unless the app opts in.
+ */
+export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
+  const { app, db } = options;
+  const env = options.env ?? process.env;
+  const resolveModel = options.resolveModel ?? defaultModelResolver(env);
+  const approvalSecret = options.approvalSecret ?? env.FW_AI_APPROVAL_SECRET ?? randomBytes(32).toString('base64');
+  const recordContent = options.recordContent ?? env.FW_AI_RECORD_CONTENT === '1';
+  const agents = app.agents ?? new Map<string, AgentDefinition>();
+
+  function pickAgent(name: string | undefined): { name: string; definition: AgentDefinition } {
+    if (name !== undefined) {
+      const definition = agents.get(name);
+      if (!definition) {
+        throw new FwError('not_found', `No agent named "${name}".`, {
+          diagnostics: [{ path: 'body.agent', code: 'unknown_agent', message: `Known: ${[...agents.keys()].sort().join(', ') || '(none)'}`, hint: 'fw ai agents --json lists them.' }],
+        });
+      }
+      return { name, definition };
+    }
+    if (agents.size === 1) {
+      const [only] = agents;
+      return { name: only![0], definition: only![1] };
+    }
+    throw new FwError(agents.size === 0 ? 'not_found' : 'validation_failed', agents.size === 0 ? 'This app has no agents.' : 'Name the agent to run.', {
+      diagnostics: [
+        agents.size === 0
+          ? { path: 'body.agent', code: 'no_agents', message: 'Define one in src/ai/agents/<name>.ts.', hint: 'fw make ai-chat <agent_name>' }
+          : { path: 'body.agent', code: 'agent_required', message: `The app has ${agents.size} agents: ${[...agents.keys()].sort().join(', ')}.` },
+      ],
+    });
+  }
+
+  /** The model, tools and settings of one run of `definition` for `caller`. */
+  async function prepare(agentName: string | null, definition: AgentDefinition, caller: AiCaller, requestedSteps: number | undefined) {
+    if (caller.auth.kind === 'anonymous') throw new FwError('unauthenticated', 'Sign in to run agents (in dev, send x-fw-user-id and x-fw-tenant-id).');
+    let maxSteps: number;
+    try {
+      maxSteps = effectiveMaxSteps(definition.maxSteps, requestedSteps);
+    } catch (error) {
+      throw new FwError('validation_failed', (error as Error).message, { diagnostics: [{ path: 'body.maxSteps', code: 'invalid', message: (error as Error).message }] });
+    }
+    const catalog = await permittedTools(app, agentTools(app, definition), caller.auth, caller.traceId);
+    const resolved = resolveModel({ provider: definition.provider, model: definition.model, ...(agentName ? { agent: agentName } : {}) });
+    const calls: Array<{ record: ToolCallRecord; outcome: { output: unknown } | { error: FwError } }> = [];
+    const tools = buildToolSet(catalog, { app, db, auth: caller.auth, traceId: caller.traceId, env, onToolCall: (record, outcome) => calls.push({ record, outcome }) });
+    const approvalNeeded = new Set(catalog.filter((t) => t.needsApproval).map((t) => t.name));
+    return {
+      resolved,
+      catalog,
+      calls,
+      settings: {
+        model: resolved.model,
+        tools,
+        ...(definition.instructions ? { instructions: definition.instructions } : {}),
+        stopWhen: isStepCount(maxSteps),
+        toolApproval: ({ toolCall }: { toolCall: { toolName: string } }) => (approvalNeeded.has(toolCall.toolName) ? ('user-approval' as const) : ('not-applicable' as const)),
+        ...(options.unsafeUnsignedApprovals ? {} : { experimental_toolApprovalSecret: approvalSecret }),
+      },
+    };
+  }
+
+  async function runAgent(agentName: string | null, definition: AgentDefinition, request: Omit<AgentRunRequest, 'agent'>, caller: AiCaller, kind: AiTrace['kind']): Promise<AgentRunResult> {
+    const messages = buildMessages(request);
+    const prepared = await prepare(agentName, definition, caller, request.maxSteps);
+    const approvals = describeApprovals(messages, request.approvals ?? []);
+    const started = performance.now();
+    let result: Awaited<ReturnType<typeof generateText<ToolSet>>>;
+    try {
+      result = await generateText({ ...prepared.settings, messages });
+    } catch (error) {
+      const fw = aiError(error, caller.traceId);
+      await recordTrace(db, baseTrace(kind, agentName, prepared.resolved, caller, { status: 'failed', errorCode: fw.code, steps: [], approvals, latencyMs: elapsedSince(started), content: recordContent ? { prompt: request.prompt ?? null, text: null } : null }));
+      throw fw;
+    }
+    const pendingApprovals = result.content.flatMap((part) =>
+      part.type === 'tool-approval-request' && !part.isAutomatic
+        ? [{ approvalId: part.approvalId, toolCallId: part.toolCall.toolCallId, toolName: part.toolCall.toolName, input: part.toolCall.input }]
+        : [],
+    );
+    const steps = result.steps.map((step) => traceStep(step, prepared.calls.map((c) => c.record), pendingApprovals));
+    const usage = sumUsage(steps);
+    await recordTrace(db, {
+      ...baseTrace(kind, agentName, prepared.resolved, caller, {
+        status: pendingApprovals.length > 0 ? 'awaiting-approval' : 'completed',
+        errorCode: null,
+        steps,
+        approvals,
+        latencyMs: elapsedSince(started),
+        content: recordContent ? { prompt: request.prompt ?? null, text: result.text } : null,
+      }),
+      costUsd: costOf(result.steps, prepared.resolved),
+    });
+    const toolCalls = result.steps.flatMap((step) => step.toolCalls.map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, input: c.input })));
+    return {
+      agent: agentName ?? '(inline)',
+      status: pendingApprovals.length > 0 ? 'awaiting-approval' : 'completed',
+      text: result.text,
+      steps: result.steps.map((step, i) => ({
+        step: i,
+        finishReason: String(step.finishReason),
+        toolCalls: step.toolCalls.map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, input: c.input })),
+        usage: { inputTokens: steps[i]!.inputTokens, outputTokens: steps[i]!.outputTokens, totalTokens: steps[i]!.inputTokens + steps[i]!.outputTokens },
+      })),
+      toolCalls,
+      toolResults: [
+        ...prepared.calls.map(({ record, outcome }) =>
+          'output' in outcome
+            ? { toolCallId: record.toolCallId, toolName: record.tool, output: outcome.output }
+            : { toolCallId: record.toolCallId, toolName: record.tool, error: { code: outcome.error.code, message: outcome.error.message } },
+        ),
+        ...approvals.filter((a) => !a.approved).map((a) => ({ toolCallId: toolCallIdOf(messages, a.approvalId) ?? a.approvalId, toolName: a.tool ?? '(unknown)', denied: true as const })),
+      ],
+      pendingApprovals,
+      messages: [...messages, ...result.responseMessages],
+      usage,
+      traceId: caller.traceId,
+    };
+  }
+
+  async function generate(request: GenerateRequest, caller: AiCaller, schema: StandardSchemaV1 | undefined) {
+    if (typeof request?.prompt !== 'string' || request.prompt === '') throw new TypeError('fw: ctx.ai.generateText({ prompt }) needs a prompt.');
+    const resolved = resolveModel({ provider: request.provider ?? 'gateway', model: request.model ?? env.FW_AI_MODEL ?? 'openai/gpt-4o-mini' });
+    const kind = schema ? 'generate-structured' : 'generate-text';
+    const started = performance.now();
+    const jsonSchemaOf = schema ? argsJsonSchema(schema) : undefined;
+    if (jsonSchemaOf?.kind === 'unavailable') throw new TypeError(`fw: ctx.ai.generateStructured: ${jsonSchemaOf.reason}`);
+    try {
+      const result = await generateText({
+        model: resolved.model,
+        prompt: request.prompt,
+        ...(request.instructions ? { instructions: request.instructions } : {}),
+        ...(jsonSchemaOf?.kind === 'json-schema' ? { output: Output.object({ schema: jsonSchema(jsonSchemaOf.schema as never) }) } : {}),
+      });
+      let object: unknown;
+      if (schema) {
+        const checked = await schema['~standard'].validate(result.output);
+        if (checked.issues) throw new FwError('internal', `The model's answer does not match the schema: ${checked.issues.map((i) => i.message).join('; ')}`);
+        object = checked.value;
+      }
+      const steps = result.steps.map((step) => traceStep(step, [], []));
+      await recordTrace(db, {
+        ...baseTrace(kind, null, resolved, caller, { status: 'completed', errorCode: null, steps, approvals: [], latencyMs: elapsedSince(started), content: recordContent ? { prompt: request.prompt, text: result.text } : null }),
+        costUsd: costOf(result.steps, resolved),
+      });
+      return { text: result.text, object, usage: sumUsage(steps), traceId: caller.traceId };
+    } catch (error) {
+      const fw = aiError(error, caller.traceId);
+      await recordTrace(db, baseTrace(kind, null, resolved, caller, { status: 'failed', errorCode: fw.code, steps: [], approvals: [], latencyMs: elapsedSince(started), content: null }));
+      throw fw;
+    }
+  }
+
+  return {
+    async run(body, caller) {
+      const request = parseBody(runBodySchema, body);
+      const { name, definition } = pickAgent(request.agent);
+      return runAgent(name, definition, request as Omit<AgentRunRequest, 'agent'>, caller, 'agent-run');
+    },
+
+    async chat(body, caller, res, headers) {
+      const request = parseBody(chatBodySchema, body);
+      const { name, definition } = pickAgent(request.agent);
+      const prepared = await prepare(name, definition, caller, request.maxSteps);
+      let uiMessages: UIMessage[];
+      try {
+        uiMessages = await validateUIMessages({ messages: request.messages });
+      } catch (error) {
+        throw new FwError('validation_failed', `Invalid chat messages: ${(error as Error).message.slice(0, 300)}`, { diagnostics: [{ path: 'body.messages', code: 'invalid_messages', message: 'Send the messages of useChat as they are.' }] });
+      }
+      if (uiMessages.some((m) => m.role === 'system')) throw systemMessageRefused();
+      const messages = await convertToModelMessages(uiMessages, { tools: prepared.settings.tools });
+      const approvals = describeApprovals(messages, collectApprovalResponses(messages));
+      const started = performance.now();
+      let failure: FwError | undefined;
+      const result = streamText({
+        ...prepared.settings,
+        messages,
+        onError: ({ error }) => {
+          failure = aiError(error, caller.traceId);
+        },
+        onEnd: async (event) => {
+          const pending = event.content.flatMap((p) => (p.type === 'tool-approval-request' && !p.isAutomatic ? [{ toolCallId: p.toolCall.toolCallId }] : []));
+          const steps = event.steps.map((step) => traceStep(step, prepared.calls.map((c) => c.record), pending));
+          await recordTrace(db, {
+            ...baseTrace('agent-chat', name, prepared.resolved, caller, {
+              status: pending.length > 0 ? 'awaiting-approval' : 'completed',
+              errorCode: null,
+              steps,
+              approvals,
+              latencyMs: elapsedSince(started),
+              content: recordContent ? { prompt: lastUserText(uiMessages), text: event.text } : null,
+            }),
+            costUsd: costOf(event.steps, prepared.resolved),
+          });
+        },
+      });
+      await result.pipeUIMessageStreamToResponse(res, {
+        headers,
+        originalMessages: uiMessages,
+        onError: (error) => {
+          const fw = failure ?? aiError(error, caller.traceId);
+          if (!failure) failure = fw;
+          void recordTrace(db, baseTrace('agent-chat', name, prepared.resolved, caller, { status: 'failed', errorCode: fw.code, steps: [], approvals, latencyMs: elapsedSince(started), content: null }));
+          return `${fw.code}: ${fw.message}`;
+        },
+      });
+    },
+
+    context(caller) {
+      return {
+        agent: {
+          run: ({ agent: name, prompt, maxSteps }) => {
+            const { definition } = pickAgent(name);
+            return runAgent(name, definition, { prompt, ...(maxSteps === undefined ? {} : { maxSteps }) }, caller, 'agent-run');
+          },
+        },
+        ai: {
+          runAgent: ({ agent: target, ...request }) => {
+            if (typeof target === 'string') return runAgent(target, pickAgent(target).definition, request, caller, 'agent-run');
+            return runAgent(null, target, request, caller, 'agent-run');
+          },
+          generateText: async (request) => {
+            const { text, usage, traceId } = await generate(request, caller, undefined);
+            return { text, usage, traceId };
+          },
+          generateStructured: async (request) => {
+            const { object, usage, traceId } = await generate(request, caller, request.schema);
+            return { object: object as never, usage, traceId };
+          },
+        },
+      };
+    },
+  };
+}
+
+function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const parsed = schema.safeParse(body ?? {});
+  if (parsed.success) return parsed.data;
+  const diagnostics = parsed.error.issues.map((issue) => ({ path: ['body', ...issue.path.map(String)].join('.'), message: issue.message, code: issue.code }));
+  throw new FwError('validation_failed', `Invalid request: ${diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`, { diagnostics });
+}
+
+function systemMessageRefused(): FwError {
+  return new FwError('validation_failed', 'Messages may not carry system instructions; the agent’s instructions come from its definition.', {
+    diagnostics: [{ path: 'body.messages', code: 'system_message', message: 'Remove messages with role "system".' }],
+  });
+}
+
+/** The history of a run: earlier messages (no system role), the new prompt, and the approval decisions. */
+function buildMessages(request: Omit<AgentRunRequest, 'agent'>): ModelMessage[] {
+  const messages = [...(request.messages ?? [])] as ModelMessage[];
+  if (messages.some((m) => (m as { role?: unknown }).role === 'system')) throw systemMessageRefused();
+  if (request.approvals && request.approvals.length > 0) {
+    const requested = new Set(approvalRequests(messages).map((r) => r.approvalId));
+    const unknown = request.approvals.filter((a) => !requested.has(a.approvalId));
+    if (unknown.length > 0) {
+      throw new FwError('validation_failed', 'An approval answers no pending approval request of the messages.', {
+        diagnostics: unknown.map((a) => ({ path: 'body.approvals', code: 'unknown_approval', message: `No approval request "${a.approvalId}" in messages.`, hint: 'Send back the messages of the run that asked for approval.' })),
+      });
+    }
+    messages.push({
+      role: 'tool',
+      content: request.approvals.map((a) => ({ type: 'tool-approval-response' as const, approvalId: a.approvalId, approved: a.approved, ...(a.reason ? { reason: a.reason } : {}) })),
+    });
+  }
+  if (request.prompt !== undefined) messages.push({ role: 'user', content: request.prompt });
+  if (messages.length === 0) {
+    throw new FwError('validation_failed', 'Send a prompt (or the messages of a run to continue).', {
+      diagnostics: [{ path: 'body.prompt', code: 'required', message: 'e.g. { "prompt": "List my notes" }' }],
+    });
+  }
+  return messages;
+}
+
+function approvalRequests(messages: readonly ModelMessage[]): Array<{ approvalId: string; toolCallId: string }> {
+  const found: Array<{ approvalId: string; toolCallId: string }> = [];
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+    for (const part of message.content) {
+      if (part.type === 'tool-approval-request') found.push({ approvalId: part.approvalId, toolCallId: part.toolCallId });
+    }
+  }
+  return found;
+}
+
+function toolCallIdOf(messages: readonly ModelMessage[], approvalId: string): string | undefined {
+  return approvalRequests(messages).find((r) => r.approvalId === approvalId)?.toolCallId;
+}
+
+function collectApprovalResponses(messages: readonly ModelMessage[]): ApprovalDecision[] {
+  const decisions: ApprovalDecision[] = [];
+  for (const message of messages) {
+    if (message.role !== 'tool') continue;
+    for (const part of message.content) {
+      if (part.type === 'tool-approval-response') decisions.push({ approvalId: part.approvalId, approved: part.approved });
+    }
+  }
+  return decisions;
+}
+
+/** The decisions with the tool each concerns (looked up in the history), for the trace. */
+function describeApprovals(messages: readonly ModelMessage[], decisions: readonly ApprovalDecision[]): TraceApproval[] {
+  const toolOf = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+    const names = new Map(message.content.flatMap((p) => (p.type === 'tool-call' ? [[p.toolCallId, p.toolName] as const] : [])));
+    for (const part of message.content) {
+      if (part.type === 'tool-approval-request') toolOf.set(part.approvalId, names.get(part.toolCallId) ?? '(unknown)');
+    }
+  }
+  return decisions.map((d) => ({ approvalId: d.approvalId, tool: toolOf.get(d.approvalId) ?? null, approved: d.approved }));
+}
+
+function traceStep(step: StepResult<ToolSet>, records: readonly ToolCallRecord[], pending: ReadonlyArray<{ toolCallId: string }>): TraceStep {
+  const pendingIds = new Set(pending.map((p) => p.toolCallId));
+  return {
+    step: step.stepNumber,
+    provider: step.model.provider,
+    model: step.model.modelId,
+    finishReason: String(step.finishReason),
+    inputTokens: step.usage.inputTokens ?? 0,
+    outputTokens: step.usage.outputTokens ?? 0,
+    latencyMs: Math.round(step.performance.stepTimeMs * 10) / 10,
+    toolCalls: step.toolCalls.map((call) => {
+      const record = records.find((r) => r.toolCallId === call.toolCallId);
+      if (record) return record;
+      return { toolCallId: call.toolCallId, tool: call.toolName, outcome: pendingIds.has(call.toolCallId) ? ('awaiting-approval' as const) : ('denied' as const) };
+    }),
+  };
+}
+
+function baseTrace(
+  kind: AiTrace['kind'],
+  agent: string | null,
+  resolved: ResolvedModel,
+  caller: AiCaller,
+  rest: Pick<AiTrace, 'status' | 'errorCode' | 'steps' | 'approvals' | 'latencyMs' | 'content'>,
+): AiTrace {
+  const totals = sumUsage(rest.steps);
+  return {
+    traceId: caller.traceId,
+    kind,
+    agent,
+    provider: resolved.provider,
+    model: resolved.modelId,
+    auth: { userId: caller.auth.userId, tenantId: caller.auth.tenantId },
+    inputTokens: totals.inputTokens,
+    outputTokens: totals.outputTokens,
+    costUsd: resolved.provider === 'mock' ? 0 : null,
+    ...rest,
+  };
+}
+
+function sumUsage(steps: ReadonlyArray<{ inputTokens: number; outputTokens: number }>): Usage {
+  const inputTokens = steps.reduce((n, s) => n + s.inputTokens, 0);
+  const outputTokens = steps.reduce((n, s) => n + s.outputTokens, 0);
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+}
+
+/** The AI Gateway reports each call's cost in its provider metadata; other providers leave it unknown. */
+function costOf(steps: ReadonlyArray<StepResult<ToolSet>>, resolved: ResolvedModel): number | null {
+  if (resolved.provider === 'mock') return 0;
+  let total = 0;
+  for (const step of steps) {
+    const cost = Number((step.providerMetadata?.gateway as { cost?: unknown } | undefined)?.cost);
+    if (!Number.isFinite(cost)) return null;
+    total += cost;
+  }
+  return total;
+}
+
+function lastUserText(messages: readonly UIMessage[]): string | null {
+  const last = messages.findLast((m) => m.role === 'user');
+  return last ? last.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n') : null;
+}
+
+function elapsedSince(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}
+
+/** Errors of a run as fw errors: a forged approval is `forbidden`; provider failures become `unavailable` without their text. */
+function aiError(error: unknown, traceId: string): FwError {
+  if (isFwError(error)) return error;
+  if (InvalidToolApprovalSignatureError.isInstance(error)) {
+    return new FwError('forbidden', 'An approval in the history was not issued by this server (its signature does not match); no tool ran.', {
+      diagnostics: [{ path: 'body.messages', code: 'forged_approval', message: 'Send back the messages exactly as the run returned them.' }],
+      cause: error,
+    });
+  }
+  const name = (error as { name?: unknown } | null)?.name;
+  if (typeof name === 'string' && (name === 'AI_InvalidPromptError' || name === 'AI_InvalidMessageRoleError' || name === 'AI_ToolCallNotFoundForApprovalError')) {
+    return new FwError('validation_failed', `The messages are not a valid conversation: ${(error as Error).message.slice(0, 300)}`, {
+      diagnostics: [{ path: 'body.messages', code: 'invalid_messages', message: 'Send back the messages of an earlier run as they were returned.' }],
+      cause: error,
+    });
+  }
+  return new FwError('unavailable', `The model call failed; trace id ${traceId}.`, { cause: error });
+}
