@@ -10,7 +10,7 @@ export interface AppDefinition {
   /** Agents by name (`src/ai/agents/`); absent means none. */
   agents?: Map<string, AgentDefinition>;
   /** aiTools by name (`src/ai/tools/`); absent means none. */
-  tools?: Map<string, AiToolDefinition>;
+  tools?: Map<string, AiToolDefinition<any, any>>;
 }
 
 /**

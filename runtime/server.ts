@@ -4,3 +4,6 @@ export { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions }
 export { callEntry } from './execute.ts';
 export type { AppDefinition } from './registry.ts';
 export { createLiveHub, type LiveHub, type LiveOptions } from './live/hub.ts';
+export { createAiRuntime, type AiRuntime, type AiRuntimeOptions, type AiContext, type AgentRunResult } from './ai/ai-runtime.ts';
+export { createMockModel, type MockScript, type MockTurn, type MockTurnInput } from './ai/mock-model.ts';
+export type { ModelResolver, ResolvedModel } from './ai/models.ts';

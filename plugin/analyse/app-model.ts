@@ -165,26 +165,35 @@ async function analyseAi(root: string, app: AppDefinition, entries: readonly Ent
   const tools = await Promise.all(
     appTools(app).map(async (t): Promise<ToolModel> => {
       const schema = argsJsonSchema(t.inputSchema);
-      const common = {
+      let where: Pick<ToolModel, 'file' | 'reads' | 'writes' | 'analysis'>;
+      if (t.source === 'entry') {
+        const entry = entries.find((e) => e.name === t.name)!;
+        where = { file: entry.file, reads: entry.access.reads, writes: entry.access.writes, analysis: entry.access.kind };
+      } else {
+        const file = fileOf('aiTool', t.name);
+        const source = await readFile(path.join(root, file), 'utf8');
+        const access = summarizeAccess(file, findTableAccess(file, source, parseSync(file, source)));
+        where = { file, reads: access.reads, writes: access.writes, analysis: access.kind };
+      }
+      // Built in the interface's order: agentTools.json keeps it.
+      return {
         name: t.name,
         source: t.source,
         kind: t.kind,
+        entry: t.source === 'entry' ? t.name : null,
+        file: where.file,
         description: t.description,
         risk: t.risk,
         needsApproval: t.needsApproval,
         readOnly: t.readOnly,
         policy: t.policy,
+        reads: where.reads,
+        writes: where.writes,
+        analysis: where.analysis,
+        secrets: t.source === 'aiTool' ? [...t.tool.secrets].sort() : [],
         inputSchema: schema.kind === 'json-schema' ? schema.schema : null,
-        execution: 'fw-runtime-endpoint' as const,
+        execution: 'fw-runtime-endpoint',
       };
-      if (t.source === 'entry') {
-        const entry = entries.find((e) => e.name === t.name)!;
-        return { ...common, entry: t.name, file: entry.file, reads: entry.access.reads, writes: entry.access.writes, analysis: entry.access.kind, secrets: [] };
-      }
-      const file = fileOf('aiTool', t.name);
-      const source = await readFile(path.join(root, file), 'utf8');
-      const access = summarizeAccess(file, findTableAccess(file, source, parseSync(file, source)));
-      return { ...common, entry: null, file, reads: access.reads, writes: access.writes, analysis: access.kind, secrets: [...t.tool.secrets].sort() };
     }),
   );
   const agents = [...(app.agents ?? [])]
