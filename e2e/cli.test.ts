@@ -136,6 +136,28 @@ describe('fw dev --api-only on the embedded database', () => {
     expect(empty.status).toBe(400);
   });
 
+  it('runs the template’s assistant agent: a tool answer, an approval round trip, and its trace', async () => {
+    const serverUrl = dev.ready.serverUrl as string;
+    const run = async (body: unknown) => {
+      const response = await fetch(`${serverUrl}/ai/agents/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...devAuth }, body: JSON.stringify(body) });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const paused = await run({ agent: 'assistant', prompt: 'call createNote {"title":"From the agent"}' });
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    expect(paused.body.result.pendingApprovals.map((p: { toolName: string }) => p.toolName)).toEqual(['createNote']);
+    const approved = await run({ agent: 'assistant', messages: paused.body.result.messages, approvals: [{ approvalId: paused.body.result.pendingApprovals[0].approvalId, approved: true }] });
+    expect(approved.body.result.status).toBe('completed');
+    const listed = await run({ prompt: 'call listNotes' });
+    expect(listed.body.result.text).toContain('From the agent');
+
+    const trace = await runFw(['ai', 'trace', approved.body.traceId, '--json'], { cwd: app.dir });
+    expect(trace.code, trace.stdout + trace.stderr).toBe(0);
+    const runs = JSON.parse(trace.stdout).runs;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ kind: 'agent-run', agent: 'assistant', provider: 'mock', status: 'completed', approvals: [{ tool: 'createNote', approved: true }], content: null });
+    expect(trace.stdout).not.toContain('From the agent');
+  });
+
   it('refuses a second process on the same embedded database instead of corrupting it', async () => {
     const status = await runFw(['db', 'status', '--json'], { cwd: app.dir });
     expect(status.code).not.toBe(0);

@@ -3,6 +3,7 @@ import type { ApiShape } from '../api-types.ts';
 import type { FwClient } from '../client.ts';
 import type { LiveStore } from '../live-store.ts';
 import type { QueryStore } from '../query-store.ts';
+import type { FwRuntime } from './use-fw-runtime.ts';
 
 /** What FwProvider gives its hooks. */
 export interface FwContextValue<A extends ApiShape> {
@@ -12,6 +13,8 @@ export interface FwContextValue<A extends ApiShape> {
   liveStore: LiveStore;
   /** Runtime URL and caller identity: part of every cache key, so identities never share results. */
   identity: string;
+  /** The runtime URL and identity headers, for requests outside the hooks (`useFwRuntime`). */
+  runtime: FwRuntime;
 }
 
 export interface FwContext<A extends ApiShape> {

@@ -5,7 +5,7 @@
  *   // web/src/lib/fw.ts
  *   import { createFwReact } from 'fw/react';
  *   import { api } from '../../../src/fw/_generated/api.ts';
- *   export const { FwProvider, useCommand, useQuery, useLiveQuery } = createFwReact(api);
+ *   export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);
  */
 import type { ReactElement } from 'react';
 import type { ApiShape } from '../api-types.ts';
@@ -13,6 +13,7 @@ import type { FwClient } from '../client.ts';
 import { createFwContext } from './context.ts';
 import { createFwProvider, type FwProviderProps } from './provider.ts';
 import { createUseCommand, type UseCommand } from './use-command.ts';
+import { createUseFwRuntime, type UseFwRuntime } from './use-fw-runtime.ts';
 import { createUseLiveQuery, type UseLiveQuery } from './use-live-query.ts';
 import { createUseQuery, type UseQuery } from './use-query.ts';
 
@@ -31,6 +32,11 @@ export interface FwReact<A extends ApiShape> {
   useLiveQuery: UseLiveQuery<A>;
   /** The provider's typed client, for calls outside the hooks (`await client.query(…)`). */
   useFwClient: () => FwClient<A>;
+  /**
+   * The provider's runtime URL and identity headers, for requests the hooks do not make, e.g. an AI SDK chat:
+   * `const runtime = useFwRuntime(); new DefaultChatTransport({ api: runtime.apiUrl + '/ai/agents/chat', headers: () => runtime.headers() })`.
+   */
+  useFwRuntime: UseFwRuntime;
 }
 
 /**
@@ -54,6 +60,7 @@ export function createFwReact<A extends ApiShape>(api: A): FwReact<A> {
     useQuery: createUseQuery(api, context),
     useLiveQuery: createUseLiveQuery(api, context),
     useFwClient: () => context.useFwContext('useFwClient').client,
+    useFwRuntime: createUseFwRuntime(context),
   };
 }
 
@@ -62,5 +69,6 @@ export type { DevAuth, FwClient, GetToken } from '../client.ts';
 export type { LiveRetryOptions, LiveStatus } from '../live.ts';
 export type { FwProviderProps } from './provider.ts';
 export type { UseCommand, UseCommandResult } from './use-command.ts';
+export type { FwRuntime, UseFwRuntime } from './use-fw-runtime.ts';
 export type { UseLiveQuery, UseLiveQueryOptions, UseLiveQueryResult } from './use-live-query.ts';
 export type { UseQuery, UseQueryOptions, UseQueryResult } from './use-query.ts';

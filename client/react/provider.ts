@@ -6,6 +6,7 @@ import type { LiveRetryOptions } from '../live.ts';
 import { createLiveStore } from '../live-store.ts';
 import { createQueryStore } from '../query-store.ts';
 import type { FwContext } from './context.ts';
+import { createFwRuntime } from './use-fw-runtime.ts';
 
 export interface FwProviderProps {
   /** The runtime's base URL; `''` or `'/'` means the page's own origin. */
@@ -37,16 +38,17 @@ export function createFwProvider<A extends ApiShape>(api: A, { Context }: FwCont
     const [liveOptions] = useState(live);
     // By value: an inline devAuth literal must not look like a new identity on every render.
     const identity = canonicalJson([apiUrl, devAuth ?? null]);
-    const value = useMemo(
-      () => ({
+    const value = useMemo(() => {
+      const getCurrentToken = () => getTokenRef.current?.();
+      return {
         identity,
         store,
         liveStore,
-        client: createClient({ apiUrl, api, devAuth, getToken: () => getTokenRef.current?.(), live: liveOptions }),
-      }),
+        client: createClient({ apiUrl, api, devAuth, getToken: getCurrentToken, live: liveOptions }),
+        runtime: createFwRuntime(apiUrl, { devAuth, getToken: getCurrentToken }),
+      };
       // apiUrl and devAuth are captured by identity.
-      [identity, store, liveStore, liveOptions],
-    );
+    }, [identity, store, liveStore, liveOptions]);
     return createElement(Context.Provider, { value }, children);
   };
 }

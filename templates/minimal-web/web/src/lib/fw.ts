@@ -4,4 +4,4 @@ import { createFwReact } from 'fw/react';
 import { api } from '../../../src/fw/_generated/api.ts';
 
 export { api };
-export const { FwProvider, useCommand, useQuery, useLiveQuery } = createFwReact(api);
+export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);
