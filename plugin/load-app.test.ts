@@ -45,6 +45,26 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
     return error as AppLoadError;
   }
 
+  it('loads agents and aiTools, and refuses tools that are not the app\'s own or listed under another name', async () => {
+    const tool = "import { aiTool } from 'fw';\nexport default aiTool({ description: 'Counts', risk: 'read', handler: () => 1 });\n";
+    const app = await load({ 'src/ai/tools/count-notes.ts': tool });
+    expect([...app.agents!.keys()]).toEqual(['assistant']);
+    expect([...app.tools!.keys()]).toEqual(['countNotes']);
+    expect(Object.keys(app.agents!.get('assistant')!.tools).sort()).toEqual(['createNote', 'listNotes']);
+
+    const error = await loadError({
+      'src/ai/tools/listNotes.ts': tool,
+      'src/ai/agents/rogue.ts': "import { agent, aiTool, query } from 'fw';\nimport createNote from '../../commands/createNote.ts';\nexport default agent({ model: 'm', tools: { inline: aiTool({ description: 'x', handler: () => 1 }), make: createNote } });\n",
+      'src/ai/agents/notAnAgent.ts': 'export default 1;\n',
+    });
+    expect(error.problems).toEqual(expect.arrayContaining([
+      { file: 'src/ai/tools/listNotes.ts', message: expect.stringContaining('already the auto-tool of src/queries/listNotes.ts') },
+      { file: 'src/ai/agents/rogue.ts', message: expect.stringContaining('tool "inline" is not one of the app') },
+      { file: 'src/ai/agents/rogue.ts', message: expect.stringContaining('tools: { createNote }') },
+      { file: 'src/ai/agents/notAnAgent.ts', message: expect.stringContaining('export default agent(') },
+    ]));
+  });
+
   it('loads the template: entries named after their files, with kinds and policies', async () => {
     const app = await load({ 'src/queries/list-recent-notes.ts': "import { query } from 'fw';\nexport default query({ policy: 'public', handler: () => [] });\n" });
     expect([...app.entries].map(([name, e]) => [name, e.kind, e.policy]).sort()).toEqual([

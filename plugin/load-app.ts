@@ -136,8 +136,8 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
     entries.set(name, entry);
     origin.set(name, file);
   }
-  const { agents, tools } = await assembleAi(root, importFile, origin, problems);
-  problems.push(...agentToolProblems(agents, entries, tools));
+  const { agents, tools, agentFiles } = await assembleAi(root, importFile, origin, problems);
+  problems.push(...agentToolProblems(agents, agentFiles, entries, tools));
   const app: AppDefinition = { entries, policies, schema, agents, tools };
   problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
   if (problems.length > 0) throw new AppLoadError(problems);
@@ -150,6 +150,7 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
  */
 async function assembleAi(root: string, importFile: ImportAppFile, taken: Map<string, string>, problems: Array<{ file?: string; message: string }>) {
   const agents = new Map<string, AgentDefinition>();
+  const agentFiles = new Map<string, string>();
   const tools = new Map<string, AiToolDefinition>();
   const files = await listAiFiles(root);
   const imports = await Promise.allSettled(files.map(({ file }) => importFile(path.join(root, file))));
@@ -158,8 +159,10 @@ async function assembleAi(root: string, importFile: ImportAppFile, taken: Map<st
     if (imported.status === 'rejected') throw imported.reason;
     const value = imported.value.default;
     if (kind === 'agent') {
-      if (isAgent(value)) agents.set(name, value);
-      else problems.push({ file, message: 'must `export default agent({ … })`.' });
+      if (isAgent(value)) {
+        agents.set(name, value);
+        agentFiles.set(name, file);
+      } else problems.push({ file, message: 'must `export default agent({ … })`.' });
       continue;
     }
     if (!isAiTool(value)) {
@@ -173,14 +176,14 @@ async function assembleAi(root: string, importFile: ImportAppFile, taken: Map<st
     }
     tools.set(name, value);
   }
-  return { agents, tools };
+  return { agents, tools, agentFiles };
 }
 
 /**
  * An agent's tools must be the app's own entries or aiTools, under the name they have in the app, so
  * that every tool an agent can call is listed (agentTools.json), checked and traced by that one name.
  */
-function agentToolProblems(agents: Map<string, AgentDefinition>, entries: Map<string, EntryDefinition>, tools: Map<string, AiToolDefinition>) {
+function agentToolProblems(agents: Map<string, AgentDefinition>, files: Map<string, string>, entries: Map<string, EntryDefinition>, tools: Map<string, AiToolDefinition>) {
   const names = new Map<unknown, string>([...entries].map(([name, entry]) => [entry, name]));
   for (const [name, tool] of tools) names.set(tool, name);
   const problems: Array<{ file: string; message: string }> = [];
@@ -188,9 +191,9 @@ function agentToolProblems(agents: Map<string, AgentDefinition>, entries: Map<st
     for (const [key, tool] of Object.entries(definition.tools)) {
       const known = names.get(tool);
       if (known === undefined) {
-        problems.push({ file: `${aiFolders.agent}/${agentName}.ts`, message: `tool "${key}" is not one of the app's entries or src/ai/tools/ aiTools. Import it from its file.` });
+        problems.push({ file: files.get(agentName)!, message: `tool "${key}" is not one of the app's entries or src/ai/tools/ aiTools. Import it from its file.` });
       } else if (known !== key) {
-        problems.push({ file: `${aiFolders.agent}/${agentName}.ts`, message: `tool "${key}" is ${known}; list it under its own name: tools: { ${known} }.` });
+        problems.push({ file: files.get(agentName)!, message: `tool "${key}" is ${known}; list it under its own name: tools: { ${known} }.` });
       }
     }
   }
