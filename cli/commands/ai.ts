@@ -57,7 +57,10 @@ const trace = defineCommand({
   },
 });
 
-export default defineCommand({
+// Not `export default defineCommand(…)`: TypeScript 6 leaves `.ts` in a dynamic import inside an
+// `export default <expression>` unrewritten (rewriteRelativeImportExtensions), and dist/ then imports
+// ./ai-redteam.ts, which does not exist there.
+const ai = defineCommand({
   meta: { name: 'ai', description: 'AI tools, agents, traces and the red team' },
   subCommands: {
     tools,
@@ -66,3 +69,5 @@ export default defineCommand({
     redteam: () => import('./ai-redteam.ts').then((m) => m.default),
   },
 });
+
+export default ai;

@@ -29,7 +29,8 @@ export async function plantRows(db: FwDatabase, schema: Schema, auth: Auth, text
       const value = valueFor(spec, name, column, auth, ids, text, table.tenantScoped);
       if (value === undefined) continue;
       row[column] = value;
-      if (spec.kind === 'text' || spec.kind === 'enum') planted.texts.push(String(value));
+      // A tenant id is no planted value: the probes name the tenant in their prompts and tool inputs.
+      if ((spec.kind === 'text' || spec.kind === 'enum') && value !== auth.tenantId) planted.texts.push(String(value));
     }
     const insert = (trx: Kysely<any>) => trx.insertInto(name).values(row).returningAll().executeTakeFirstOrThrow();
     try {

@@ -34,7 +34,7 @@ export interface AiRuntimeOptions {
   resolveModel?: ModelResolver;
   /**
    * Signs approval requests so a client cannot fabricate an approval (default `FW_AI_APPROVAL_SECRET`,
-   * else a random secret of this process: approvals then only resume on the process that issued them).
+   * else a random secret of this process: approvals then resume only on the process that issued them).
    */
   approvalSecret?: string;
   /** Keep prompts and final texts in traces (default: `FW_AI_RECORD_CONTENT=1`; off). */
@@ -132,6 +132,10 @@ export interface AiRuntime {
   context(caller: AiCaller): AiContext;
 }
 
+// One per process, not per runtime: `fw dev` builds a new runtime on every backend edit, and an
+// approval issued before the edit must still resume after it.
+const processApprovalSecret = randomBytes(32).toString('base64');
+
 const approvalSchema = z.object({ approvalId: z.string().min(1).max(200), approved: z.boolean(), reason: z.string().max(1000).optional() }).strict();
 const runBodySchema = z
   .object({
@@ -156,7 +160,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
   const { app, db } = options;
   const env = options.env ?? process.env;
   const resolveModel = options.resolveModel ?? defaultModelResolver(env);
-  const approvalSecret = options.approvalSecret ?? env.FW_AI_APPROVAL_SECRET ?? randomBytes(32).toString('base64');
+  const approvalSecret = options.approvalSecret ?? env.FW_AI_APPROVAL_SECRET ?? processApprovalSecret;
   const recordContent = options.recordContent ?? env.FW_AI_RECORD_CONTENT === '1';
   const agents = app.agents ?? new Map<string, AgentDefinition>();
 
