@@ -1,7 +1,7 @@
 // Type tests: checked by `npm run typecheck`; every @ts-expect-error must stay an error.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { command, query } from './entries.ts';
+import { action, command, endpoint, query } from './entries.ts';
 import { type Database, defineSchema, t, table } from './schema.ts';
 
 const schema = defineSchema({
@@ -80,3 +80,15 @@ export const inputOk: WithDefaultInput = { title: 'x' };
 export const resultOk: WithDefaultResult = { count: 1 };
 // @ts-expect-error title is required from callers
 export const inputMissing: WithDefaultInput = {};
+
+// AI lives in actions, workflows and endpoints; commands and queries have no ctx.ai or ctx.agent.
+export const aiInAction = action({ handler: (ctx) => ctx.agent.run({ agent: 'assistant', prompt: 'hi' }) });
+export const aiInEndpoint = endpoint({ method: 'POST', path: '/triage', handler: (ctx) => ctx.ai.generateText({ prompt: 'hi' }) });
+export const aiInCommand = command({
+  // @ts-expect-error commands run in a transaction: no ctx.ai
+  handler: (ctx) => ctx.ai.generateText({ prompt: 'hi' }),
+});
+export const agentInQuery = query({
+  // @ts-expect-error queries have no ctx.agent
+  handler: (ctx) => ctx.agent.run({ agent: 'assistant', prompt: 'hi' }),
+});
