@@ -15,6 +15,9 @@ const subCommands = {
   make: () => import('./commands/make.ts').then((m) => m.default),
   do: () => import('./commands/do.ts').then((m) => m.default),
   ai: () => import('./commands/ai.ts').then((m) => m.default),
+  manifest: () => import('./commands/manifest.ts').then((m) => m.default),
+  run: () => import('./commands/run.ts').then((m) => m.default),
+  query: () => import('./commands/query.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

@@ -1,13 +1,15 @@
 /**
  * The contract between generated code and the client: `src/fw/_generated/api.ts` exports an `api`
- * object of EntryRefs (one per command, query and liveQuery), and the client, React hooks and Vue
- * composables take their names, routes, types and table sets from it.
+ * object of EntryRefs (one per command, query and liveQuery) and of ExternalRefs (one per entry of an
+ * external service), and the client, React hooks and Vue composables take their names, routes, types
+ * and table sets from it.
  *
  * @example generated
  *   import type createNote from '../../commands/createNote.ts';
  *   export const api = {
  *     commands: { createNote: { kind: 'command', name: 'createNote', reads: [], writes: ['notes'] } as EntryRef<'command', typeof createNote> },
  *     queries: {}, liveQueries: {},
+ *     external: { tickets: { commands: { createTicket: { kind: 'command', service: 'tickets', name: 'createTicket', qualifiedName: 'tickets.createTicket' } as ExternalRef<'command', { subject: string }, unknown> }, queries: {} } },
  *   } as const;
  */
 
@@ -31,11 +33,40 @@ export interface EntryRef<K extends EntryRefKind = EntryRefKind, E = unknown> {
   readonly __entry?: E;
 }
 
+export type ExternalRefKind = 'command' | 'query';
+
+/**
+ * A reference to one entry of an external service (the external runtime protocol), typed by its
+ * manifest's argsSchema. Routes: `POST /external/<service>/commands/<name>` (or `/queries/`).
+ *
+ * @example
+ *   { kind: 'command', service: 'tickets', name: 'createTicket', qualifiedName: 'tickets.createTicket' } as ExternalRef<'command', { subject: string }, unknown>
+ */
+export interface ExternalRef<K extends ExternalRefKind = ExternalRefKind, Args = Record<string, unknown>, Result = unknown> {
+  readonly kind: K;
+  readonly service: string;
+  readonly name: string;
+  /** `<service>.<name>`, e.g. `tickets.createTicket`. */
+  readonly qualifiedName: string;
+  /** Type-only: never present at run time. */
+  readonly __args?: Args;
+  /** Type-only: never present at run time. */
+  readonly __result?: Result;
+}
+
+/** One external service in the generated `api.external`. */
+export interface ExternalServiceShape {
+  readonly commands: Readonly<Record<string, ExternalRef<'command', any, any>>>;
+  readonly queries: Readonly<Record<string, ExternalRef<'query', any, any>>>;
+}
+
 /** The generated `api` object. */
 export interface ApiShape {
   readonly commands: Readonly<Record<string, EntryRef<'command'>>>;
   readonly queries: Readonly<Record<string, EntryRef<'query'>>>;
   readonly liveQueries: Readonly<Record<string, EntryRef<'liveQuery'>>>;
+  /** External services by name; absent in api files generated before the external protocol. */
+  readonly external?: Readonly<Record<string, ExternalServiceShape>>;
 }
 
 /**
@@ -93,3 +124,45 @@ export type LiveQueryRefOf<A extends ApiShape, T> = T extends EntryRef<any, any>
   : T extends keyof A['liveQueries']
     ? A['liveQueries'][T]
     : never;
+
+/** The external services of `A`, or none for an api generated without them. */
+type ExternalServicesOf<A> = A extends { readonly external: infer X } ? X : {};
+type ExternalGroupKey = { command: 'commands'; query: 'queries' };
+
+/** `<service>.<name>` of every external entry of kind `K` in `A`. */
+type QualifiedNames<A, K extends ExternalRefKind> = {
+  [S in keyof ExternalServicesOf<A> & string]: ExternalServicesOf<A>[S] extends { readonly [G in ExternalGroupKey[K]]: infer Group }
+    ? `${S}.${keyof Group & string}`
+    : never;
+}[keyof ExternalServicesOf<A> & string];
+
+/** The ExternalRef behind a qualified name of kind `K` (service names cannot contain dots). */
+type ExternalRefByName<A, K extends ExternalRefKind, Q> = Q extends `${infer S}.${infer N}`
+  ? S extends keyof ExternalServicesOf<A>
+    ? ExternalServicesOf<A>[S] extends { readonly [G in ExternalGroupKey[K]]: infer Group }
+      ? N extends keyof Group
+        ? Group[N]
+        : never
+      : never
+    : never
+  : never;
+
+/** The qualified names of the external commands of `A`, e.g. `'tickets.createTicket'`. */
+export type ExternalCommandName<A extends ApiShape> = QualifiedNames<A, 'command'>;
+/** The qualified names of the external queries of `A`, e.g. `'tickets.listTickets'`. */
+export type ExternalQueryName<A extends ApiShape> = QualifiedNames<A, 'query'>;
+
+/** What an external command call takes: a qualified name in `A`, or an ExternalRef (`api.external.tickets.commands.createTicket`). */
+export type ExternalCommandTarget<A extends ApiShape> = ExternalCommandName<A> | ExternalRef<'command', any, any>;
+/** What an external query call takes: a qualified name in `A`, or an ExternalRef (`api.external.tickets.queries.listTickets`). */
+export type ExternalQueryTarget<A extends ApiShape> = ExternalQueryName<A> | ExternalRef<'query', any, any>;
+
+/** The ExternalRef behind an external command target. */
+export type ExternalCommandRefOf<A extends ApiShape, T> = T extends ExternalRef<any, any, any> ? T : ExternalRefByName<A, 'command', T>;
+/** The ExternalRef behind an external query target. */
+export type ExternalQueryRefOf<A extends ApiShape, T> = T extends ExternalRef<any, any, any> ? T : ExternalRefByName<A, 'query', T>;
+
+/** The args a caller sends to the external entry behind `R` (from its manifest's argsSchema). */
+export type ExternalArgsOf<R> = R extends ExternalRef<any, infer Args, any> ? Args : never;
+/** What the external entry behind `R` returns (`unknown` unless the api says more). */
+export type ExternalResultOf<R> = R extends ExternalRef<any, any, infer Result> ? Result : never;

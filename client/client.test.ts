@@ -10,7 +10,8 @@ import { FwError as ServerFwError } from '../runtime/errors.ts';
 import { createRuntimeHandler } from '../runtime/http/handler.ts';
 import type { AppDefinition } from '../runtime/registry.ts';
 import { defineSchema, t, table } from '../runtime/schema.ts';
-import type { EntryRef } from './api-types.ts';
+import type { ExternalService } from '../runtime/external/services.ts';
+import type { EntryRef, ExternalRef } from './api-types.ts';
 import { createClient, FwError } from './index.ts';
 
 const TENANT = '00000000-0000-4000-8000-0000000000c1';
@@ -58,7 +59,41 @@ const api = {
   liveQueries: {
     liveNotes: { kind: 'liveQuery', name: 'liveNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof entries.liveNotes>,
   },
+  external: {
+    tickets: {
+      commands: {
+        createTicket: { kind: 'command', service: 'tickets', name: 'createTicket', qualifiedName: 'tickets.createTicket' } as ExternalRef<
+          'command',
+          { subject: string; priority?: 'low' | 'high' },
+          unknown
+        >,
+      },
+      queries: {
+        failing: { kind: 'query', service: 'tickets', name: 'failing', qualifiedName: 'tickets.failing' } as ExternalRef<'query', Record<string, unknown>, unknown>,
+        listTickets: { kind: 'query', service: 'tickets', name: 'listTickets', qualifiedName: 'tickets.listTickets' } as ExternalRef<'query', Record<string, unknown>, unknown>,
+      },
+    },
+  },
 } as const;
+
+/** What the tickets service (an external http service) received: path, fw's headers and the bridge envelope. */
+interface ServiceCall {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: { args: Record<string, unknown>; auth: Record<string, unknown>; fw: Record<string, unknown> };
+}
+
+function ticketsManifest(baseUrl: string): ExternalService['manifest'] {
+  return {
+    fwProtocol: '1.0',
+    service: { name: 'tickets', transport: 'http', baseUrl },
+    entries: [
+      { name: 'createTicket', kind: 'command' },
+      { name: 'listTickets', kind: 'query' },
+      { name: 'failing', kind: 'query' },
+    ],
+  };
+}
 
 const app: AppDefinition = {
   entries: new Map(Object.entries(entries)),
@@ -72,14 +107,38 @@ describe('fw/client against a running runtime', () => {
   let url: string;
   // What the server received, so header tests check the wire rather than the client's intentions.
   const received: IncomingHttpHeaders[] = [];
+  const receivedPaths: string[] = [];
+  let tickets: Server;
+  const serviceCalls: ServiceCall[] = [];
 
   beforeAll(async () => {
+    tickets = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk) => (text += chunk));
+      req.on('end', () => {
+        const body = JSON.parse(text) as ServiceCall['body'];
+        serviceCalls.push({ path: req.url ?? '', headers: req.headers, body });
+        const reply = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+        if (req.url === '/commands/createTicket') return reply(200, { ok: true, result: { id: 't-1', subject: body.args.subject } });
+        if (req.url === '/queries/listTickets') return reply(200, [{ id: 't-1' }]);
+        reply(409, {
+          ok: false,
+          error: { code: 'ticket_closed', message: 'Ticket t-1 is closed.' },
+          diagnostics: [{ path: 'args.id', code: 'closed', message: 'Closed tickets cannot change.' }],
+        });
+      });
+    });
+    await new Promise<void>((resolve) => tickets.listen(0, '127.0.0.1', resolve));
+    const ticketsUrl = `http://127.0.0.1:${(tickets.address() as AddressInfo).port}`;
+    app.external = [{ manifest: ticketsManifest(ticketsUrl), source: 'fw.manifest.json', cwd: process.cwd() }];
+
     db = await createDatabase({ dataDir: 'memory://' });
     await ensureSystemTables(db);
     expect((await applyMigration(db, schema)).blocked).toEqual([]);
     const handler = createRuntimeHandler({ app, db, dev: true, onError: () => {} });
     server = createServer((req, res) => {
       received.push(req.headers);
+      receivedPaths.push(req.url ?? '');
       if (req.url?.startsWith('/proxy/')) {
         res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>');
         return;
@@ -92,6 +151,7 @@ describe('fw/client against a running runtime', () => {
 
   afterAll(async () => {
     server?.close();
+    tickets?.close();
     await db?.close();
   });
 
@@ -230,5 +290,65 @@ describe('fw/client against a running runtime', () => {
   it('throws at the call site for a name the api object does not have', () => {
     expect(() => client().query('nope' as never, {} as never)).toThrow(/no query named "nope" \(known: crash, listNotes, liveNotes, slow, whoAmI\)/);
     expect(() => client().command(api.queries.listNotes as never, {} as never)).toThrow(/cannot be called as a command/);
+  });
+
+  it('runs an external command by qualified name and an external query by ref, with the caller forwarded', async () => {
+    const ticket = await client().externalCommand('tickets.createTicket', { subject: 'Printer on fire', priority: 'high' });
+    expect(ticket).toEqual({ id: 't-1', subject: 'Printer on fire' });
+    expect(receivedPaths.at(-1)).toBe('/external/tickets/commands/createTicket');
+    expect(received.at(-1)).toMatchObject({ 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT, 'x-fw-role': 'member', 'content-type': 'application/json' });
+    expect(serviceCalls.at(-1)).toMatchObject({
+      path: '/commands/createTicket',
+      body: {
+        args: { subject: 'Printer on fire', priority: 'high' },
+        auth: { kind: 'user', userId: 'alice', tenantId: TENANT, role: 'member' },
+        fw: { service: 'tickets', entry: 'createTicket', kind: 'command' },
+      },
+    });
+
+    const withToken = createClient({ apiUrl: url, api, devAuth: member, getToken: () => 'secret', headers: { 'x-app': 'notes' } });
+    expect(await withToken.externalQuery(api.external.tickets.queries.listTickets, {})).toEqual([{ id: 't-1' }]);
+    expect(receivedPaths.at(-1)).toBe('/external/tickets/queries/listTickets');
+    expect(received.at(-1)).toMatchObject({ authorization: 'Bearer secret', 'x-app': 'notes', 'x-fw-user-id': 'alice' });
+    expect(serviceCalls.at(-1)).toMatchObject({ path: '/queries/listTickets', body: { args: {} }, headers: { authorization: 'Bearer secret' } });
+  });
+
+  it("an external service's error envelope becomes an FwError with its diagnostics and the call's trace id", async () => {
+    const error = await failure(client().externalQuery('tickets.failing', { id: 't-1' }));
+    expect(error).toMatchObject({ code: 'validation_failed', status: 400, message: 'tickets.failing: Ticket t-1 is closed.' });
+    expect(error.diagnostics).toEqual([
+      { path: 'external', code: 'ticket_closed', message: 'Ticket t-1 is closed.', hint: 'Reported by the service (status 409).' },
+      { path: 'args.id', code: 'closed', message: 'Closed tickets cannot change.' },
+    ]);
+    expect(error.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(serviceCalls.at(-1)?.headers['x-fw-trace-id']).toBe(error.traceId);
+  });
+
+  it('external calls fail like entry calls: unauthenticated, not_found for a stale ref, aborted', async () => {
+    const anonymous = await failure(createClient({ apiUrl: url, api }).externalCommand('tickets.createTicket', { subject: 'x' }));
+    expect(anonymous).toMatchObject({ code: 'unauthenticated', status: 401 });
+
+    const stale = { kind: 'command', service: 'tickets', name: 'closeTicket', qualifiedName: 'tickets.closeTicket' } as const;
+    const missing = await failure(client().externalCommand(stale, {}));
+    expect(missing).toMatchObject({ code: 'not_found', status: 404 });
+    expect(missing.diagnostics[0]).toMatchObject({ code: 'unknown_external_entry', message: 'Known: tickets.createTicket' });
+
+    const aborted = await failure(client().externalQuery(api.external.tickets.queries.listTickets, {}, { signal: AbortSignal.abort() }));
+    expect(aborted).toMatchObject({ code: 'aborted', status: 0 });
+  });
+
+  it('throws at the call site for an external name the api does not have, a malformed one, or a ref of the wrong kind', () => {
+    expect(() => client().externalCommand('tickets.deleteTicket' as never, {} as never)).toThrow(
+      /no external command named "tickets.deleteTicket" \(known: tickets.createTicket\)/,
+    );
+    expect(() => client().externalQuery('tickets.createTicket' as never, {} as never)).toThrow(/known: tickets.failing, tickets.listTickets/);
+    for (const name of ['tickets', 'tickets.', '.createTicket', 'tickets.a/b', '../x.y', 'tickets.create Ticket', 'tickets.%2e']) {
+      expect(() => client().externalCommand(name as never, {} as never), name).toThrow(/not a qualified external name/);
+    }
+    const sneaky = { kind: 'query', service: '..', name: 'listTickets', qualifiedName: '...listTickets' } as const;
+    expect(() => client().externalQuery(sneaky, {})).toThrow(/not a qualified external name/);
+    expect(() => client().externalQuery(api.external.tickets.commands.createTicket as never, {} as never)).toThrow(/cannot be called as an external query/);
+    const withoutExternal = createClient({ apiUrl: url, api: { commands: {}, queries: {}, liveQueries: {} } });
+    expect(() => withoutExternal.externalCommand('tickets.createTicket' as never, {} as never)).toThrow(/known: none\)\. Check the name, or import/);
   });
 });

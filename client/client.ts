@@ -3,6 +3,14 @@ import type {
   CommandRefOf,
   CommandTarget,
   EntryRef,
+  ExternalArgsOf,
+  ExternalCommandRefOf,
+  ExternalCommandTarget,
+  ExternalQueryRefOf,
+  ExternalQueryTarget,
+  ExternalRef,
+  ExternalRefKind,
+  ExternalResultOf,
   InputOf,
   LiveQueryRefOf,
   LiveQueryTarget,
@@ -22,6 +30,7 @@ import {
 } from './live.ts';
 import { type DevAuth, type GetToken, requestHeaders } from './request-headers.ts';
 import { resolveEntry } from './resolve-entry.ts';
+import { resolveExternal } from './resolve-external.ts';
 
 export type { DevAuth, GetToken } from './request-headers.ts';
 
@@ -74,6 +83,30 @@ export interface FwClient<A extends ApiShape> {
     options?: CallOptions,
   ): Promise<ResultOf<QueryRefOf<A, T>>>;
   /**
+   * Runs a command of an external service (`POST /external/:service/commands/:name`), by its
+   * qualified name or its ExternalRef; args are typed by the service manifest's argsSchema.
+   *
+   * @example
+   *   const ticket = await client.externalCommand('tickets.createTicket', { subject: 'Printer on fire' });
+   */
+  externalCommand<T extends ExternalCommandTarget<A>>(
+    target: T,
+    args: ExternalArgsOf<ExternalCommandRefOf<A, T>>,
+    options?: CallOptions,
+  ): Promise<ExternalResultOf<ExternalCommandRefOf<A, T>>>;
+  /**
+   * Reads a query of an external service (`POST /external/:service/queries/:name`), by its ExternalRef
+   * or its qualified name.
+   *
+   * @example
+   *   const tickets = await client.externalQuery(api.external.tickets.queries.listTickets, {});
+   */
+  externalQuery<T extends ExternalQueryTarget<A>>(
+    target: T,
+    args: ExternalArgsOf<ExternalQueryRefOf<A, T>>,
+    options?: CallOptions,
+  ): Promise<ExternalResultOf<ExternalQueryRefOf<A, T>>>;
+  /**
    * Subscribes to a liveQuery: `onData` gets its result now and after every write it depends on.
    * All subscriptions of a client share one `POST /live` stream; identical ones (same liveQuery and
    * args) share one entry on it. The stream reconnects by itself (see {@link LiveStatus}); call
@@ -96,6 +129,7 @@ export interface FwClient<A extends ApiShape> {
 }
 
 const routes = { command: '/commands/', query: '/queries/' } as const;
+const externalRoutes = { command: 'commands', query: 'queries' } as const;
 
 /**
  * Creates a typed client for the runtime at `apiUrl`; works in browsers and Node ≥ 22.
@@ -137,12 +171,21 @@ export function createClient<A extends ApiShape>(options: ClientOptions<A>): FwC
     return send(`${baseUrl}${routes[kind]}${encodeURIComponent(ref.name)}`, args, callOptions?.signal);
   }
 
+  // Not async either, for the same reason.
+  function callExternal(kind: ExternalRefKind, target: string | ExternalRef, args: unknown, callOptions?: CallOptions): Promise<any> {
+    const ref = resolveExternal(options.api, kind, target);
+    const path = `/external/${encodeURIComponent(ref.service)}/${externalRoutes[kind]}/${encodeURIComponent(ref.name)}`;
+    return send(`${baseUrl}${path}`, args, callOptions?.signal);
+  }
+
   // Opened on the first live subscription: a client that never subscribes never connects.
   let liveConnection: LiveConnection | undefined;
 
   return {
     command: (target, args, callOptions) => call('command', target, args, callOptions),
     query: (target, args, callOptions) => call('query', target, args, callOptions),
+    externalCommand: (target, args, callOptions) => callExternal('command', target, args, callOptions),
+    externalQuery: (target, args, callOptions) => callExternal('query', target, args, callOptions),
     live(target, args, handlers, liveOptions) {
       const ref = resolveEntry(options.api, 'liveQuery', target);
       liveConnection ??= createLiveConnection({

@@ -12,7 +12,10 @@ export type ServerErrorCode =
   | 'unsupported_media_type'
   | 'too_many_subscriptions'
   | 'internal'
-  | 'unavailable';
+  | 'not_implemented'
+  | 'bad_gateway'
+  | 'unavailable'
+  | 'gateway_timeout';
 
 /**
  * Codes raised on the client: `network_error` (no response: refused, reset, unparsable URL; status 0),

@@ -1,10 +1,13 @@
 import type { ApiShape, EntryRef } from './api-types.ts';
 
+/** The api's groups of EntryRefs (external entries are resolved by resolve-external.ts). */
+type EntryGroup = Exclude<keyof ApiShape, 'external'>;
+
 const groupsByCall = {
   command: ['commands'],
   query: ['queries', 'liveQueries'],
   liveQuery: ['liveQueries'],
-} as const satisfies Record<string, readonly (keyof ApiShape)[]>;
+} as const satisfies Record<string, readonly EntryGroup[]>;
 
 const kindOfGroup = { commands: 'command', queries: 'query', liveQueries: 'liveQuery' } as const;
 
@@ -17,7 +20,7 @@ type KindsOf<C extends CallKind> = (typeof kindOfGroup)[(typeof groupsByCall)[C]
  * Throws a TypeError naming the fix for a name the api does not have, or a ref of the wrong kind.
  */
 export function resolveEntry<C extends CallKind>(api: ApiShape, call: C, target: string | EntryRef): EntryRef<KindsOf<C>> {
-  const groups: readonly (keyof ApiShape)[] = groupsByCall[call];
+  const groups: readonly EntryGroup[] = groupsByCall[call];
   if (typeof target !== 'string') {
     if (groups.some((group) => kindOfGroup[group] === target.kind)) return target as EntryRef<KindsOf<C>>;
     throw new TypeError(`fw: ${target.kind} "${target.name}" cannot be called as a ${call}; pass an entry of api.${groups.join(' or api.')}.`);

@@ -1,7 +1,7 @@
 // Type tests: checked by `npm run typecheck`, never run; every @ts-expect-error must stay an error.
 import { z } from 'zod';
 import { command, liveQuery, query } from '../runtime/entries.ts';
-import type { EntryRef } from './api-types.ts';
+import type { EntryRef, ExternalCommandName, ExternalRef } from './api-types.ts';
 import { createClient, FwError } from './index.ts';
 import { createFwReact } from './react/index.ts';
 
@@ -57,6 +57,72 @@ export async function clientCalls() {
   created.body;
 
   return { title, createdAt, asDate, byRefTitle, firstTitle, liveAt };
+}
+
+// In the generator's shape: an api with an external service (a dash in its name needs quotes).
+const externalApi = {
+  ...api,
+  external: {
+    tickets: {
+      commands: {
+        createTicket: { kind: 'command', service: 'tickets', name: 'createTicket', qualifiedName: 'tickets.createTicket' } as ExternalRef<
+          'command',
+          { subject: string; priority?: 'low' | 'high' },
+          unknown
+        >,
+      },
+      queries: {
+        listTickets: { kind: 'query', service: 'tickets', name: 'listTickets', qualifiedName: 'tickets.listTickets' } as ExternalRef<'query', Record<string, unknown>, unknown>,
+      },
+    },
+    'support-desk': {
+      commands: {},
+      queries: {
+        search: { kind: 'query', service: 'support-desk', name: 'search', qualifiedName: 'support-desk.search' } as ExternalRef<'query', { text: string }, { hits: number }>,
+      },
+    },
+  },
+} as const;
+
+const externalClient = createClient({ apiUrl: '/', api: externalApi });
+
+export async function externalCalls() {
+  const names: ExternalCommandName<typeof externalApi> = 'tickets.createTicket';
+  const created: unknown = await externalClient.externalCommand('tickets.createTicket', { subject: 'x' });
+  await externalClient.externalCommand('tickets.createTicket', { subject: 'x', priority: 'high' });
+  await externalClient.externalCommand(externalApi.external.tickets.commands.createTicket, { subject: 'x' });
+  const tickets: unknown = await externalClient.externalQuery(externalApi.external.tickets.queries.listTickets, {});
+  const found = await externalClient.externalQuery(externalApi.external['support-desk'].queries.search, { text: 'printer' });
+  const hits: number = found.hits;
+  await externalClient.externalQuery('support-desk.search', { text: 'printer' });
+
+  // @ts-expect-error unknown qualified name
+  await externalClient.externalCommand('tickets.deleteTicket', {});
+  // @ts-expect-error unknown service
+  await externalClient.externalCommand('billing.createTicket', { subject: 'x' });
+  // @ts-expect-error a query is not a command
+  await externalClient.externalCommand('tickets.listTickets', {});
+  // @ts-expect-error a query ref is not a command
+  await externalClient.externalCommand(externalApi.external.tickets.queries.listTickets, {});
+  // @ts-expect-error a command ref is not a query
+  await externalClient.externalQuery(externalApi.external.tickets.commands.createTicket, { subject: 'x' });
+  // @ts-expect-error an fw entry is not an external one
+  await externalClient.externalQuery(externalApi.queries.listNotes, {});
+  // @ts-expect-error subject is required
+  await externalClient.externalCommand('tickets.createTicket', {});
+  // @ts-expect-error subject must be a string
+  await externalClient.externalCommand('tickets.createTicket', { subject: 1 });
+  // @ts-expect-error priority is 'low' or 'high'
+  await externalClient.externalCommand('tickets.createTicket', { subject: 'x', priority: 'urgent' });
+  // @ts-expect-error text is required
+  await externalClient.externalQuery(externalApi.external['support-desk'].queries.search, {});
+  // @ts-expect-error the result is typed by the ref
+  const missing: string = found.total;
+  // @ts-expect-error an api generated without external services has no external names
+  await client.externalCommand('tickets.createTicket', { subject: 'x' });
+  // @ts-expect-error not an external command name
+  const badName: ExternalCommandName<typeof externalApi> = 'tickets.listTickets';
+  return { names, created, tickets, hits, missing, badName };
 }
 
 export function liveSubscriptions() {

@@ -14,7 +14,7 @@ describe('fw generate on an app', () => {
     const check = await runFw(['generate', '--check', '--json'], { cwd: app.dir });
     expect(check.stderr).toBe('');
     expect(check.code, `${check.stdout}\nRegenerate templates/*/src/fw/_generated with \`fw generate\`.`).toBe(0);
-    expect(JSON.parse(check.stdout).files.map((f: { status: string }) => f.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(JSON.parse(check.stdout).files.map((f: { status: string }) => f.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
   });
 
   it('detects drift after an entry changes, names the files, and generate fixes it', async () => {

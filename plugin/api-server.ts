@@ -1,4 +1,5 @@
-import { watch } from 'node:fs';
+import { mkdirSync, watch } from 'node:fs';
+import { isManifestFile } from './external-manifests.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -82,7 +83,20 @@ function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload'
     void runtime.reload([file]).then((outcome) => onReload?.(outcome, [file]));
   });
   watcher.on('error', () => watcher.close());
-  return () => watcher.close();
+  // Manifests live outside src/: the root fw.manifest.json and the registry under .fw/.
+  const manifests = [runtime.root, path.join(runtime.root, '.fw')].map((dir) => {
+    mkdirSync(dir, { recursive: true });
+    const w = watch(dir, (_event, name) => {
+      const file = name ? path.join(dir, name.toString()) : '';
+      if (isManifestFile(runtime.root, file)) void runtime.reload([file]).then((outcome) => onReload?.(outcome, [file]));
+    });
+    w.on('error', () => w.close());
+    return w;
+  });
+  return () => {
+    watcher.close();
+    for (const w of manifests) w.close();
+  };
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

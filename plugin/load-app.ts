@@ -2,9 +2,11 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { type AgentDefinition, type AiToolDefinition, isAgent, isAiTool } from '../runtime/ai/define.ts';
+import { type AgentDefinition, type AiToolDefinition, externalToolName, isAgent, isAiTool, isExternalTool } from '../runtime/ai/define.ts';
+import type { ExternalService } from '../runtime/external/services.ts';
 import { type EntryDefinition, type EntryKind, isEntry, type PolicyCheck } from '../runtime/entries.ts';
 import { type AppDefinition, checkApp, entryNameFromFile } from '../runtime/registry.ts';
+import { readExternalServices } from './external-manifests.ts';
 import type { Schema } from '../runtime/schema.ts';
 
 /** Where each kind of entry lives in an app, and which kinds each folder may hold. */
@@ -137,8 +139,10 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
     origin.set(name, file);
   }
   const { agents, tools, agentFiles } = await assembleAi(root, importFile, origin, problems);
-  problems.push(...agentToolProblems(agents, agentFiles, entries, tools));
-  const app: AppDefinition = { entries, policies, schema, agents, tools };
+  const external = await readExternalServices(root);
+  problems.push(...external.problems);
+  problems.push(...agentToolProblems(agents, agentFiles, entries, tools, external.services));
+  const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services };
   problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
   if (problems.length > 0) throw new AppLoadError(problems);
   return app;
@@ -183,12 +187,28 @@ async function assembleAi(root: string, importFile: ImportAppFile, taken: Map<st
  * An agent's tools must be the app's own entries or aiTools, under the name they have in the app, so
  * that every tool an agent can call is listed (agentTools.json), checked and traced by that one name.
  */
-function agentToolProblems(agents: Map<string, AgentDefinition>, files: Map<string, string>, entries: Map<string, EntryDefinition>, tools: Map<string, AiToolDefinition>) {
+function agentToolProblems(
+  agents: Map<string, AgentDefinition>,
+  files: Map<string, string>,
+  entries: Map<string, EntryDefinition>,
+  tools: Map<string, AiToolDefinition>,
+  external: readonly ExternalService[],
+) {
   const names = new Map<unknown, string>([...entries].map(([name, entry]) => [entry, name]));
   for (const [name, tool] of tools) names.set(tool, name);
+  const qualifiedNames = new Set(external.flatMap((s) => s.manifest.entries.map((e) => `${s.manifest.service.name}.${e.name}`)));
   const problems: Array<{ file: string; message: string }> = [];
   for (const [agentName, definition] of agents) {
     for (const [key, tool] of Object.entries(definition.tools)) {
+      if (isExternalTool(tool)) {
+        const expected = externalToolName(tool.qualifiedName);
+        if (!qualifiedNames.has(tool.qualifiedName)) {
+          problems.push({ file: files.get(agentName)!, message: `tool "${key}" is externalTool('${tool.qualifiedName}'), which no imported manifest defines. fw manifest import <file> adds the service.` });
+        } else if (key !== expected) {
+          problems.push({ file: files.get(agentName)!, message: `tool "${key}" is ${tool.qualifiedName}; list it under its tool name: tools: { ${expected}: externalTool('${tool.qualifiedName}') }.` });
+        }
+        continue;
+      }
       const known = names.get(tool);
       if (known === undefined) {
         problems.push({ file: files.get(agentName)!, message: `tool "${key}" is not one of the app's entries or src/ai/tools/ aiTools. Import it from its file.` });

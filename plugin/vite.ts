@@ -8,6 +8,7 @@ import { fwPackageRoot } from './package-root.ts';
 import { AppLoadError } from './load-app.ts';
 import { claimSharedRuntime } from './shared-runtime.ts';
 import { watchFrontend } from './vite-frontend.ts';
+import { isManifestFile, REGISTRY_FILE, ROOT_MANIFEST } from './external-manifests.ts';
 
 export interface FwPluginOptions {
   /** The app root (holding `src/`). Default: the parent of Vite's root when that is `web/`, else Vite's root. */
@@ -62,9 +63,9 @@ function resolveAppRoot(viteRoot: string, configured: string | undefined): strin
 }
 
 function watchBackend(server: ViteDevServer, runtime: DevRuntime): void {
-  server.watcher.add(path.join(runtime.root, 'src'));
+  server.watcher.add([path.join(runtime.root, 'src'), path.join(runtime.root, ROOT_MANIFEST), path.join(runtime.root, REGISTRY_FILE)]);
   server.watcher.on('all', (_event, file) => {
-    if (!isBackendSource(runtime.root, file)) return;
+    if (!isBackendSource(runtime.root, file) && !isManifestFile(runtime.root, file)) return;
     void runtime.reload([file]).then((outcome) => {
       if (outcome.ok) {
         server.config.logger.info(`fw: reloaded ${path.relative(runtime.root, file)}`, { timestamp: true });

@@ -17,7 +17,10 @@ export const errorStatus = {
   unsupported_media_type: 415,
   too_many_subscriptions: 429,
   internal: 500,
+  not_implemented: 501,
+  bad_gateway: 502,
   unavailable: 503,
+  gateway_timeout: 504,
 } as const satisfies Record<string, number>;
 
 export type FwErrorCode = keyof typeof errorStatus;

@@ -98,23 +98,35 @@ async function writeOutbox(trx: FwDatabase['admin'], call: { auth: Auth; traceId
 }
 
 async function authorize(app: AppDefinition, entry: EntryDefinition, call: CallOptions): Promise<void> {
-  const { policy } = entry;
+  await authorizePolicy(app, entry.policy, call.auth, call.external, 'this entry');
+}
+
+/**
+ * Whether `auth` passes `policy`: `public` always, `system` only for internal calls with system auth,
+ * `user` for any signed-in caller, a named policy when its check says so. An unknown policy refuses
+ * (fail closed). `what` names the thing being called in the messages.
+ */
+export async function authorizePolicy(app: AppDefinition, policy: string, auth: Auth, external: boolean, what: string): Promise<void> {
   if (policy === 'public') return;
   if (policy === 'system') {
-    if (call.external || call.auth.kind !== 'system') {
-      throw new FwError('forbidden', 'This entry is for the system only and cannot be called over HTTP.');
+    if (external || auth.kind !== 'system') {
+      throw new FwError('forbidden', `${capitalise(what)} is for the system only and cannot be called over HTTP.`);
     }
     return;
   }
-  if (call.auth.kind === 'anonymous') {
-    throw new FwError('unauthenticated', 'Sign in to call this entry (in dev, send x-fw-user-id and x-fw-tenant-id).');
+  if (auth.kind === 'anonymous') {
+    throw new FwError('unauthenticated', `Sign in to call ${what} (in dev, send x-fw-user-id and x-fw-tenant-id).`);
   }
   if (policy === 'user') return;
   const check = app.policies[policy];
   if (!check) throw new FwError('internal', `Policy "${policy}" is not defined.`);
-  if (!(await check({ auth: call.auth }))) {
+  if (!(await check({ auth }))) {
     throw new FwError('forbidden', `Policy "${policy}" does not allow this caller.`);
   }
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 export async function validateArgs(schema: StandardSchemaV1, raw: unknown): Promise<unknown> {

@@ -32,6 +32,7 @@ export { FwError, type Diagnostic, type FwErrorCode } from './errors.ts';
 export {
   agent,
   aiTool,
+  externalTool,
   type AgentConfig,
   type AgentDefinition,
   type AgentTool,

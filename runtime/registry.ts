@@ -1,5 +1,6 @@
 import type { AgentDefinition, AiToolDefinition } from './ai/define.ts';
 import type { EntryDefinition, EntryKind, PolicyCheck } from './entries.ts';
+import type { ExternalService } from './external/services.ts';
 import type { Schema } from './schema.ts';
 
 /** A loaded app: its entries by kind and name, its named policies and its schema. */
@@ -11,6 +12,8 @@ export interface AppDefinition {
   agents?: Map<string, AgentDefinition>;
   /** aiTools by name (`src/ai/tools/`); absent means none. */
   tools?: Map<string, AiToolDefinition<any, any>>;
+  /** External services (`fw.manifest.json`, `.fw/external-manifests.json`); absent means none. */
+  external?: ExternalService[];
 }
 
 /**
@@ -42,6 +45,17 @@ export interface RegistryProblem {
  */
 export function checkApp(app: AppDefinition): RegistryProblem[] {
   const problems: RegistryProblem[] = [];
+  for (const service of app.external ?? []) {
+    for (const entry of service.manifest.entries) {
+      const policy = entry.policy ?? 'user';
+      if (policy !== 'public' && policy !== 'user' && policy !== 'system' && !(policy in app.policies)) {
+        problems.push({
+          file: service.source,
+          message: `external ${entry.kind} "${service.manifest.service.name}.${entry.name}" uses policy "${policy}", which is not defined. Define it in src/policies.ts with definePolicies().`,
+        });
+      }
+    }
+  }
   for (const [name, entry] of app.entries) {
     if (!namePattern.test(name)) {
       problems.push({ message: `Entry name "${name}" must be camelCase letters and digits (it comes from the file name).` });

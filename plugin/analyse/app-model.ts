@@ -4,8 +4,9 @@ import { parseSync } from 'oxc-parser';
 import type { EntryKind } from '../../runtime/entries.ts';
 import { type AppDefinition, entryRoutes } from '../../runtime/registry.ts';
 import type { Table } from '../../runtime/schema.ts';
-import { agentTools, appTools } from '../../runtime/ai/catalog.ts';
+import { agentTools, appTools, toolInputJsonSchema } from '../../runtime/ai/catalog.ts';
 import { DEFAULT_MAX_STEPS, type ToolRisk } from '../../runtime/ai/define.ts';
+import { entryDefaults } from '../../runtime/external/services.ts';
 import { listAiFiles, listEntryFiles } from '../load-app.ts';
 import { entryAgentRuns } from './agent-calls.ts';
 import { type ArgsSchema, argsJsonSchema } from '../../runtime/args-schema.ts';
@@ -40,9 +41,9 @@ export interface EntryModel {
 /** A tool agents can call (agentTools.json): an entry's auto-tool or an aiTool. */
 export interface ToolModel {
   name: string;
-  source: 'entry' | 'aiTool';
+  source: 'entry' | 'aiTool' | 'external';
   kind: 'command' | 'query' | 'liveQuery' | 'aiTool';
-  /** The entry behind an auto-tool; null for aiTools. */
+  /** The entry behind an auto-tool (`<service>.<entry>` for external ones); null for aiTools. */
   entry: string | null;
   file: string;
   description: string;
@@ -58,8 +59,8 @@ export interface ToolModel {
   /** The environment variables an aiTool declares; none for auto-tools. */
   secrets: string[];
   inputSchema: Record<string, unknown> | null;
-  /** How it runs: through fw's runtime (external services' tools arrive with the external protocol). */
-  execution: 'fw-runtime-endpoint';
+  /** How it runs: through fw's runtime, or through its bridge to an external service. */
+  execution: 'fw-runtime-endpoint' | 'external-runtime-endpoint';
 }
 
 /** An agent as the artifacts describe it. */
@@ -74,8 +75,43 @@ export interface AgentModel {
   tools: string[];
 }
 
+/** One entry of an external service (`<service>.<entry>`), as the artifacts describe it. */
+export interface ExternalEntryModel {
+  service: string;
+  name: string;
+  qualifiedName: string;
+  kind: 'command' | 'query';
+  /** `POST /external/<service>/commands/<name>` (or `/queries/`). */
+  route: string;
+  policy: string;
+  risk: 'read' | 'write' | 'destructive' | 'external';
+  transaction: 'external-managed' | 'read-only';
+  needsApproval: boolean;
+  effects: Array<{ name: string; tables: string[]; liveQueries: string[] }>;
+  tenantScoped: boolean;
+  description: string | null;
+  args: Record<string, unknown> | null;
+}
+
+/** An external service with its entries (sorted by kind, then name). */
+export interface ExternalServiceModel {
+  name: string;
+  language: string | null;
+  framework: string | null;
+  transport: 'http' | 'stdio' | 'grpc';
+  baseUrl: string | null;
+  health: string | null;
+  command: string | null;
+  commandArgs: string[];
+  /** Where the manifest came from: `fw.manifest.json` or `.fw/external-manifests.json`. */
+  source: string;
+  entries: ExternalEntryModel[];
+}
+
 /** The analysed app every artifact is built from: entries and tables sorted by name. */
 export interface AppModel {
+  /** External services (the external runtime protocol), sorted by name. */
+  external: ExternalServiceModel[];
   entries: EntryModel[];
   /** Every tool agents can call, auto-tools then aiTools, each sorted by name. */
   tools: ToolModel[];
@@ -147,6 +183,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
   const entryModels = analysed.map((a) => a.model);
   const { tools, agents } = await analyseAi(root, app, entryModels);
   return {
+    external: externalModels(app),
     entries: entryModels,
     tools,
     agents,
@@ -164,11 +201,14 @@ async function analyseAi(root: string, app: AppDefinition, entries: readonly Ent
   const fileOf = (kind: 'agent' | 'aiTool', name: string) => aiFiles.find((f) => f.kind === kind && f.name === name)?.file ?? '';
   const tools = await Promise.all(
     appTools(app).map(async (t): Promise<ToolModel> => {
-      const schema = argsJsonSchema(t.inputSchema);
       let where: Pick<ToolModel, 'file' | 'reads' | 'writes' | 'analysis'>;
       if (t.source === 'entry') {
         const entry = entries.find((e) => e.name === t.name)!;
         where = { file: entry.file, reads: entry.access.reads, writes: entry.access.writes, analysis: entry.access.kind };
+      } else if (t.source === 'external') {
+        // What an external service touches is its own business; the tables its effects invalidate are what fw knows.
+        const tables = [...new Set((t.external.effects ?? []).flatMap((e) => (typeof e === 'string' ? [] : (e.tables ?? []))))].sort();
+        where = { file: t.service.source, reads: [], writes: tables, analysis: 'partial' };
       } else {
         const file = fileOf('aiTool', t.name);
         const source = await readFile(path.join(root, file), 'utf8');
@@ -180,7 +220,7 @@ async function analyseAi(root: string, app: AppDefinition, entries: readonly Ent
         name: t.name,
         source: t.source,
         kind: t.kind,
-        entry: t.source === 'entry' ? t.name : null,
+        entry: t.source === 'entry' ? t.name : t.source === 'external' ? t.qualifiedName : null,
         file: where.file,
         description: t.description,
         risk: t.risk,
@@ -191,8 +231,8 @@ async function analyseAi(root: string, app: AppDefinition, entries: readonly Ent
         writes: where.writes,
         analysis: where.analysis,
         secrets: t.source === 'aiTool' ? [...t.tool.secrets].sort() : [],
-        inputSchema: schema.kind === 'json-schema' ? schema.schema : null,
-        execution: 'fw-runtime-endpoint',
+        inputSchema: toolInputJsonSchema(t),
+        execution: t.source === 'external' ? 'external-runtime-endpoint' : 'fw-runtime-endpoint',
       };
     }),
   );
@@ -208,6 +248,34 @@ async function analyseAi(root: string, app: AppDefinition, entries: readonly Ent
       tools: agentTools(app, agent).map((t) => t.name),
     }));
   return { tools, agents };
+}
+
+/** The external services of the app, with each entry's defaults filled in (policy user, read-only queries, commands needing approval). */
+export function externalModels(app: AppDefinition): ExternalServiceModel[] {
+  return (app.external ?? []).map(({ manifest, source }) => ({
+    name: manifest.service.name,
+    language: manifest.language ?? null,
+    framework: manifest.framework ?? null,
+    transport: manifest.service.transport,
+    baseUrl: manifest.service.baseUrl ?? null,
+    health: manifest.service.health ?? null,
+    command: manifest.service.command ?? null,
+    commandArgs: manifest.service.commandArgs ?? [],
+    source,
+    entries: [...manifest.entries]
+      .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name))
+      .map((entry): ExternalEntryModel => ({
+        service: manifest.service.name,
+        name: entry.name,
+        qualifiedName: `${manifest.service.name}.${entry.name}`,
+        kind: entry.kind,
+        route: `POST /external/${manifest.service.name}/${entry.kind === 'command' ? 'commands' : 'queries'}/${entry.name}`,
+        ...entryDefaults(entry),
+        effects: (entry.effects ?? []).map((e) => (typeof e === 'string' ? { name: e, tables: [], liveQueries: [] } : { name: e.name, tables: e.tables ?? [], liveQueries: e.liveQueries ?? [] })),
+        description: entry.description ?? null,
+        args: entry.argsSchema ?? null,
+      })),
+  }));
 }
 
 const unresolvedCodes = {

@@ -2,7 +2,7 @@ import type { EntryKind } from '../../runtime/entries.ts';
 import type { ColumnDefault, ColumnKind, IndexSpec, ReferentialAction } from '../../runtime/schema.ts';
 import { fwVersion } from '../../runtime/version.ts';
 import { DEFAULT_MAX_STEPS, MAX_STEPS_CEILING } from '../../runtime/ai/define.ts';
-import type { AgentModel, AppModel } from '../analyse/app-model.ts';
+import type { AgentModel, AppModel, ExternalEntryModel } from '../analyse/app-model.ts';
 import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 
 /**
@@ -43,6 +43,8 @@ export interface AgentContract {
     }>;
     indexes: Array<Required<IndexSpec>>;
   }>;
+  /** Entries of external services (other languages, through fw's bridge). */
+  external: Array<ExternalEntryModel & { transport: string; source: string }>;
   /** Agents and their tools: who may run what, under which rules, through which endpoints. */
   ai: {
     rules: Array<{ id: string; text: string }>;
@@ -108,7 +110,11 @@ const builtInPolicies: ReadonlyArray<{ name: string; description: string }> = [
  *   // { name: 'id', kind: 'uuid', nullable: false, primaryKey: true, unique: false, default: { kind: 'random_uuid' }, values: null, references: null }
  */
 export function buildAgentContract(model: AppModel, frontend: FrontendGraph): AgentContract {
-  const entriesUsing = (policy: string) => model.entries.filter((e) => e.policy === policy).map((e) => e.name);
+  // Manifest policies join the bindings: an external entry is listed under its policy by qualified name.
+  const entriesUsing = (policy: string) => [
+    ...model.entries.filter((e) => e.policy === policy).map((e) => e.name),
+    ...model.external.flatMap((s) => s.entries.filter((e) => e.policy === policy).map((e) => e.qualifiedName)),
+  ];
   return {
     fwVersion,
     rules,
@@ -145,6 +151,7 @@ export function buildAgentContract(model: AppModel, frontend: FrontendGraph): Ag
       })),
       indexes: table.indexes.map((index) => ({ columns: index.columns, unique: index.unique ?? false })),
     })),
+    external: model.external.flatMap((service) => service.entries.map((e) => ({ ...e, transport: service.transport, source: service.source }))),
     ai: {
       rules: aiRules,
       endpoints: ['POST /ai/agents/run', 'POST /ai/agents/chat'],

@@ -1,6 +1,6 @@
 import type { EntryKind } from '../../runtime/entries.ts';
 import { fwVersion } from '../../runtime/version.ts';
-import type { AppModel } from '../analyse/app-model.ts';
+import type { AppModel, ExternalEntryModel } from '../analyse/app-model.ts';
 
 /** `src/fw/_generated/api.json`: every entry's route, args JSON Schema, policy and tenant scope. */
 export interface ApiJson {
@@ -15,6 +15,8 @@ export interface ApiJson {
     /** JSON Schema (draft 2020-12) of the args callers send; null when the schema offers none. */
     args: Record<string, unknown> | null;
   }>;
+  /** The entries of external services, called through `POST /external/<service>/…`. */
+  external: Array<Pick<ExternalEntryModel, 'qualifiedName' | 'service' | 'name' | 'kind' | 'route' | 'policy' | 'risk' | 'tenantScoped' | 'description' | 'args'>>;
 }
 
 /**
@@ -36,5 +38,19 @@ export function buildApiJson(model: AppModel): ApiJson {
       description: entry.description,
       args: entry.args.kind === 'json-schema' ? entry.args.schema : null,
     })),
+    external: model.external.flatMap((service) =>
+      service.entries.map((e) => ({
+        qualifiedName: e.qualifiedName,
+        service: e.service,
+        name: e.name,
+        kind: e.kind,
+        route: e.route,
+        policy: e.policy,
+        risk: e.risk,
+        tenantScoped: e.tenantScoped,
+        description: e.description,
+        args: e.args,
+      })),
+    ),
   };
 }

@@ -18,6 +18,8 @@ export interface CapabilityMap {
   tables: Array<{ name: string; tenantScoped: boolean; readBy: string[]; writtenBy: string[] }>;
   /** The UI side: how the frontend reaches each entry (see `CapabilityUi`). */
   ui: CapabilityUi;
+  /** External entries: the service and transport behind each, its policy, risk and the tables its effects invalidate. */
+  external: Array<{ qualifiedName: string; kind: 'command' | 'query'; transport: string; policy: string; risk: string; needsApproval: boolean; effects: string[]; invalidates: string[] }>;
 }
 
 /**
@@ -72,6 +74,18 @@ export function buildCapabilityMap(model: AppModel, frontend: FrontendGraph): Ca
       writtenBy: model.entries.filter((e) => e.access.writes.includes(name)).map((e) => e.name),
     })),
     ui: buildCapabilityUi(model, frontend),
+    external: model.external.flatMap((service) =>
+      service.entries.map((e) => ({
+        qualifiedName: e.qualifiedName,
+        kind: e.kind,
+        transport: service.transport,
+        policy: e.policy,
+        risk: e.risk,
+        needsApproval: e.needsApproval,
+        effects: e.effects.map((x) => x.name),
+        invalidates: [...new Set(e.effects.flatMap((x) => x.tables))].sort(),
+      })),
+    ),
   };
 }
 

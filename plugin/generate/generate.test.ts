@@ -7,7 +7,7 @@ import { fwVersion } from '../../runtime/version.ts';
 import { generateArtifacts } from './generate.ts';
 
 const generated = 'src/fw/_generated';
-const artifactPaths = ['agentContract.json', 'agentTools.json', 'api.json', 'api.ts', 'capabilityMap.json', 'frontendGraph.json'].map((f) => `${generated}/${f}`);
+const artifactPaths = ['agentContract.json', 'agentTools.json', 'api.json', 'api.ts', 'capabilityMap.json', 'externalServices.json', 'frontendGraph.json'].map((f) => `${generated}/${f}`);
 
 const apps: Array<{ remove(): Promise<void> }> = [];
 afterEach(async () => {
@@ -50,7 +50,7 @@ describe('generated artifacts of the minimal-web template', () => {
     expect(capabilities.tables).toEqual([{ name: 'notes', tenantScoped: true, readBy: ['listNotes', 'liveNotes'], writtenBy: ['createNote'] }]);
 
     const contract = await readJson(dir, `${generated}/agentContract.json`);
-    expect(Object.keys(contract)).toEqual(['fwVersion', 'rules', 'policies', 'entries', 'tables', 'ai', 'frontend']);
+    expect(Object.keys(contract)).toEqual(['fwVersion', 'rules', 'policies', 'entries', 'tables', 'external', 'ai', 'frontend']);
     expect(contract.tables[0]).toMatchObject({ name: 'notes', tenantScoped: true, indexes: [{ columns: ['created_at'], unique: false }] });
     expect(contract.tables[0].columns.map((c: { name: string }) => c.name)).toEqual(['id', 'title', 'body', 'author_id', 'created_at']);
     expect(contract.tables[0].columns[0]).toEqual({
@@ -167,6 +167,7 @@ describe('determinism and drift', () => {
       { path: `${generated}/api.json`, status: 'drifted', reason: 'other-version', foundVersion: '0.0.1' },
       { path: `${generated}/api.ts`, status: 'drifted', reason: 'edited' },
       { path: `${generated}/capabilityMap.json`, status: 'drifted', reason: 'missing' },
+      { path: `${generated}/externalServices.json`, status: 'unchanged' },
       { path: `${generated}/frontendGraph.json`, status: 'unchanged' },
     ]);
     expect(await Promise.all(artifactPaths.slice(0, 4).map((p) => read(dir, p)))).toEqual(before);
@@ -186,9 +187,9 @@ describe('determinism and drift', () => {
     await generateArtifacts({ root: dir });
     await writeFile(path.join(dir, 'src/commands/deleteNote.ts'), "import { command, z } from 'fw';\nexport default command({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n");
     const checked = await generateArtifacts({ root: dir, check: true });
-    expect(checked.files.map((f) => [f.path, f.status])).toEqual(artifactPaths.map((p) => [p, 'drifted']));
+    expect(checked.files.map((f) => [f.path, f.status])).toEqual(artifactPaths.map((p) => [p, p.endsWith('externalServices.json') ? 'unchanged' : 'drifted']));
     const written = await generateArtifacts({ root: dir });
-    expect(written.files.map((f) => f.status)).toEqual(artifactPaths.map(() => 'written'));
+    expect(written.files.map((f) => f.status)).toEqual(artifactPaths.map((p) => (p.endsWith('externalServices.json') ? 'unchanged' : 'written')));
     expect(await read(dir, `${generated}/api.ts`)).toContain("deleteNote: { kind: 'command', name: 'deleteNote', reads: ['notes'], writes: ['notes'] }");
   });
 });

@@ -11,6 +11,7 @@ import { buildAgentTools } from './agent-tools.ts';
 import { buildApiJson } from './api-json.ts';
 import { buildApiModule } from './api-module.ts';
 import { buildCapabilityMap } from './capability-map.ts';
+import { buildExternalServices } from './external-services.ts';
 import { buildFrontendGraphJson } from './frontend-graph.ts';
 import { type Artifact, codeArtifact, generatedDir, jsonArtifact } from './render.ts';
 import { type ArtifactFile, syncArtifacts } from './sync-files.ts';
@@ -72,7 +73,7 @@ export async function generateFromApp(app: AppDefinition, options: GenerateOptio
  * @example
  *   buildArtifacts(model, frontend).map((a) => a.path)
  *   // ['src/fw/_generated/agentContract.json', 'src/fw/_generated/agentTools.json', 'src/fw/_generated/api.json', 'src/fw/_generated/api.ts',
- *   //  'src/fw/_generated/capabilityMap.json', 'src/fw/_generated/frontendGraph.json']
+ *   //  'src/fw/_generated/capabilityMap.json', 'src/fw/_generated/externalServices.json', 'src/fw/_generated/frontendGraph.json']
  */
 export function buildArtifacts(model: AppModel, frontend: FrontendGraph): Artifact[] {
   const [apiJson, apiModule] = backendArtifacts(model);
@@ -82,6 +83,7 @@ export function buildArtifacts(model: AppModel, frontend: FrontendGraph): Artifa
     apiJson,
     apiModule,
     jsonArtifact(`${generatedDir}/capabilityMap.json`, buildCapabilityMap(model, frontend)),
+    jsonArtifact(`${generatedDir}/externalServices.json`, buildExternalServices(model)),
     jsonArtifact(`${generatedDir}/frontendGraph.json`, buildFrontendGraphJson(frontend)),
   ];
 }

@@ -3,10 +3,9 @@ import { createGateway } from 'ai';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { sql } from 'kysely';
 import { type AgentRunResult, createAiRuntime } from '../../runtime/ai/ai-runtime.ts';
-import { agentTools, type CatalogTool } from '../../runtime/ai/catalog.ts';
+import { agentTools, type CatalogTool, toolInputJsonSchema } from '../../runtime/ai/catalog.ts';
 import { createMockModel, exampleFromSchema, type MockScript } from '../../runtime/ai/mock-model.ts';
 import type { ModelResolver } from '../../runtime/ai/models.ts';
-import { argsJsonSchema } from '../../runtime/args-schema.ts';
 import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
 import { LIVE_LOG_TABLE } from '../../runtime/db/ddl.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
@@ -185,10 +184,10 @@ function callAll(tools: readonly CatalogTool[], tenantId?: string): string {
 
 /** A valid-looking input for a tool; with `tenantId`, every tenant-like field is set to it. */
 function exampleInput(tool: CatalogTool, tenantId?: string): unknown {
-  const schema = argsJsonSchema(tool.inputSchema);
-  const example = schema.kind === 'json-schema' ? exampleFromSchema(schema.schema as never) : {};
+  const schema = toolInputJsonSchema(tool);
+  const example = schema ? exampleFromSchema(schema as never) : {};
   if (tenantId === undefined || typeof example !== 'object' || example === null) return example;
-  const properties = (schema.kind === 'json-schema' ? (schema.schema.properties as Record<string, unknown> | undefined) : undefined) ?? {};
+  const properties = (schema?.properties as Record<string, unknown> | undefined) ?? {};
   const out: Record<string, unknown> = { ...(example as Record<string, unknown>) };
   for (const key of Object.keys(properties)) if (/tenant|org|account|workspace/i.test(key)) out[key] = tenantId;
   return out;

@@ -1,12 +1,16 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { argsJsonSchema } from '../args-schema.ts';
 import type { EntryDefinition, EntryToolOption } from '../entries.ts';
+import type { ManifestEntry } from '../external/manifest.ts';
+import { entryDefaults, type ExternalService } from '../external/services.ts';
 import type { AppDefinition } from '../registry.ts';
-import { type AgentDefinition, type AiToolDefinition, isAiTool, type ToolRisk } from './define.ts';
+import { type AgentDefinition, type AiToolDefinition, externalToolName, isAiTool, isExternalTool, type ToolRisk } from './define.ts';
 
-/** One tool agents can call: an entry's auto-tool or an `aiTool`. */
+/** One tool agents can call: an entry's auto-tool, an `aiTool`, or an external entry's auto-tool. */
 export type CatalogTool =
-  | (CatalogToolBase & { source: 'entry'; entry: EntryDefinition; kind: 'command' | 'query' | 'liveQuery' })
-  | (CatalogToolBase & { source: 'aiTool'; tool: AiToolDefinition; kind: 'aiTool' });
+  | (CatalogToolBase & { source: 'entry'; entry: EntryDefinition; kind: 'command' | 'query' | 'liveQuery'; inputSchema: StandardSchemaV1 })
+  | (CatalogToolBase & { source: 'aiTool'; tool: AiToolDefinition; kind: 'aiTool'; inputSchema: StandardSchemaV1 })
+  | (CatalogToolBase & { source: 'external'; service: ExternalService; external: ManifestEntry; kind: 'command' | 'query'; qualifiedName: string; argsSchema: Record<string, unknown> | null });
 
 interface CatalogToolBase {
   name: string;
@@ -17,7 +21,6 @@ interface CatalogToolBase {
   readOnly: boolean;
   /** `public`, `user`, or a named policy; aiTools run for any signed-in caller (`user`). */
   policy: string;
-  inputSchema: StandardSchemaV1;
 }
 
 const callableKinds = new Set(['command', 'query', 'liveQuery']);
@@ -65,11 +68,42 @@ function aiToolEntry(name: string, tool: AiToolDefinition): CatalogTool {
   };
 }
 
-/** Every tool of the app, auto-tools then aiTools, each sorted by name. */
+/** The auto-tool of an external entry: reads without approval, commands per `needsApproval` (default yes). */
+export function externalEntryTool(service: ExternalService, entry: ManifestEntry): CatalogTool {
+  const defaults = entryDefaults(entry);
+  const qualifiedName = `${service.manifest.service.name}.${entry.name}`;
+  return {
+    source: 'external',
+    service,
+    external: entry,
+    kind: entry.kind,
+    qualifiedName,
+    name: externalToolName(qualifiedName),
+    description: entry.description ?? `${entry.kind === 'command' ? 'Runs' : 'Reads'} ${qualifiedName} of the external service ${service.manifest.service.name}.`,
+    risk: defaults.risk,
+    needsApproval: defaults.needsApproval,
+    readOnly: entry.kind === 'query',
+    policy: defaults.policy,
+    argsSchema: entry.argsSchema ?? null,
+  };
+}
+
+/** Finds an external entry by qualified name, or undefined. */
+export function findExternalTool(app: AppDefinition, qualifiedName: string): CatalogTool | undefined {
+  for (const service of app.external ?? []) {
+    for (const entry of service.manifest.entries) {
+      if (`${service.manifest.service.name}.${entry.name}` === qualifiedName) return externalEntryTool(service, entry);
+    }
+  }
+  return undefined;
+}
+
+/** Every tool of the app: auto-tools, aiTools, then external auto-tools, each sorted by name. */
 export function appTools(app: AppDefinition): CatalogTool[] {
   const autoTools = [...app.entries].sort(([a], [b]) => a.localeCompare(b)).flatMap(([name, entry]) => entryTool(name, entry) ?? []);
   const aiTools = [...(app.tools ?? [])].sort(([a], [b]) => a.localeCompare(b)).map(([name, tool]) => aiToolEntry(name, tool));
-  return [...autoTools, ...aiTools];
+  const external = (app.external ?? []).flatMap((service) => service.manifest.entries.map((entry) => externalEntryTool(service, entry))).sort((a, b) => a.name.localeCompare(b.name));
+  return [...autoTools, ...aiTools, ...external];
 }
 
 /**
@@ -79,8 +113,15 @@ export function appTools(app: AppDefinition): CatalogTool[] {
 export function agentTools(app: AppDefinition, definition: AgentDefinition): CatalogTool[] {
   const found: CatalogTool[] = [];
   for (const [name, tool] of Object.entries(definition.tools).sort(([a], [b]) => a.localeCompare(b))) {
-    const entry = isAiTool(tool) ? aiToolEntry(name, tool) : entryTool(name, tool);
+    const entry = isAiTool(tool) ? aiToolEntry(name, tool) : isExternalTool(tool) ? findExternalTool(app, tool.qualifiedName) : entryTool(name, tool);
     if (entry) found.push(entry);
   }
   return found;
+}
+
+/** The JSON Schema of a tool's input (what the model sees), or null when its schema offers none. */
+export function toolInputJsonSchema(tool: CatalogTool): Record<string, unknown> | null {
+  if (tool.source === 'external') return tool.argsSchema;
+  const schema = argsJsonSchema(tool.inputSchema);
+  return schema.kind === 'json-schema' ? schema.schema : null;
 }

@@ -112,11 +112,45 @@ export const DEFAULT_MAX_STEPS = 10;
 /** No agent, and no run, may go beyond this many steps. */
 export const MAX_STEPS_CEILING = 100;
 
+const externalToolBrand = Symbol.for('fw.externalTool');
+
+/** An external service's entry as an agent tool (see {@link externalTool}). */
+export interface ExternalToolRef {
+  readonly [externalToolBrand]: true;
+  /** `<service>.<entry>`. */
+  readonly qualifiedName: string;
+}
+
 /**
- * A tool of an agent: an `aiTool`, or a command/query/liveQuery entry (its auto-tool: queries read
- * without approval, commands write with approval unless the entry says otherwise).
+ * An entry of an external service (a manifest entry) as an agent tool. It is listed under the name
+ * `<service>_<entry>` (tool names cannot hold dots) and runs through fw's bridge as the caller; external
+ * commands need approval unless their manifest says otherwise.
+ *
+ * @example
+ *   agent({ model: 'openai/gpt-4o-mini', tools: { tickets_createTicket: externalTool('tickets.createTicket') } })
  */
-export type AgentTool = AiToolDefinition<any, any> | EntryDefinition;
+export function externalTool(qualifiedName: string): ExternalToolRef {
+  if (typeof qualifiedName !== 'string' || !/^[a-z][A-Za-z0-9_-]*\.[a-z][A-Za-z0-9]*$/.test(qualifiedName)) {
+    throw new TypeError(`fw: externalTool("${String(qualifiedName)}") needs "<service>.<entry>", e.g. externalTool('tickets.createTicket').`);
+  }
+  return Object.freeze({ [externalToolBrand]: true as const, qualifiedName });
+}
+
+export function isExternalTool(value: unknown): value is ExternalToolRef {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[externalToolBrand] === true;
+}
+
+/** The tool name of an external entry: `tickets.createTicket` → `tickets_createTicket`. */
+export function externalToolName(qualifiedName: string): string {
+  return qualifiedName.replace('.', '_');
+}
+
+/**
+ * A tool of an agent: an `aiTool`, a command/query/liveQuery entry (its auto-tool: queries read
+ * without approval, commands write with approval unless the entry says otherwise), or an external
+ * entry (`externalTool('service.entry')`).
+ */
+export type AgentTool = AiToolDefinition<any, any> | EntryDefinition | ExternalToolRef;
 
 export interface AgentConfig {
   /** `gateway` (Vercel AI Gateway, `AI_GATEWAY_API_KEY`). Without a key, or with `FW_AI=mock`, fw's scripted mock answers. */
@@ -159,9 +193,9 @@ export function agent(config: AgentConfig): AgentDefinition {
   const tools = config.tools ?? {};
   for (const [name, tool] of Object.entries(tools)) {
     if (!toolNamePattern.test(name)) throw new TypeError(`fw: agent tool name "${name}" must be letters, digits, _ or - (at most 64), starting with a letter.`);
-    const callable = isAiTool(tool) || ((tool as EntryDefinition)?.kind !== undefined && ['command', 'query', 'liveQuery'].includes((tool as EntryDefinition).kind));
+    const callable = isAiTool(tool) || isExternalTool(tool) || ((tool as EntryDefinition)?.kind !== undefined && ['command', 'query', 'liveQuery'].includes((tool as EntryDefinition).kind));
     if (!callable) {
-      throw new TypeError(`fw: agent tool "${name}" must be an aiTool(…) or a command, query or liveQuery definition (import it from its file).`);
+      throw new TypeError(`fw: agent tool "${name}" must be an aiTool(…), a command, query or liveQuery definition (import it from its file), or externalTool('service.entry').`);
     }
   }
   let maxSteps: number | undefined;

@@ -1,11 +1,11 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
-import { argsJsonSchema } from '../args-schema.ts';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth } from '../entries.ts';
 import { FwError, toFwError } from '../errors.ts';
-import { admitCall, callEntry, validateArgs } from '../execute.ts';
+import { admitCall, authorizePolicy, callEntry, validateArgs } from '../execute.ts';
 import type { AppDefinition } from '../registry.ts';
-import type { CatalogTool } from './catalog.ts';
+import { callExternalEntry } from '../external/services.ts';
+import { type CatalogTool, toolInputJsonSchema } from './catalog.ts';
 
 /** One tool call as telemetry keeps it: no input, no output. */
 export interface ToolCallRecord {
@@ -44,6 +44,14 @@ export async function permittedTools(app: AppDefinition, tools: readonly Catalog
   const allowed = await Promise.all(
     tools.map(async (t) => {
       if (t.source === 'aiTool') return auth.kind !== 'anonymous';
+      if (t.source === 'external') {
+        try {
+          await authorizePolicy(app, t.policy, auth, true, t.qualifiedName);
+          return true;
+        } catch {
+          return false;
+        }
+      }
       try {
         // Policy only: with args `undefined` validation fails after the policy passed.
         await admitCall(app, t.entry, { auth, traceId, args: undefined, external: true });
@@ -65,11 +73,10 @@ export async function permittedTools(app: AppDefinition, tools: readonly Catalog
 export function buildToolSet(tools: readonly CatalogTool[], options: ToolSetOptions): ToolSet {
   const set: ToolSet = {};
   for (const t of tools) {
-    const schema = argsJsonSchema(t.inputSchema);
     set[t.name] = tool({
       description: t.description,
       // fw validates the input itself (with the entry's own schema); the JSON Schema is what the model sees.
-      inputSchema: jsonSchema(schema.kind === 'json-schema' ? (schema.schema as never) : { type: 'object' }),
+      inputSchema: jsonSchema((toolInputJsonSchema(t) ?? { type: 'object' }) as never),
       execute: async (input: unknown, { toolCallId }) => {
         const started = performance.now();
         try {
@@ -90,6 +97,7 @@ export function buildToolSet(tools: readonly CatalogTool[], options: ToolSetOpti
 async function runTool(t: CatalogTool, input: unknown, options: ToolSetOptions): Promise<unknown> {
   const { app, db, auth, traceId } = options;
   if (t.source === 'entry') return callEntry(app, db, t.entry, { auth, traceId, args: input, external: true });
+  if (t.source === 'external') return callExternalEntry(app, db, t.service, t.external, { auth, traceId, args: input ?? {} });
   if (auth.kind === 'anonymous') throw new FwError('unauthenticated', 'Sign in to use AI tools.');
   const args = await validateArgs(t.tool.inputSchema, input);
   const env = options.env ?? process.env;

@@ -10,6 +10,8 @@ import { entryRoutes } from '../registry.ts';
 import { fwVersion } from '../version.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
+import type { BridgeLimits } from '../external/bridge.ts';
+import { callExternalEntry, findExternalEntry } from '../external/services.ts';
 import { ADMIN_PREFIX, serveAdmin } from './admin-routes.ts';
 import { parseArgsEnvelope, parseJsonBody, readBody } from './body.ts';
 import { serveMultiplexedStream, servePerNameStream } from './live-routes.ts';
@@ -34,6 +36,8 @@ export interface RuntimeHandlerOptions {
   adminToken?: string;
   /** Agents (`POST /ai/agents/run`, `POST /ai/agents/chat`): models, approval secret, content recording. */
   ai?: Omit<AiRuntimeOptions, 'app' | 'db'>;
+  /** Timeout and response size limit of calls to external services (default 5 s, 1 MiB). */
+  external?: { limits?: Partial<BridgeLimits> };
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -50,6 +54,7 @@ type Route =
   | { kind: 'live'; methods: readonly string[]; name: string }
   | { kind: 'admin'; methods: readonly string[]; path: string }
   | { kind: 'agent-run' | 'agent-chat'; methods: readonly string[] }
+  | { kind: 'external'; methods: readonly string[]; service: string; entryKind: 'command' | 'query'; name: string }
   | { kind: 'health' | 'entries' | 'live-multiplexed'; methods: readonly string[] };
 
 function matchRoute(path: string): Route | null {
@@ -59,6 +64,10 @@ function matchRoute(path: string): Route | null {
   if (path === '/ai/agents/run') return { kind: 'agent-run', methods: ['POST'] };
   if (path === '/ai/agents/chat') return { kind: 'agent-chat', methods: ['POST'] };
   if (path.startsWith('/live/')) return { kind: 'live', methods: ['GET'], name: decodeName(path.slice('/live/'.length)) };
+  const external = /^\/external\/([^/]+)\/(commands|queries)\/([^/]+)$/.exec(path);
+  if (external) {
+    return { kind: 'external', methods: ['POST'], service: decodeName(external[1]!), entryKind: external[2] === 'commands' ? 'command' : 'query', name: decodeName(external[3]!) };
+  }
   if (path.startsWith(ADMIN_PREFIX)) return { kind: 'admin', methods: ['GET'], path };
   for (const prefix of ['/commands/', '/queries/'] as const) {
     if (path.startsWith(prefix)) return { kind: 'entry', methods: ['POST'], prefix, name: path.slice(prefix.length) };
@@ -161,6 +170,21 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
           'x-accel-buffering': 'no',
         });
         return 'streamed';
+      }
+      case 'external': {
+        const { service, entry } = findExternalEntry(app, route.service, route.entryKind, route.name);
+        const auth = authenticate(req);
+        const body = await readBody(req, bodyLimit);
+        const args = parseArgsEnvelope(body, req.headers['content-type']);
+        const authorization = req.headers.authorization;
+        const result = await callExternalEntry(app, db, service, entry, {
+          auth,
+          traceId,
+          args,
+          ...(authorization ? { authorization } : {}),
+          ...(options.external?.limits ? { limits: options.external.limits } : {}),
+        });
+        return { status: 200, body: { ok: true, result: result === undefined ? null : result, traceId } };
       }
       case 'entry': {
         const entry = app.entries.get(route.name);

@@ -1,0 +1,241 @@
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+
+/** A side effect a command declares: a name, or a name with the tables and live queries it touches. */
+export type ManifestEffect = string | { name: string; tables?: string[]; liveQueries?: string[] };
+
+/** One command or query an external service offers (`<service>.<entry>`). */
+export interface ManifestEntry {
+  name: string;
+  kind: 'command' | 'query';
+  path?: string;
+  policy?: string;
+  transaction?: 'external-managed' | 'read-only';
+  risk?: 'read' | 'write' | 'destructive' | 'external';
+  needsApproval?: boolean;
+  effects?: ManifestEffect[];
+  tenantScoped?: boolean;
+  description?: string;
+  argsSchema?: Record<string, unknown>;
+}
+
+/**
+ * An external service description, as in `schemas/fw-manifest.schema.json`.
+ * @example { fwProtocol: '1.0', service: { name: 'billing', transport: 'http', baseUrl: 'http://localhost:8080' }, entries: [{ name: 'invoice', kind: 'command', path: '/invoice', risk: 'write' }] }
+ */
+export interface Manifest {
+  fwProtocol: string;
+  language?: string;
+  framework?: string;
+  service: {
+    name: string;
+    transport: 'http' | 'stdio' | 'grpc';
+    baseUrl?: string;
+    health?: string;
+    command?: string;
+    commandArgs?: string[];
+    /** Per-call timeout of the bridge, ms (default 5 000). */
+    timeoutMs?: number;
+    /** Largest response the bridge reads, bytes (default 1 MiB). */
+    maxResponseBytes?: number;
+  };
+  entries: ManifestEntry[];
+}
+
+export interface ManifestDiagnostic {
+  /** Dotted path into the manifest, e.g. `service.baseUrl` or `entries[2].risk`; empty for the root. */
+  path: string;
+  code: string;
+  message: string;
+  hint: string;
+}
+
+export interface ManifestValidation {
+  ok: boolean;
+  /** Present when `ok`. */
+  manifest?: Manifest;
+  diagnostics: ManifestDiagnostic[];
+}
+
+/** The protocol major versions this fw speaks. */
+const supportedMajors = new Set(['1']);
+
+/**
+ * Checks a parsed manifest against the JSON Schema and the rules the schema cannot express
+ * (read-only queries, transport requirements, well-formed commands, unique entry names).
+ * @example const { ok, diagnostics } = validateManifest(JSON.parse(text));
+ */
+export function validateManifest(value: unknown): ManifestValidation {
+  const validate = compiledSchema();
+  const diagnostics = validate(value) ? [] : schemaDiagnostics(validate.errors ?? []);
+  diagnostics.push(...ruleDiagnostics(value));
+  return diagnostics.length === 0 ? { ok: true, manifest: value as Manifest, diagnostics } : { ok: false, diagnostics };
+}
+
+let compiled: ValidateFunction | undefined;
+
+function compiledSchema(): ValidateFunction {
+  if (!compiled) {
+    const ajv = new Ajv2020({ allErrors: true, strict: true });
+    compiled = ajv.compile(JSON.parse(readSchema()));
+  }
+  return compiled;
+}
+
+// The schema lives at the package root: two levels up from runtime/external/ in a checkout, three
+// from dist/runtime/external/ in the built package.
+function readSchema(): string {
+  const candidates = ['../../schemas/fw-manifest.schema.json', '../../../schemas/fw-manifest.schema.json'].map((p) => new URL(p, import.meta.url));
+  for (const url of candidates) {
+    try {
+      return readFileSync(url, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  throw new Error(`fw could not find schemas/fw-manifest.schema.json (looked at ${candidates.map((u) => u.pathname).join(', ')}); reinstall fw.`);
+}
+
+/** `/entries/2/risk` → `entries[2].risk`. */
+function dottedPath(pointer: string, child?: string): string {
+  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  return parts.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+}
+
+function schemaDiagnostics(errors: ErrorObject[]): ManifestDiagnostic[] {
+  // The branches of a oneOf (string effect or object effect) each fail; the oneOf error says it once.
+  return errors.filter((e) => !e.schemaPath.includes('/oneOf/')).map(schemaDiagnostic);
+}
+
+function schemaDiagnostic(error: ErrorObject): ManifestDiagnostic {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required': {
+      const path = dottedPath(error.instancePath, String(params.missingProperty));
+      return { path, code: 'missing_field', message: `${path} is required.`, hint: `Add "${String(params.missingProperty)}" to ${dottedPath(error.instancePath) || 'the manifest root'}.` };
+    }
+    case 'additionalProperties': {
+      const path = dottedPath(error.instancePath, String(params.additionalProperty));
+      return { path, code: 'unknown_field', message: `${path} is not a manifest field.`, hint: 'Remove it, or check its spelling against schemas/fw-manifest.schema.json.' };
+    }
+    case 'enum': {
+      const path = dottedPath(error.instancePath);
+      const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+      return { path, code: 'invalid_value', message: `${path} must be one of ${allowed}.`, hint: `Use one of ${allowed}.` };
+    }
+    case 'type': {
+      const path = dottedPath(error.instancePath);
+      return { path, code: 'invalid_type', message: `${path || 'The manifest'} must be ${String(params.type)}.`, hint: `Give ${path || 'the manifest'} a value of type ${String(params.type)}.` };
+    }
+    case 'oneOf': {
+      const path = dottedPath(error.instancePath);
+      return { path, code: 'invalid_effect', message: `${path} must be an effect name or { name, tables?, liveQueries? }.`, hint: 'Write the effect as a string, or as an object with a "name" and optional "tables"/"liveQueries" string arrays.' };
+    }
+    case 'pattern':
+    case 'minLength': {
+      const path = dottedPath(error.instancePath);
+      return { path, code: 'invalid_format', message: `${path} ${error.message ?? 'is malformed'}.`, hint: formatHint(path) };
+    }
+    default: {
+      const path = dottedPath(error.instancePath);
+      return { path, code: 'invalid_manifest', message: `${path || 'The manifest'} ${error.message ?? 'is invalid'}.`, hint: 'Compare it with schemas/fw-manifest.schema.json.' };
+    }
+  }
+}
+
+function formatHint(path: string): string {
+  if (path === 'fwProtocol') return 'Use a version such as "1.0".';
+  if (path === 'service.name') return 'Start with a lowercase letter; then letters, digits, "_" or "-" (e.g. "billing").';
+  if (/^entries\[\d+\]\.name$/.test(path)) return 'Use a camelCase identifier starting with a lowercase letter (e.g. "createInvoice").';
+  if (path.endsWith('.path') || path.endsWith('.health')) return 'Start the path with "/" (e.g. "/invoices").';
+  return 'Give it a non-empty value.';
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// Runs on whatever shape the value has, so one pass reports schema and rule problems together.
+function ruleDiagnostics(value: unknown): ManifestDiagnostic[] {
+  if (!isRecord(value)) return [];
+  const out: ManifestDiagnostic[] = [];
+  if (typeof value.fwProtocol === 'string' && /^\d+(\.\d+)*$/.test(value.fwProtocol)) {
+    const major = value.fwProtocol.split('.')[0]!;
+    if (!supportedMajors.has(major)) {
+      out.push({ path: 'fwProtocol', code: 'unsupported_protocol', message: `fwProtocol ${value.fwProtocol} is not supported; this fw speaks 1.x.`, hint: 'Declare "fwProtocol": "1.0", or upgrade fw.' });
+    }
+  }
+  if (isRecord(value.service)) out.push(...serviceDiagnostics(value.service));
+  if (Array.isArray(value.entries)) out.push(...entryDiagnostics(value.entries));
+  return out;
+}
+
+function serviceDiagnostics(service: Record<string, unknown>): ManifestDiagnostic[] {
+  const out: ManifestDiagnostic[] = [];
+  const { transport, baseUrl, command, commandArgs } = service;
+  if (transport === 'http') {
+    if (baseUrl === undefined) {
+      out.push({ path: 'service.baseUrl', code: 'missing_base_url', message: 'An http service needs service.baseUrl.', hint: 'Add "baseUrl": "http://localhost:8080" (where the service listens).' });
+    }
+  }
+  if (typeof baseUrl === 'string' && baseUrl !== '' && !isHttpUrl(baseUrl)) {
+    out.push({ path: 'service.baseUrl', code: 'invalid_url', message: `service.baseUrl "${baseUrl}" is not an absolute http(s) URL.`, hint: 'Use an absolute URL such as "http://localhost:8080".' });
+  }
+  if (transport === 'stdio' && command === undefined) {
+    out.push({ path: 'service.command', code: 'missing_command', message: 'A stdio service needs service.command.', hint: 'Add "command": the program to start, with its arguments in "commandArgs".' });
+  }
+  if (typeof command === 'string') {
+    if (!quotesBalanced(command)) {
+      out.push({ path: 'service.command', code: 'malformed_command', message: `service.command has unbalanced quotes: ${command}`, hint: 'Put only the program in "command" and each argument, unquoted, in "commandArgs".' });
+    } else if (/\s/.test(command.trim()) && commandArgs === undefined) {
+      out.push({ path: 'service.command', code: 'malformed_command', message: `service.command "${command}" contains spaces but has no commandArgs; fw does not split command strings.`, hint: `Put arguments in commandArgs: "command": "${command.trim().split(/\s+/)[0]}", "commandArgs": [...].` });
+    }
+  }
+  return out;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Shell-style quote balance: backslash escapes outside single quotes. */
+function quotesBalanced(command: string): boolean {
+  let quote: string | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const ch = command[i];
+    if (ch === '\\' && quote !== "'") i++;
+    else if (quote === undefined && (ch === '"' || ch === "'")) quote = ch;
+    else if (ch === quote) quote = undefined;
+  }
+  return quote === undefined;
+}
+
+function entryDiagnostics(entries: unknown[]): ManifestDiagnostic[] {
+  const out: ManifestDiagnostic[] = [];
+  const seen = new Map<string, number>();
+  entries.forEach((entry, i) => {
+    if (!isRecord(entry)) return;
+    const at = `entries[${i}]`;
+    if (typeof entry.name === 'string') {
+      const first = seen.get(entry.name);
+      if (first === undefined) seen.set(entry.name, i);
+      else out.push({ path: `${at}.name`, code: 'duplicate_entry', message: `Entry "${entry.name}" is declared twice (entries[${first}] and ${at}).`, hint: 'Give each entry a unique name; qualified names are <service>.<entry>.' });
+    }
+    if (entry.kind === 'query') {
+      if (entry.risk !== undefined && entry.risk !== 'read') {
+        out.push({ path: `${at}.risk`, code: 'query_not_read_only', message: `Query "${String(entry.name)}" declares risk "${String(entry.risk)}"; queries must stay read-only.`, hint: 'Remove "risk" (or set "read"), or make the entry a command.' });
+      }
+      if (entry.transaction !== undefined && entry.transaction !== 'read-only') {
+        out.push({ path: `${at}.transaction`, code: 'query_not_read_only', message: `Query "${String(entry.name)}" declares transaction "${String(entry.transaction)}"; queries must stay read-only.`, hint: 'Set "transaction": "read-only" (or remove it), or make the entry a command.' });
+      }
+    }
+    if (entry.kind === 'command' && entry.risk === 'read') {
+      out.push({ path: `${at}.risk`, code: 'command_risk_read', message: `Command "${String(entry.name)}" declares risk "read"; commands declare write, destructive or external.`, hint: 'Use "write", "destructive" or "external"; if it only reads, make it a query.' });
+    }
+  });
+  return out;
+}

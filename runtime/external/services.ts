@@ -1,0 +1,113 @@
+import { sql } from 'kysely';
+import type { FwDatabase } from '../db/database.ts';
+import type { Auth } from '../entries.ts';
+import { FwError } from '../errors.ts';
+import { authorizePolicy } from '../execute.ts';
+import type { AppDefinition } from '../registry.ts';
+import { type BridgeLimits, type BridgeTarget, callExternal } from './bridge.ts';
+import type { Manifest, ManifestEntry } from './manifest.ts';
+
+/** An external service the app uses: its validated manifest, where it came from, and how to run it. */
+export interface ExternalService {
+  manifest: Manifest;
+  /** `fw.manifest.json` or `.fw/external-manifests.json`, relative to the app root. */
+  source: string;
+  /** The directory a stdio service starts in (the app root), so relative commandArgs resolve there. */
+  cwd: string;
+}
+
+export interface ExternalCall {
+  auth: Auth;
+  traceId: string;
+  args: unknown;
+  /** The inbound `Authorization` header, forwarded to http services. */
+  authorization?: string;
+  limits?: Partial<BridgeLimits>;
+}
+
+/**
+ * An entry's settings with the protocol's defaults: policy `user`, queries read-only (`read`,
+ * `read-only`, no approval), commands writes managed by the service that need approval.
+ */
+export function entryDefaults(entry: ManifestEntry) {
+  const query = entry.kind === 'query';
+  return {
+    policy: entry.policy ?? 'user',
+    risk: entry.risk ?? (query ? 'read' : 'write'),
+    transaction: entry.transaction ?? (query ? 'read-only' : 'external-managed'),
+    needsApproval: entry.needsApproval ?? !query,
+    tenantScoped: entry.tenantScoped ?? true,
+  } as const;
+}
+
+/** `tickets.createTicket` → the service and entry, or a not_found that lists what exists. */
+export function findExternalEntry(app: AppDefinition, service: string, kind: 'command' | 'query', name: string): { service: ExternalService; entry: ManifestEntry } {
+  const found = app.external?.find((s) => s.manifest.service.name === service);
+  const entry = found?.manifest.entries.find((e) => e.name === name && e.kind === kind);
+  if (!found || !entry) {
+    const known = (app.external ?? []).flatMap((s) => s.manifest.entries.filter((e) => e.kind === kind).map((e) => `${s.manifest.service.name}.${e.name}`));
+    throw new FwError('not_found', `No external ${kind} "${service}.${name}".`, {
+      diagnostics: [{ path: 'url', code: 'unknown_external_entry', message: `Known: ${known.sort().join(', ') || '(none)'}`, hint: 'fw manifest import <file> adds a service; fw generate lists them in externalServices.json.' }],
+    });
+  }
+  return { service: found, entry };
+}
+
+/**
+ * Runs an external entry for a caller: its policy first (nothing leaves fw for a caller it refuses),
+ * then the bridge call, then — for a command that succeeded — its declared effects: each is recorded
+ * in the outbox, and the tables an effect names are invalidated for the caller's tenant, so live
+ * queries over them refresh.
+ */
+export async function callExternalEntry(app: AppDefinition, db: FwDatabase, service: ExternalService, entry: ManifestEntry, call: ExternalCall): Promise<unknown> {
+  const { policy } = entryDefaults(entry);
+  await authorizePolicy(app, policy, call.auth, true, `${service.manifest.service.name}.${entry.name}`);
+  if (typeof call.args !== 'object' || call.args === null || Array.isArray(call.args)) {
+    throw new FwError('validation_failed', 'External entries take an object of args.', { diagnostics: [{ path: 'args', code: 'invalid_type', message: 'Send {"args": {…}}.' }] });
+  }
+  const { manifest } = service;
+  // The manifest's own limits, then the runtime's, then the defaults.
+  const limits = {
+    ...call.limits,
+    ...(manifest.service.timeoutMs === undefined ? {} : { timeoutMs: manifest.service.timeoutMs }),
+    ...(manifest.service.maxResponseBytes === undefined ? {} : { maxResponseBytes: manifest.service.maxResponseBytes }),
+  };
+  const result = await callExternal(targetOf(service, entry), {
+    args: call.args as Record<string, unknown>,
+    auth: { kind: call.auth.kind, userId: call.auth.userId, tenantId: call.auth.tenantId, role: call.auth.role },
+    fw: { service: manifest.service.name, entry: entry.name, kind: entry.kind, traceId: call.traceId },
+  }, { limits, ...(call.authorization ? { authorization: call.authorization } : {}) });
+  if (entry.kind === 'command' && (entry.effects?.length ?? 0) > 0) await recordEffects(app, db, service, entry, call);
+  return result;
+}
+
+function targetOf({ manifest, cwd }: ExternalService, entry: ManifestEntry): BridgeTarget {
+  const { service } = manifest;
+  if (service.transport === 'http') return { transport: 'http', baseUrl: service.baseUrl!, path: entry.path ?? `/${entry.kind === 'command' ? 'commands' : 'queries'}/${entry.name}` };
+  if (service.transport === 'stdio') return { transport: 'stdio', command: service.command!, commandArgs: service.commandArgs ?? [], cwd };
+  return { transport: 'grpc' };
+}
+
+/** The outbox rows and live invalidations of a command's declared effects, in one transaction as the caller. */
+async function recordEffects(app: AppDefinition, db: FwDatabase, service: ExternalService, entry: ManifestEntry, call: ExternalCall): Promise<void> {
+  const effects = (entry.effects ?? []).map((e) => (typeof e === 'string' ? { name: e, tables: [] as string[] } : { name: e.name, tables: e.tables ?? [] }));
+  const tables = [...new Set(effects.flatMap((e) => e.tables))].filter((t) => app.schema.tables[t] !== undefined);
+  await db.transaction({ readOnly: false, auth: call.auth, traceId: call.traceId }, async (trx) => {
+    await trx
+      .insertInto('_fw_outbox')
+      .values(
+        effects.map((effect) => ({
+          event: effect.name,
+          payload: sql`${JSON.stringify({ service: service.manifest.service.name, entry: entry.name, external: true })}::jsonb`,
+          tenant_id: call.auth.tenantId,
+          user_id: call.auth.userId,
+          trace_id: call.traceId,
+        })),
+      )
+      .execute();
+    for (const table of tables) {
+      const tenant = app.schema.tables[table]!.tenantScoped ? call.auth.tenantId : null;
+      await sql`select _fw_live_record(${table}, ${tenant}::uuid)`.execute(trx);
+    }
+  });
+}
