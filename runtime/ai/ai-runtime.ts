@@ -24,7 +24,7 @@ import type { AppDefinition } from '../registry.ts';
 import { agentTools } from './catalog.ts';
 import { type AgentDefinition, effectiveMaxSteps } from './define.ts';
 import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './models.ts';
-import { buildToolSet, permittedTools, type ToolCallRecord } from './tool-set.ts';
+import { buildToolSet, permittedTools, type ToolCallRecord, type ToolSetOptions } from './tool-set.ts';
 import { type AiTrace, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
 
 export interface AiRuntimeOptions {
@@ -46,6 +46,8 @@ export interface AiRuntimeOptions {
    * only so the red team can show its forged-approval probe catches that; never set it in an app.
    */
   unsafeUnsignedApprovals?: boolean;
+  /** Calls external entries for tools (default: fw's bridge). */
+  callExternal?: ToolSetOptions['callExternal'];
 }
 
 /** Who runs the agent: tools run with exactly these rights. */
@@ -199,7 +201,15 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
     const catalog = await permittedTools(app, agentTools(app, definition), caller.auth, caller.traceId);
     const resolved = resolveModel({ provider: definition.provider, model: definition.model, ...(agentName ? { agent: agentName } : {}) });
     const calls: Array<{ record: ToolCallRecord; outcome: { output: unknown } | { error: FwError } }> = [];
-    const tools = buildToolSet(catalog, { app, db, auth: caller.auth, traceId: caller.traceId, env, onToolCall: (record, outcome) => calls.push({ record, outcome }) });
+    const tools = buildToolSet(catalog, {
+      app,
+      db,
+      auth: caller.auth,
+      traceId: caller.traceId,
+      env,
+      onToolCall: (record, outcome) => calls.push({ record, outcome }),
+      ...(options.callExternal ? { callExternal: options.callExternal } : {}),
+    });
     const approvalNeeded = new Set(catalog.filter((t) => t.needsApproval).map((t) => t.name));
     return {
       resolved,

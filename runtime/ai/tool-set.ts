@@ -26,6 +26,8 @@ export interface ToolSetOptions {
   onToolCall?: (record: ToolCallRecord, outcome: { output: unknown } | { error: FwError }) => void;
   /** The environment secrets are taken from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Calls an external entry (default: fw's bridge); the red team records calls instead of making them. */
+  callExternal?: typeof callExternalEntry;
 }
 
 /**
@@ -97,7 +99,7 @@ export function buildToolSet(tools: readonly CatalogTool[], options: ToolSetOpti
 async function runTool(t: CatalogTool, input: unknown, options: ToolSetOptions): Promise<unknown> {
   const { app, db, auth, traceId } = options;
   if (t.source === 'entry') return callEntry(app, db, t.entry, { auth, traceId, args: input, external: true });
-  if (t.source === 'external') return callExternalEntry(app, db, t.service, t.external, { auth, traceId, args: input ?? {} });
+  if (t.source === 'external') return (options.callExternal ?? callExternalEntry)(app, db, t.service, t.external, { auth, traceId, args: input ?? {} });
   if (auth.kind === 'anonymous') throw new FwError('unauthenticated', 'Sign in to use AI tools.');
   const args = await validateArgs(t.tool.inputSchema, input);
   const env = options.env ?? process.env;

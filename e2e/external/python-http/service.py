@@ -1,18 +1,14 @@
 #!/usr/bin/env python3
 """Example fw external service over HTTP ("tickets"), standard library only.
 
-Implements the fw external service adapter:
-  GET  /manifest          the manifest (fw.manifest.json next to this file, real baseUrl filled in)
-  GET  /health            {"status": "ok"}
-  POST /commands/<name>   bridge request envelope in, result envelope or raw JSON out
-  POST /queries/<name>    same, for queries
+Adapter routes: GET /manifest (fw.manifest.json next to this file, real baseUrl filled in),
+GET /health, POST /commands/<name> and POST /queries/<name> (bridge request envelope in,
+result envelope or raw JSON out). Besides the ticket entries there are entries that misbehave
+on purpose (hang, huge, garbage, dropConnection, ...) for the fw end-to-end tests.
+See ../README.md.
 
-Usage:  python3 service.py [--port N]      (default 0 = any free port, host is 127.0.0.1)
-On start it prints one JSON line to stdout and flushes it:
-  {"ready": true, "port": N, "baseUrl": "http://127.0.0.1:N"}
-The fw end-to-end tests start this file as a real process; it is also the adapter example
-described in ../README.md. Besides the ticket entries it has entries that misbehave on purpose
-(hang, huge, garbage, dropConnection, ...) so the bridge's error handling can be tested.
+Usage: python3 service.py [--port N]   (127.0.0.1; default 0 = any free port)
+On start it prints one line to stdout: {"ready": true, "port": N, "baseUrl": "http://127.0.0.1:N"}
 """
 import argparse
 import json

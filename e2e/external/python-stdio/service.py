@@ -63,11 +63,11 @@ class RawText(str):
 
 def write_stdout(output):
     text = output if isinstance(output, RawText) else json.dumps(output)
-    try:
-        sys.stdout.write(text + "\n")  # one write, one flush
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (e.g. size limit hit): exit quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    data = memoryview((text + "\n").encode("utf-8"))
+    try:  # unbuffered writes to fd 1, so a vanished reader is always noticed
+        while data:
+            data = data[os.write(sys.stdout.fileno(), data):]
+    except BrokenPipeError:  # the reader went away (e.g. size limit hit): exit 1 quietly
         sys.exit(1)
 
 
