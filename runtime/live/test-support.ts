@@ -6,6 +6,12 @@ export interface EventStream {
   readonly headers: Headers;
   /** The next event (waits for it; rejects if the stream ends first or after `timeoutMs`). */
   next(timeoutMs?: number): Promise<SseEvent & { json: any }>;
+  /**
+   * The next event that satisfies `accept`, skipping others. For waits where an extra snapshot is
+   * legitimate: a runtime may re-send unchanged data when it cannot prove nothing changed (e.g. while
+   * a transaction elsewhere in the PostgreSQL cluster holds the visibility horizon back).
+   */
+  nextWhere(accept: (event: SseEvent & { json: any }) => boolean, timeoutMs?: number): Promise<SseEvent & { json: any }>;
   /** Events received and not yet taken. */
   readonly buffered: number;
   comments: string[];
@@ -37,10 +43,17 @@ export async function openEventStream(url: string, init: RequestInit = {}): Prom
       finished = error;
       for (const waiter of waiters.splice(0)) waiter.reject(error);
     });
-  return {
+  const stream: EventStream = {
     status: response.status,
     headers: response.headers,
     comments,
+    async nextWhere(accept, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const event = await stream.next(Math.max(1, deadline - Date.now()));
+        if (accept(event)) return event;
+      }
+    },
     get buffered() {
       return queue.length;
     },
@@ -65,4 +78,5 @@ export async function openEventStream(url: string, init: RequestInit = {}): Prom
     close: () => controller.abort(),
     ended,
   };
+  return stream;
 }
