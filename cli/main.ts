@@ -12,12 +12,16 @@ const subCommands = {
   live: () => import('./commands/live.ts').then((m) => m.default),
   inspect: () => import('./commands/inspect.ts').then((m) => m.default),
   check: () => import('./commands/check.ts').then((m) => m.default),
+  verify: () => import('./commands/verify.ts').then((m) => m.default),
+  test: () => import('./commands/test.ts').then((m) => m.default),
+  repair: () => import('./commands/repair.ts').then((m) => m.default),
   make: () => import('./commands/make.ts').then((m) => m.default),
   do: () => import('./commands/do.ts').then((m) => m.default),
   ai: () => import('./commands/ai.ts').then((m) => m.default),
   manifest: () => import('./commands/manifest.ts').then((m) => m.default),
   run: () => import('./commands/run.ts').then((m) => m.default),
   query: () => import('./commands/query.ts').then((m) => m.default),
+  agent: () => import('./commands/agent.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

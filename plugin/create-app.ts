@@ -5,7 +5,7 @@ import path from 'node:path';
 import { FwFailure } from '../runtime/failure.ts';
 import { fwPackageRoot } from './package-root.ts';
 
-export const templateNames = ['minimal-web', 'nuxt-web'] as const;
+export const templateNames = ['minimal-web', 'nuxt-web', 'b2b-support-web'] as const;
 export type TemplateName = (typeof templateNames)[number];
 
 export interface CreateAppOptions {

@@ -6,7 +6,7 @@ export default defineCommand({
   meta: { name: 'create', description: 'Create a new fw app from a template' },
   args: {
     dir: { type: 'positional', description: 'Directory for the new app (must not exist or be empty)', required: true },
-    template: { type: 'string', description: 'Template: minimal-web (React + Vite) or nuxt-web (Vue + Nuxt)', default: 'minimal-web' },
+    template: { type: 'string', description: 'Template: minimal-web (React + Vite), nuxt-web (Vue + Nuxt) or b2b-support-web (multi-tenant support desk, React + Vite)', default: 'minimal-web' },
     'fw-spec': { type: 'string', description: 'npm spec for the fw dependency (default: this fw)' },
     install: { type: 'boolean', description: 'Install dependencies after creating' },
     json: { type: 'boolean', description: 'Print one JSON document' },

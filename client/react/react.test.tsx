@@ -289,7 +289,7 @@ describe('fw/react against a running runtime', () => {
     screen.getByText('slow loading');
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
     // Nobody watches any more: after gcTime the entry is dropped and its request aborted.
-    await vi.waitFor(() => expect(abandoned).toContain(`${shortLived.tenantId} /queries/slowNotes`));
+    await vi.waitFor(() => expect(abandoned).toContain(`${shortLived.tenantId} /queries/slowNotes`), { timeout: 10_000 });
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
     screen.getByText('slow loading');
     await screen.findByText('slow done');

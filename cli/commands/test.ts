@@ -1,0 +1,25 @@
+import path from 'node:path';
+import { defineCommand } from 'citty';
+import { planAppTests, runAppTests } from '../../plugin/test-run.ts';
+import { FwFailure } from '../../runtime/failure.ts';
+import { log, printJson } from '../output.ts';
+
+export default defineCommand({
+  meta: { name: 'test', description: 'Run the app’s Vitest (vitest run) and record the run for fw repair diagnose; pass Vitest arguments after --' },
+  args: {
+    root: { type: 'string', description: 'The app directory', default: '.' },
+    json: { type: 'boolean', description: 'Send Vitest’s output to stderr and print the recorded run as one JSON document' },
+  },
+  async run({ args, rawArgs }) {
+    const root = path.resolve(args.root);
+    const separator = rawArgs.indexOf('--');
+    const vitestArgs = separator >= 0 ? rawArgs.slice(separator + 1) : [];
+    const plan = await planAppTests(root);
+    if (!plan.run && plan.kind === 'no_vitest') throw new FwFailure('vitest_missing', plan.reason, { suggestions: ['npm install -D vitest'] });
+    if (!plan.run) throw new FwFailure('no_tests', plan.reason, { suggestions: ['Add a test file such as tests/notes.test.ts'] });
+    const result = await runAppTests(plan.vitest, { root, args: vitestArgs, output: args.json ? 'stderr' : 'inherit' });
+    if (args.json) printJson({ ok: result.exitCode === 0, exitCode: result.exitCode, run: result.run ?? null });
+    else if (result.run && result.run.failures.length > 0) log('fw test: the run is recorded; `fw repair diagnose --from-last-test-run` maps the failures to their likely causes.');
+    return { exitCode: result.exitCode };
+  },
+});

@@ -1,0 +1,189 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventStream } from '../runtime/live/test-support.ts';
+import { createTestApp, post, repoRoot, runFw, runNode, type RunningFw, startFw } from './support/app.ts';
+
+const ACME = '00000000-0000-4000-8000-000000000001';
+const GLOBEX = '00000000-0000-4000-8000-000000000002';
+const MISSING = '00000000-0000-4000-8000-00000000dead';
+const as = (role: string, tenant = ACME, user = `${role}-1`) => ({ 'x-fw-user-id': user, 'x-fw-tenant-id': tenant, 'x-fw-role': role });
+const acmeAgent = as('agent');
+const acmeAdmin = as('admin');
+const acmeViewer = as('viewer');
+const globexAgent = as('agent', GLOBEX, 'globex-agent');
+
+// One app for the file, inside the checkout so its web dependencies (React, Vite) resolve from the
+// checkout's node_modules: static checks first, then one `fw dev --api-only` for the HTTP behaviour.
+describe('the b2b-support-web template', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  beforeAll(async () => {
+    app = await createTestApp('b2b-support-web', {}, { insideRepo: true });
+  });
+  afterAll(() => app?.remove());
+
+  it('ships generated files that match this fw, passes fw check, the red team, and lists its triage agent', async () => {
+    const [generated, check, redteam, agents] = await Promise.all([
+      runFw(['generate', '--check', '--json'], { cwd: app.dir }),
+      runFw(['check', '--json'], { cwd: app.dir }),
+      runFw(['ai', 'redteam', '--json'], { cwd: app.dir }),
+      runFw(['ai', 'agents', '--json'], { cwd: app.dir, env: { FW_AI: 'mock' } }),
+    ]);
+    expect(generated.code, `${generated.stdout}\nRegenerate templates/b2b-support-web/src/fw/_generated with \`fw generate\`.`).toBe(0);
+    expect(new Set(JSON.parse(generated.stdout).files.map((f: { status: string }) => f.status))).toEqual(new Set(['unchanged']));
+
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+    const report = JSON.parse(check.stdout);
+    expect(report.ok).toBe(true);
+    expect(report.diagnostics.filter((d: { severity: string }) => d.severity === 'error')).toEqual([]);
+
+    expect(redteam.code, redteam.stdout + redteam.stderr).toBe(0);
+    expect(JSON.parse(redteam.stdout)).toMatchObject({ ok: true, findings: [], summary: { fail: 0 } });
+
+    expect(agents.code, agents.stderr).toBe(0);
+    expect(JSON.parse(agents.stdout).agents).toEqual([
+      expect.objectContaining({ name: 'triage', model: 'openai/gpt-4o-mini', maxSteps: 4, maxStepsDeclared: true, tools: ['assignTicket', 'listTickets'] }),
+    ]);
+  });
+
+  it('typechecks (backend and web) and builds the web app with no edits', async () => {
+    const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
+    const results = await Promise.all(['tsconfig.json', 'web/tsconfig.json'].map((project) => runNode([tsc, '-p', project, '--noEmit'], { cwd: app.dir })));
+    for (const result of results) {
+      expect(result.stdout + result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    }
+    const build = await runNode([path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'], { cwd: app.dir });
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    expect(existsSync(path.join(app.dir, 'web/dist/index.html'))).toBe(true);
+  }, 120_000);
+
+  describe('over HTTP (fw dev --api-only)', () => {
+    let dev: RunningFw;
+    let url: string;
+    beforeAll(async () => {
+      dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir });
+      url = dev.ready.serverUrl as string;
+    });
+    afterAll(() => dev?.stop());
+
+    const createTicket = (subject: string, headers = acmeAgent) => post(url, '/commands/createTicket', { subject, body: `About ${subject}.` }, headers);
+
+    it('an agent opens a ticket; listTickets and the liveTickets one-shot return it, newest first', async () => {
+      const created = await createTicket('Printer on fire');
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      expect(created.body.result).toMatchObject({ subject: 'Printer on fire', status: 'open', priority: 'normal', assignee: null, created_by: 'agent-1', tenant_id: ACME });
+      const urgent = await post(url, '/commands/createTicket', { subject: 'Site down', body: '', priority: 'urgent' }, acmeAgent);
+      expect(urgent.body.result).toMatchObject({ priority: 'urgent' });
+
+      const listed = await post(url, '/queries/listTickets', {}, acmeAgent);
+      expect(listed.status).toBe(200);
+      expect(listed.body.result.map((t: { subject: string }) => t.subject).slice(0, 2)).toEqual(['Site down', 'Printer on fire']);
+      const open = await post(url, '/queries/listTickets', { status: 'open' }, acmeAgent);
+      expect(open.body.result.map((t: { id: string }) => t.id)).toContain(created.body.result.id);
+      const live = await post(url, '/queries/liveTickets', {}, acmeAgent);
+      expect(live.status).toBe(200);
+      expect(live.body.result.map((t: { id: string }) => t.id)).toContain(created.body.result.id);
+    });
+
+    it('validates args', async () => {
+      const empty = await post(url, '/commands/createTicket', { subject: '  ', body: '' }, acmeAgent);
+      expect(empty.status).toBe(400);
+      expect(empty.body.error.diagnostics[0]).toMatchObject({ path: 'args.subject' });
+      const badPriority = await post(url, '/commands/createTicket', { subject: 'x', body: '', priority: 'asap' }, acmeAgent);
+      expect(badPriority.status).toBe(400);
+      const badStatus = await post(url, '/queries/listTickets', { status: 'archived' }, acmeAgent);
+      expect(badStatus.status).toBe(400);
+    });
+
+    it('isolates tenants: another tenant’s agent sees none of the tickets and cannot act on them', async () => {
+      const ticket = (await createTicket('Acme only')).body.result;
+      const listed = await post(url, '/queries/listTickets', {}, globexAgent);
+      expect(listed.status).toBe(200);
+      expect(listed.body.result).toEqual([]);
+      expect((await post(url, '/queries/liveTickets', {}, globexAgent)).body.result).toEqual([]);
+      const close = await post(url, '/commands/closeTicket', { ticketId: ticket.id }, globexAgent);
+      expect(close.status).toBe(404);
+      expect(close.body.error.code).toBe('not_found');
+      const comment = await post(url, '/commands/addComment', { ticketId: ticket.id, body: 'Not yours.' }, globexAgent);
+      expect(comment.status).toBe(404);
+      const assign = await post(url, '/commands/assignTicket', { ticketId: ticket.id, assignee: 'mallory' }, as('admin', GLOBEX));
+      expect(assign.status).toBe(404);
+      // Untouched in its own tenant.
+      const own = (await post(url, '/queries/listTickets', {}, acmeAgent)).body.result.find((t: { id: string }) => t.id === ticket.id);
+      expect(own).toMatchObject({ status: 'open', assignee: null });
+    });
+
+    it('enforces the role policies', async () => {
+      const ticket = (await createTicket('Needs an owner')).body.result;
+      for (const [route, args] of [['/commands/createTicket', { subject: 'x', body: '' }], ['/queries/listTickets', {}], ['/queries/liveTickets', {}]] as const) {
+        const viewer = await post(url, route, args, acmeViewer);
+        expect(viewer.status, route).toBe(403);
+        expect(viewer.body.error.code, route).toBe('forbidden');
+      }
+      const byAgent = await post(url, '/commands/assignTicket', { ticketId: ticket.id, assignee: 'sam' }, acmeAgent);
+      expect(byAgent.status).toBe(403);
+      const byAdmin = await post(url, '/commands/assignTicket', { ticketId: ticket.id, assignee: 'sam' }, acmeAdmin);
+      expect(byAdmin.status, JSON.stringify(byAdmin.body)).toBe(200);
+      expect(byAdmin.body.result).toMatchObject({ id: ticket.id, assignee: 'sam' });
+      expect(new Date(byAdmin.body.result.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(ticket.updated_at).getTime());
+      expect((await post(url, '/commands/assignTicket', { ticketId: MISSING, assignee: 'sam' }, acmeAdmin)).status).toBe(404);
+    });
+
+    it('closes a ticket once (409 the second time), comments only on tickets that exist', async () => {
+      const ticket = (await createTicket('Close me')).body.result;
+      const comment = await post(url, '/commands/addComment', { ticketId: ticket.id, body: 'Looking into it.' }, acmeAgent);
+      expect(comment.status).toBe(200);
+      expect(comment.body.result).toMatchObject({ ticket_id: ticket.id, body: 'Looking into it.', author: 'agent-1', tenant_id: ACME });
+
+      const closed = await post(url, '/commands/closeTicket', { ticketId: ticket.id }, acmeAgent);
+      expect(closed.status).toBe(200);
+      expect(closed.body.result).toMatchObject({ id: ticket.id, status: 'closed' });
+      const again = await post(url, '/commands/closeTicket', { ticketId: ticket.id }, acmeAgent);
+      expect(again.status).toBe(409);
+      expect(again.body.error.code).toBe('conflict');
+      expect((await post(url, '/commands/closeTicket', { ticketId: MISSING }, acmeAgent)).status).toBe(404);
+
+      const live = (await post(url, '/queries/liveTickets', {}, acmeAgent)).body.result.map((t: { id: string }) => t.id);
+      expect(live).not.toContain(ticket.id);
+      const closedList = (await post(url, '/queries/listTickets', { status: 'closed' }, acmeAgent)).body.result.map((t: { id: string }) => t.id);
+      expect(closedList).toEqual([ticket.id]);
+
+      const missing = await post(url, '/commands/addComment', { ticketId: MISSING, body: 'Hello?' }, acmeAgent);
+      expect(missing.status).toBe(404);
+      expect(missing.body.error.code).toBe('not_found');
+    });
+
+    it('pushes a liveTickets snapshot over SSE after createTicket', async () => {
+      const stream = await openEventStream(`${url}/live/liveTickets`, { headers: acmeAgent });
+      try {
+        expect(stream.status).toBe(200);
+        const first = await stream.next();
+        expect(first.event).toBe('snapshot');
+        const created = await createTicket('Pushed live');
+        const update = await stream.nextWhere((e) => e.event === 'snapshot' && e.json.result.some((t: { id: string }) => t.id === created.body.result.id));
+        expect(update.json.result[0]).toMatchObject({ subject: 'Pushed live', status: 'open' });
+        expect(update.json.revision).toBeGreaterThan(first.json.revision);
+      } finally {
+        stream.close();
+      }
+    });
+
+    it('runs the triage agent as the caller: assignTicket waits for approval, and only admins are offered it', async () => {
+      const ticket = (await createTicket('Triage me')).body.result;
+      const run = async (headers: Record<string, string>, prompt: string) => {
+        const response = await fetch(`${url}/ai/agents/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ agent: 'triage', prompt }) });
+        return { status: response.status, body: (await response.json()) as any };
+      };
+      const prompt = `call assignTicket {"ticketId":"${ticket.id}","assignee":"robin"}`;
+      const byAdmin = await run(acmeAdmin, prompt);
+      expect(byAdmin.status, JSON.stringify(byAdmin.body)).toBe(200);
+      expect(byAdmin.body.result).toMatchObject({ status: 'awaiting-approval', pendingApprovals: [expect.objectContaining({ toolName: 'assignTicket' })] });
+      const byAgent = await run(acmeAgent, prompt);
+      expect(byAgent.status).toBe(200);
+      expect(byAgent.body.result.toolCalls.map((c: { toolName: string }) => c.toolName)).not.toContain('assignTicket');
+      const after = (await post(url, '/queries/listTickets', {}, acmeAgent)).body.result.find((t: { id: string }) => t.id === ticket.id);
+      expect(after.assignee).toBeNull();
+    });
+  });
+});

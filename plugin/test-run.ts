@@ -1,0 +1,94 @@
+import { existsSync } from 'node:fs';
+import { glob, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type PackageBin, resolvePackageBin, runNodeScript, type NodeScriptOptions } from './app-bin.ts';
+import { LAST_TEST_RUN_FILE, type LastTestRun } from './test-reporter.ts';
+
+/** Whether an app's tests can run: they exist and its Vitest is installed. */
+export type AppTestsPlan =
+  | { run: true; vitest: PackageBin; reason?: undefined }
+  | { run: false; kind: 'no_tests' | 'no_vitest'; reason: string };
+
+const testFilePattern = '**/*.{test,spec}.{ts,tsx,mts,cts,js,jsx,mjs,cjs}';
+const ignoredDirs = new Set(['node_modules', 'dist', '.fw', '.git', '.nuxt', '.output']);
+
+/**
+ * Decides whether to run the app's tests: it has test files (Vitest's default pattern) or a `test`
+ * script that runs Vitest, and Vitest is installed in the app (fw does not lend its own: the app's
+ * tests are written against the app's Vitest).
+ */
+export async function planAppTests(root: string): Promise<AppTestsPlan> {
+  const script = await testScript(root);
+  let hasFiles = false;
+  for await (const _ of glob(testFilePattern, { cwd: root, exclude: (entry) => ignoredDirs.has(path.basename(String(entry))) })) {
+    hasFiles = true;
+    break;
+  }
+  if (!hasFiles && !script?.includes('vitest')) {
+    return { run: false, kind: 'no_tests', reason: `No test files (${testFilePattern}) and no \`test\` script running vitest.` };
+  }
+  const vitest = resolvePackageBin(root, 'vitest', 'vitest');
+  if (!vitest) return { run: false, kind: 'no_vitest', reason: 'The app has tests but Vitest is not installed in it (npm install -D vitest).' };
+  return { run: true, vitest };
+}
+
+export interface AppTestsResult {
+  exitCode: number;
+  /** What the fw reporter recorded; undefined when Vitest ended before reporting (e.g. a broken config). */
+  run: LastTestRun | undefined;
+  /** Vitest's output when captured. */
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `vitest run` in the app with the default reporter and fw's (which records `.fw/last-test-run.json`),
+ * plus `args` (filters, `-t <name>`, …).
+ *
+ * @example
+ *   const { exitCode, run } = await runAppTests(vitest, { root, args: ['tests/notes.test.ts'], output: 'stderr' });
+ */
+export async function runAppTests(
+  vitest: PackageBin,
+  options: { root: string; args?: readonly string[]; output?: NodeScriptOptions['output'] },
+): Promise<AppTestsResult> {
+  const root = path.resolve(options.root);
+  // A stale record must not be read as this run's when Vitest fails before reporting.
+  await rm(path.join(root, LAST_TEST_RUN_FILE), { force: true });
+  const result = await runNodeScript(vitest.file, ['run', '--reporter=default', `--reporter=${reporterFile()}`, ...(options.args ?? [])], {
+    cwd: root,
+    env: vitestEnv(options.output === 'capture' || options.output === undefined),
+    output: options.output ?? 'capture',
+  });
+  return { exitCode: result.code, run: await readLastTestRun(root), stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The last recorded run of the app, or undefined when there is none. */
+export async function readLastTestRun(root: string): Promise<LastTestRun | undefined> {
+  const file = path.join(path.resolve(root), LAST_TEST_RUN_FILE);
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(await readFile(file, 'utf8')) as LastTestRun;
+}
+
+/** fw's reporter next to this module: `.ts` in a checkout, `.js` when built. */
+function reporterFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  return path.join(path.dirname(here), `test-reporter${path.extname(here)}`);
+}
+
+/** The environment minus a surrounding Vitest's worker variables (fw run from a test), colourless when captured. */
+function vitestEnv(captured: boolean): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('VITEST')) env[key] = value;
+  return captured ? { ...env, NO_COLOR: '1', FORCE_COLOR: undefined } : env;
+}
+
+async function testScript(root: string): Promise<string | undefined> {
+  try {
+    const json = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    return json.scripts?.test;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,22 @@
+import { command, z } from 'fw';
+import { ticketPriorities } from '../fw/schema.ts';
+
+export default command({
+  description: 'Open a support ticket in the caller’s tenant.',
+  policy: 'agent',
+  args: {
+    subject: z.string().trim().min(1).max(200),
+    body: z.string().max(10_000),
+    priority: z.enum(ticketPriorities).optional(),
+  },
+  handler: async (ctx, args) => {
+    const ticket = await ctx.db
+      .insertInto('tickets')
+      .values({ subject: args.subject, body: args.body, priority: args.priority, created_by: ctx.auth.userId! })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    // Written to the outbox in this transaction; the triageTicket action listens for it.
+    ctx.emit('ticket.created', { ticketId: ticket.id });
+    return ticket;
+  },
+});

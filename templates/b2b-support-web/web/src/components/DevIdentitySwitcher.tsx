@@ -1,0 +1,42 @@
+import type { DevAuth } from '../lib/fw.ts';
+
+// Fixed dev values: one user, two tenants (to see isolation), the two roles the policies know.
+const tenants = [
+  { id: '00000000-0000-4000-8000-000000000001', name: 'Acme' },
+  { id: '00000000-0000-4000-8000-000000000002', name: 'Globex' },
+];
+const roles = ['agent', 'admin'];
+
+export const defaultDevIdentity: DevAuth = { userId: 'dev-user', tenantId: tenants[0]!.id, role: 'agent' };
+
+/**
+ * Development only: act as an agent or an admin of one of two tenants, to see the role policies
+ * (only admins may assign) and tenant isolation (each tenant sees only its own tickets) at work.
+ */
+export function DevIdentitySwitcher({ value, onChange }: { value: DevAuth; onChange(identity: DevAuth): void }) {
+  return (
+    <aside aria-label="Development identity" className="dev-identity">
+      <strong>Dev identity</strong>
+      <label>
+        Tenant
+        <select value={value.tenantId} onChange={(e) => onChange({ ...value, tenantId: e.target.value })}>
+          {tenants.map((tenant) => (
+            <option key={tenant.id} value={tenant.id}>
+              {tenant.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Role
+        <select value={value.role} onChange={(e) => onChange({ ...value, role: e.target.value })}>
+          {roles.map((role) => (
+            <option key={role} value={role}>
+              {role}
+            </option>
+          ))}
+        </select>
+      </label>
+    </aside>
+  );
+}

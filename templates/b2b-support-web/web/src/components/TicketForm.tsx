@@ -1,0 +1,57 @@
+import { type FormEvent, useState } from 'react';
+import { type TicketPriority, useCommand } from '../lib/fw.ts';
+
+const priorities: TicketPriority[] = ['low', 'normal', 'high', 'urgent'];
+
+/** Opens a ticket; the live list shows it as soon as the command commits. */
+export function TicketForm() {
+  const createTicket = useCommand('createTicket');
+  const [subject, setSubject] = useState('');
+  const [body, setBody] = useState('');
+  const [priority, setPriority] = useState<TicketPriority>('normal');
+
+  async function openTicket(event: FormEvent) {
+    event.preventDefault();
+    await createTicket.mutateAsync({ subject, body, priority }).then(
+      () => {
+        setSubject('');
+        setBody('');
+        setPriority('normal');
+      },
+      () => undefined, // shown from createTicket.error
+    );
+  }
+
+  return (
+    <form onSubmit={openTicket} aria-label="New ticket" className="stack">
+      <label>
+        Subject
+        <input value={subject} onChange={(e) => setSubject(e.target.value)} maxLength={200} required />
+      </label>
+      <label>
+        Description
+        <textarea value={body} onChange={(e) => setBody(e.target.value)} maxLength={10_000} rows={3} />
+      </label>
+      <div className="row">
+        <label>
+          Priority
+          <select value={priority} onChange={(e) => setPriority(e.target.value as TicketPriority)}>
+            {priorities.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" disabled={createTicket.isPending}>
+          Open ticket
+        </button>
+      </div>
+      {createTicket.error && (
+        <p role="alert" className="error">
+          {createTicket.error.message}
+        </p>
+      )}
+    </form>
+  );
+}
