@@ -1,3 +1,4 @@
+import { closestName } from './closest-name.ts';
 import type { TestFailureRecord } from './test-reporter.ts';
 
 /** Where in an fw app a failure likely comes from. */
@@ -91,7 +92,7 @@ export function causesOf(failure: TestFailureRecord, facts: AppFacts): RepairCau
   if (missing) {
     const [, kind, name] = missing as unknown as [string, string, string];
     const exists = facts.entries.find((e) => e.name === name);
-    const near = exists ? undefined : closest(name, facts.entries.map((e) => e.name));
+    const near = exists ? undefined : closestName(name, facts.entries.map((e) => e.name), 3);
     add({
       kind: 'entry',
       entry: name,
@@ -166,24 +167,4 @@ function mentionedEntry(failure: TestFailureRecord, text: string, facts: AppFact
     if (found) return found;
   }
   return undefined;
-}
-
-/** The nearest name by edit distance (at most 3, or a case-insensitive match). */
-function closest(name: string, names: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of names) {
-    const distance = candidate.toLowerCase() === name.toLowerCase() ? 0 : editDistance(name, candidate);
-    if (distance <= 3 && (!best || distance < best.distance)) best = { name: candidate, distance };
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -1,3 +1,4 @@
+import { closestName } from '../../closest-name.ts';
 import { builtinModules } from 'node:module';
 import { aiRunExports } from '../agent-calls.ts';
 import { type CheckDiagnostic, checkDiagnostic } from '../check-diagnostic.ts';
@@ -100,7 +101,7 @@ export function frontendDiagnostics(graph: FrontendGraph, facts: readonly FileFa
     const message = hook.status === 'missing_entry'
       ? `${hook.hook}('${hook.entry}') names no entry: this ${action} points to nothing the runtime serves.`
       : `${hook.hook}('${hook.entry}') expects a ${hook.expects.join(' or ') || 'different section'}, but ${hook.entry} is a ${hook.entryKind}.`;
-    const near = hook.status === 'missing_entry' ? closest(hook.entry!, names) : undefined;
+    const near = hook.status === 'missing_entry' ? closestName(hook.entry!, names, 2) : undefined;
     found.push(checkDiagnostic({
       code: 'orphan_ui_action', severity: 'error', file: hook.file, line: hook.line, column: hook.column, message,
       hint: near !== undefined ? `Did you mean '${near}'? Otherwise create the entry or remove the call.` : 'Name an existing entry of the right kind, or create the entry.',
@@ -148,24 +149,4 @@ function hookFor(url: string): string {
   if (!match) return 'the hooks (useCommand/useQuery/useLiveQuery)';
   const hook = match[1] === 'commands' ? 'useCommand' : match[1] === 'queries' ? 'useQuery' : 'useLiveQuery';
   return `${hook}('${match[2]}'${hook === 'useCommand' ? '' : ', args'})`;
-}
-
-/** The entry name nearest to a misspelt one (edit distance ≤ 2 or a case-insensitive match). */
-function closest(name: string, names: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of names) {
-    const distance = candidate.toLowerCase() === name.toLowerCase() ? 0 : editDistance(name, candidate);
-    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: candidate, distance };
-  }
-  return best?.name;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = current;
-  }
-  return previous[b.length]!;
 }
