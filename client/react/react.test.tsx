@@ -287,6 +287,8 @@ describe('fw/react against a running runtime', () => {
       </FwProvider>,
     );
     screen.getByText('slow loading');
+    // Only a request the server has received can be seen abandoned by it (a busy machine may take longer than gcTime to send it).
+    await vi.waitFor(() => expect(count(shortLived, '/queries/slowNotes')).toBe(1), { timeout: 10_000 });
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
     // Nobody watches any more: after gcTime the entry is dropped and its request aborted.
     await vi.waitFor(() => expect(abandoned).toContain(`${shortLived.tenantId} /queries/slowNotes`), { timeout: 10_000 });
