@@ -22,6 +22,7 @@ const subCommands = {
   run: () => import('./commands/run.ts').then((m) => m.default),
   query: () => import('./commands/query.ts').then((m) => m.default),
   agent: () => import('./commands/agent.ts').then((m) => m.default),
+  worker: () => import('./commands/worker.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

@@ -37,7 +37,7 @@ describe('external services behind fw dev', () => {
     service = await startHttpService();
     const stdioManifest = JSON.parse(await readFile(path.join(stdioDir, 'fw.manifest.json'), 'utf8'));
     stdioManifest.service.commandArgs[0] = path.join(stdioDir, 'service.py');
-    stdioManifest.service.timeoutMs = 2_000;
+    stdioManifest.service.timeoutMs = 8_000;
     // A stdio entry behind a policy the member role does not pass.
     stdioManifest.entries.push({ name: 'guarded', kind: 'command', policy: 'agent', risk: 'write', transaction: 'external-managed' });
     for (const entry of stdioManifest.entries) if (entry.name === 'record') entry.effects = [{ name: 'note.recorded', tables: ['notes'] }];
@@ -69,7 +69,7 @@ describe('external services behind fw dev', () => {
 
     // The same service with a short timeout, from a file: an update.
     const served = await (await fetch(`${service.baseUrl}/manifest`)).json();
-    served.service.timeoutMs = 1_500;
+    served.service.timeoutMs = 4_000;
     await writeFile(path.join(app.dir, 'tickets.manifest.json'), JSON.stringify(served));
     const updated = await runFw(['manifest', 'import', 'tickets.manifest.json', '--json'], { cwd: app.dir });
     expect(JSON.parse(updated.stdout)).toMatchObject({ service: 'tickets', status: 'updated', importedFrom: 'tickets.manifest.json' });

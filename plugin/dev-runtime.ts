@@ -5,6 +5,7 @@ import { FwFailure } from '../runtime/failure.ts';
 import type { CorsOptions } from '../runtime/http/cors.ts';
 import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handler.ts';
 import { createLiveHub, type LiveHub, type LiveOptions } from '../runtime/live/hub.ts';
+import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../runtime/registry.ts';
 import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 import type { SeverityDiagnostic } from './failure-diagnostics.ts';
@@ -19,6 +20,11 @@ export interface DevRuntimeOptions extends DatabaseTarget {
   generate?: boolean;
   /** Live-query settings (limits, retention, polling). */
   live?: LiveOptions;
+  /**
+   * Run the outbox worker, which delivers emitted events to actions (default false: `fw dev` turns it
+   * on unless `--no-worker`). Options tune it (polling, leases, retries).
+   */
+  worker?: boolean | Omit<OutboxWorkerOptions, 'app' | 'db'>;
 }
 
 export type ReloadOutcome = { ok: true; app: AppDefinition } | { ok: false; error: unknown };
@@ -31,6 +37,8 @@ export interface DevRuntime {
   readonly handler: RuntimeHandler;
   /** Live queries: subscriptions survive reloads and re-run against the new code. */
   readonly live: LiveHub;
+  /** The outbox worker when it runs (`worker` option); reloads hand it the new app. */
+  readonly worker?: OutboxWorker;
   app(): AppDefinition;
   /** Warnings and notes from the last successful load (e.g. generation diagnostics). */
   diagnostics(): SeverityDiagnostic[];
@@ -48,6 +56,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
   const loader = await createAppLoader(root);
   let db: FwDatabase | undefined;
   let live: LiveHub | undefined;
+  let worker: OutboxWorker | undefined;
   try {
     const openedDb = (db = await openAppDatabase(root, options));
     const dev = options.dev ?? true;
@@ -60,11 +69,16 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       const diagnostics: SeverityDiagnostic[] = generated ? [...generated.diagnostics, ...generated.checks] : [];
       const handler = createRuntimeHandler({ app, db: openedDb, dev, live: hub, ...(options.cors ? { cors: options.cors } : {}) });
       hub.setApp(app);
+      worker?.setApp(app);
       return { app, handler, diagnostics };
     };
     let current = await prepare();
     // After the first migration: the log and its capture triggers exist from here on.
     await hub.start();
+    if (options.worker) {
+      worker = createOutboxWorker({ ...(options.worker === true ? {} : options.worker), app: current.app, db: openedDb });
+      worker.start();
+    }
 
     // Reloads never overlap and are not debounced: one runs at once; edits that arrive meanwhile are
     // folded into a single follow-up.
@@ -100,17 +114,20 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       db: openedDb,
       handler: (req, res, next) => current.handler(req, res, next),
       live: hub,
+      ...(worker ? { worker } : {}),
       app: () => current.app,
       diagnostics: () => current.diagnostics,
       reload,
       async close() {
         await (followUp ?? inFlight);
+        await worker?.stop();
         await hub.close();
         await openedDb.close();
         await loader.close();
       },
     };
   } catch (error) {
+    await worker?.stop().catch(() => undefined);
     await live?.close().catch(() => undefined);
     await db?.close().catch(() => undefined);
     await loader.close().catch(() => undefined);
@@ -118,7 +135,8 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
   }
 }
 
-async function migrateOrFail(db: FwDatabase, app: AppDefinition): Promise<void> {
+/** Applies the app's additive migrations; a change that needs a decision fails with `migration_blocked`. */
+export async function migrateOrFail(db: FwDatabase, app: AppDefinition): Promise<void> {
   const migration = await applyMigration(db, app.schema);
   if (migration.blocked.length > 0) {
     throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', {

@@ -24,6 +24,8 @@ export interface DevOptions {
   webOnly?: boolean;
   /** Reload backend files when they change (default true). */
   watch?: boolean;
+  /** Run the outbox worker, delivering emitted events to actions (default true; `--no-worker`). */
+  worker?: boolean;
   /** Vite's own log level (default 'info'); `fw dev --json` keeps it quiet. */
   viteLogLevel?: 'info' | 'warn' | 'error' | 'silent';
   onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
@@ -53,9 +55,10 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     throw new FwFailure('no_web', `${root} has no web/ directory to serve.`, { suggestions: ['fw dev --api-only', 'fw make ui --framework vite'] });
   }
   const watch = options.watch ?? true;
+  const worker = options.worker ?? true;
 
   if (options.apiOnly || !hasWeb) {
-    const api = await startApiServer({ root, port: options.port, host: options.host, watch, onReload: options.onReload });
+    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, onReload: options.onReload });
     const forget = writeRuntimeFile(root, { serverUrl: api.url });
     return {
       serverUrl: api.url,
@@ -68,7 +71,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   }
 
   // A Nuxt web/ runs its own `nuxt dev`, calling the API server across origins (plugin/nuxt-dev.ts).
-  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch });
+  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker });
 
   // Bind the API port before the slow part so a busy port fails at once.
   let api: ApiServer | undefined;
@@ -86,7 +89,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     await runtime?.close();
   };
   try {
-    const starting = createDevRuntime({ root });
+    const starting = createDevRuntime({ root, worker });
     if (!options.webOnly) {
       api = await startApiServer({ root, port: options.port, host: options.host, runtime: starting }).catch((error: unknown) => {
         void starting.then((r) => r.close(), () => undefined);

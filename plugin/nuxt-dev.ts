@@ -40,6 +40,7 @@ export async function startNuxtDev(root: string, options: DevOptions): Promise<D
     port: options.port,
     host,
     watch: options.watch ?? true,
+    worker: options.worker ?? true,
     cors: { origins },
     ...(options.onReload ? { onReload: options.onReload } : {}),
   });

@@ -13,6 +13,8 @@ import { isManifestFile, REGISTRY_FILE, ROOT_MANIFEST } from './external-manifes
 export interface FwPluginOptions {
   /** The app root (holding `src/`). Default: the parent of Vite's root when that is `web/`, else Vite's root. */
   root?: string;
+  /** Run the outbox worker (delivers emitted events to actions) in a runtime of the plugin's own (default true). */
+  worker?: boolean;
 }
 
 /**
@@ -41,7 +43,7 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
       const root = resolveAppRoot(server.config.root, options?.root);
       // `fw dev` shares its runtime; a bare `vite` gets one of its own.
       const shared = claimSharedRuntime(root);
-      const runtime = shared ?? (await createDevRuntime({ root }).catch((error: unknown) => reportAndRethrow(server, error)));
+      const runtime = shared ?? (await createDevRuntime({ root, worker: options?.worker ?? true }).catch((error: unknown) => reportAndRethrow(server, error)));
       if (!shared) server.httpServer?.once('close', () => void runtime.close());
 
       // Mounted before Vite's own middlewares; anything that is not an fw route falls through.

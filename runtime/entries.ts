@@ -43,6 +43,32 @@ export interface CommandContext extends QueryContext {
  */
 export interface ServerContext extends QueryContext, AiContext {}
 
+/** The event an action is handling, as the outbox worker delivers it. */
+export interface ActionEvent {
+  /** The event name given to `ctx.emit`. */
+  name: string;
+  /** The payload given to `ctx.emit`, as stored (JSON). */
+  payload: unknown;
+  /** The outbox row's id. */
+  id: string;
+  /**
+   * The same on every attempt to deliver this event: delivery is at-least-once, so use it to make
+   * the handler's effects happen once (a unique key in your own table, an `Idempotency-Key` header).
+   */
+  idempotencyKey: string;
+  /** 1 on the first attempt, then 2, 3, … */
+  attempt: number;
+}
+
+/**
+ * The context of an action: the server context plus the event. `ctx.db` is not one transaction: each
+ * statement commits on its own, as the event's user and tenant (so a model call never holds a
+ * transaction open); group statements with `ctx.db.transaction().execute(async (trx) => …)`.
+ */
+export interface ActionContext extends ServerContext {
+  event: ActionEvent;
+}
+
 export type EntryKind = 'command' | 'query' | 'liveQuery' | 'action' | 'workflow' | 'endpoint';
 
 /** `public` (anyone), `user` (any signed-in user, the default), `system` (never over HTTP), or a named policy. */
@@ -184,10 +210,26 @@ export function liveQuery<A extends ArgsInput | undefined = undefined, R = unkno
   return define('liveQuery', config);
 }
 
-/** Work that runs after a commit (network, AI, secrets allowed). Executed by the worker (issue #9). */
+/**
+ * Work that runs after a commit (network, AI, secrets allowed): the outbox worker calls it for every
+ * event named `on`, with the event's payload as args, as the emitting caller's user and tenant (auth
+ * kind `system`). Delivery is at-least-once — make the handler idempotent with
+ * `ctx.event.idempotencyKey` (docs/events.md). Never callable over HTTP, whatever its `policy`.
+ *
+ * @example
+ *   export default action({
+ *     on: 'ticket.created',
+ *     args: { ticketId: z.uuid() },
+ *     handler: async (ctx, args) => { … ctx.ai.generateStructured({ … }) … },
+ *   });
+ */
 export function action<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, ServerContext, R> & { on?: string },
+  config: EntryConfig<A, ActionContext, R> & { on?: string },
 ): EntryDefinition<'action'> {
+  const on: unknown = (config as { on?: unknown }).on;
+  if (on !== undefined && (typeof on !== 'string' || on.length === 0)) {
+    throw new TypeError("fw: action({ on }) must be the event name given to ctx.emit, e.g. on: 'ticket.created'.");
+  }
   return define('action', config);
 }
 
@@ -198,11 +240,103 @@ export function workflow<A extends ArgsInput | undefined = undefined, R = unknow
   return define('workflow', config);
 }
 
-/** A custom HTTP route under the runtime. Served in issue #9. */
+/** The HTTP methods an endpoint may declare. */
+export type EndpointMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The context of an endpoint: the server context plus the request's path params, query and headers. */
+export interface EndpointContext extends ServerContext {
+  /** Path params by name: `{ id }` for `/api/tickets/:id` (URL-decoded). */
+  params: Record<string, string>;
+  /** The query string, one value per name (the first when repeated). */
+  query: Record<string, string>;
+  /** Request headers, lower-case, without credentials (`authorization`, `cookie`, …). */
+  headers: Record<string, string>;
+}
+
+const endpointResponseBrand = Symbol.for('fw.endpointResponse');
+
+/** A response with its own status and headers, made by {@link respond}. */
+export interface EndpointResponse<B = unknown> {
+  readonly [endpointResponseBrand]: true;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Sent as JSON exactly as given (no fw envelope); `undefined` sends no body. */
+  readonly body: B;
+}
+
+/**
+ * Lets an endpoint answer with its own status (and headers): the body is sent as JSON as given,
+ * without fw's `{ ok, result, traceId }` envelope; no body for `undefined` (e.g. 204).
+ *
+ * @example
+ *   handler: async (ctx, args) => respond(201, await createTicket(ctx, args), { location: `/api/tickets/${id}` })
+ */
+export function respond<B = undefined>(status: number, body?: B, headers: Record<string, string> = {}): EndpointResponse<B> {
+  if (!Number.isInteger(status) || status < 200 || status > 599) {
+    throw new TypeError(`fw: respond(status) needs an HTTP status from 200 to 599, got ${String(status)}; e.g. respond(201, ticket).`);
+  }
+  return Object.freeze({ [endpointResponseBrand]: true as const, status, headers: { ...headers }, body: body as B });
+}
+
+export function isEndpointResponse(value: unknown): value is EndpointResponse {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[endpointResponseBrand] === true;
+}
+
+/** First path segments fw serves itself; an endpoint path may not start with one of them. */
+export const RESERVED_PATH_SEGMENTS: readonly string[] = ['commands', 'queries', 'live', 'external', 'ai', '_fw', 'health', 'entries'];
+const endpointMethods: readonly string[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const pathSegment = /^(?::[A-Za-z_][A-Za-z0-9_]*|[A-Za-z0-9._~-]+)$/;
+
+function checkEndpointRoute(method: unknown, path: unknown): void {
+  if (typeof method !== 'string' || !endpointMethods.includes(method)) {
+    throw new TypeError(`fw: endpoint({ method }) must be one of ${endpointMethods.join(', ')} (upper case), got ${JSON.stringify(method)}.`);
+  }
+  const example = "e.g. path: '/api/tickets/:id'";
+  if (typeof path !== 'string' || !path.startsWith('/') || path.length < 2) {
+    throw new TypeError(`fw: endpoint({ path }) must be an absolute path, ${example}.`);
+  }
+  const segments = path.slice(1).split('/');
+  const bad = segments.find((s) => !pathSegment.test(s));
+  if (bad !== undefined) {
+    throw new TypeError(
+      `fw: endpoint({ path: '${path}' }) has an invalid segment "${bad}": use letters, digits, . _ ~ - or a param like :id, no trailing slash or query string (${example}).`,
+    );
+  }
+  if (segments[0]!.startsWith(':') || RESERVED_PATH_SEGMENTS.includes(segments[0]!)) {
+    throw new TypeError(
+      `fw: endpoint({ path: '${path}' }) collides with fw's own routes (/${RESERVED_PATH_SEGMENTS.join(', /')}) or starts with a param. Serve it under /api/, e.g. '/api${path}'.`,
+    );
+  }
+  const names = segments.filter((s) => s.startsWith(':'));
+  if (new Set(names).size !== names.length) {
+    throw new TypeError(`fw: endpoint({ path: '${path}' }) repeats a param name; give each param its own name.`);
+  }
+}
+
+/**
+ * A custom HTTP route under the runtime, authenticated like every entry and checked against its
+ * `policy` (default `user`). Args are the query string (GET, DELETE; strings — use `z.coerce` for
+ * numbers) or the JSON body (POST, PUT, PATCH; the body itself, not `{ args }`), validated when `args`
+ * is given. Returns a value (sent as `{ ok: true, result, traceId }`) or `respond(status, body)`.
+ * `ctx.db` commits each statement on its own, as the caller (like actions). See docs/endpoints.md.
+ *
+ * @example
+ *   export default endpoint({
+ *     method: 'GET',
+ *     path: '/api/tickets/:id',
+ *     handler: (ctx) => ctx.db.selectFrom('tickets').selectAll().where('id', '=', ctx.params.id).executeTakeFirst(),
+ *   });
+ */
 export function endpoint<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, ServerContext, R> & { method: string; path: string },
+  config: EntryConfig<A, EndpointContext, R> & { method: EndpointMethod; path: string },
 ): EntryDefinition<'endpoint'> {
+  checkEndpointRoute((config as { method?: unknown }).method, (config as { path?: unknown }).path);
   return define('endpoint', config);
+}
+
+/** Whether an entry declared `args` (endpoints without them take any query or body unvalidated). */
+export function hasDeclaredArgs(entry: EntryDefinition): boolean {
+  return entry.args !== emptyArgs;
 }
 
 /** A named policy decides from the caller alone; data-dependent checks belong in the handler. */

@@ -26,6 +26,16 @@ export const entryRoutes: Partial<Record<EntryKind, string>> = {
   liveQuery: 'POST /queries/',
 };
 
+/**
+ * The route of one entry, e.g. `POST /commands/createNote` or `GET /api/tickets/:id` (endpoints
+ * declare theirs); `null` when it is not served over HTTP.
+ */
+export function entryRoute(name: string, entry: EntryDefinition): string | null {
+  if (entry.kind === 'endpoint') return `${String(entry.options.method)} ${String(entry.options.path)}`;
+  const route = entryRoutes[entry.kind];
+  return route === undefined ? null : `${route}${name}`;
+}
+
 const namePattern = /^[a-z][A-Za-z0-9]*$/;
 
 /** Names an entry gets from its file name, so `create-note.ts` and `createNote.ts` both become `createNote`. */
@@ -56,7 +66,16 @@ export function checkApp(app: AppDefinition): RegistryProblem[] {
       }
     }
   }
+  const endpointRoutes = new Map<string, string>();
   for (const [name, entry] of app.entries) {
+    if (entry.kind === 'endpoint') {
+      // `/api/t/:id` and `/api/t/:key` are the same route.
+      const key = `${String(entry.options.method)} ${String(entry.options.path).replace(/:[^/]+/g, ':')}`;
+      const other = endpointRoutes.get(key);
+      if (other !== undefined) {
+        problems.push({ message: `endpoints "${other}" and "${name}" both serve ${entryRoute(name, entry)}. Give one of them another method or path.` });
+      } else endpointRoutes.set(key, name);
+    }
     if (!namePattern.test(name)) {
       problems.push({ message: `Entry name "${name}" must be camelCase letters and digits (it comes from the file name).` });
     }

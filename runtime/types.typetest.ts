@@ -83,7 +83,24 @@ export const inputMissing: WithDefaultInput = {};
 
 // AI lives in actions, workflows and endpoints; commands and queries have no ctx.ai or ctx.agent.
 export const aiInAction = action({ handler: (ctx) => ctx.agent.run({ agent: 'assistant', prompt: 'hi' }) });
+// An action sees the event it handles; its args are the validated payload.
+export const eventInAction = action({
+  on: 'ticket.created',
+  args: { ticketId: z.uuid() },
+  handler: (ctx, args) => {
+    const key: string = ctx.event.idempotencyKey;
+    const attempt: number = ctx.event.attempt;
+    const id: string = args.ticketId;
+    // @ts-expect-error the payload's fields are in args, typed
+    const missing: string = args.subject;
+    return { key, attempt, id, missing };
+  },
+});
 export const aiInEndpoint = endpoint({ method: 'POST', path: '/triage', handler: (ctx) => ctx.ai.generateText({ prompt: 'hi' }) });
+// Endpoints get their path params, query and headers as strings.
+export const paramsInEndpoint = endpoint({ method: 'GET', path: '/api/t/:id', handler: (ctx) => { const id: string | undefined = ctx.params.id; return id; } });
+// @ts-expect-error endpoint methods are GET, POST, PUT, PATCH, DELETE
+export const badMethodEndpoint = endpoint({ method: 'HEAD', path: '/api/t', handler: () => 1 });
 export const aiInCommand = command({
   // @ts-expect-error commands run in a transaction: no ctx.ai
   handler: (ctx) => ctx.ai.generateText({ prompt: 'hi' }),

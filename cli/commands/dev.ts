@@ -10,6 +10,7 @@ export default defineCommand({
     'api-only': { type: 'boolean', description: 'Serve only the API runtime' },
     'web-only': { type: 'boolean', description: 'Serve only the web dev server (it serves the API routes too)' },
     watch: { type: 'boolean', description: 'Reload backend files on change (--no-watch to disable)', default: true },
+    worker: { type: 'boolean', description: 'Run the outbox worker that delivers events to actions (--no-worker to disable)', default: true },
     once: { type: 'boolean', description: 'One pass: generate, check, start, probe /health, stop; print a report' },
     port: { type: 'string', description: 'API port (0 picks a free one)', default: '3100' },
     'web-port': { type: 'string', description: 'Web port (the next free one when busy)', default: '5173' },
@@ -36,6 +37,7 @@ export default defineCommand({
       apiOnly: Boolean(args['api-only']),
       webOnly: Boolean(args['web-only']),
       watch: args.watch !== false,
+      worker: args.worker !== false,
       viteLogLevel: args.json ? 'warn' : 'info',
       onReload: (outcome, files) => {
         if (outcome.ok) log(`fw: reloaded ${files.map((f) => path.relative(root, f)).join(', ')}`);
@@ -43,7 +45,7 @@ export default defineCommand({
       },
     });
     const app = session.runtime.app();
-    const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), database: session.runtime.db.dialect, entries: app.entries.size };
+    const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), database: session.runtime.db.dialect, entries: app.entries.size, worker: Boolean(session.runtime.worker) };
     if (args.json) printJson(summary);
     else log(`fw dev: ${session.webUrl ? `web on ${session.webUrl}, ` : ''}${session.serverUrl ? `API on ${session.serverUrl} ` : ''}(${summary.database}, ${summary.entries} entries). Ctrl-C to stop.`);
     await untilSignal();

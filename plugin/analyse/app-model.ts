@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseSync } from 'oxc-parser';
 import type { EntryKind } from '../../runtime/entries.ts';
-import { type AppDefinition, entryRoutes } from '../../runtime/registry.ts';
+import { type AppDefinition, entryRoute } from '../../runtime/registry.ts';
 import type { Table } from '../../runtime/schema.ts';
 import { agentTools, appTools, toolInputJsonSchema } from '../../runtime/ai/catalog.ts';
 import { DEFAULT_MAX_STEPS, type ToolRisk } from '../../runtime/ai/define.ts';
@@ -164,12 +164,12 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
       const findings = findTableAccess(file, source, parsed);
       const access = summarizeAccess(file, findings);
       const args = argsJsonSchema(entry.args);
-      const route = entryRoutes[entry.kind];
+      const route = entryRoute(name, entry);
       const model: EntryModel = {
         name,
         kind: entry.kind,
         file,
-        route: route === undefined ? null : `${route}${name}`,
+        route,
         policy: entry.policy,
         description: entry.description ?? null,
         args,

@@ -86,7 +86,7 @@ const aiRules: AgentContract['ai']['rules'] = [
 const rules: AgentContract['rules'] = [
   { id: 'command-transaction', text: 'A command runs in its own read-write transaction: it commits when the handler returns and rolls back when it throws.' },
   { id: 'query-read-only', text: 'Queries and liveQueries run in READ ONLY transactions: the database refuses any write inside them.' },
-  { id: 'no-nested-transactions', text: 'Handlers use ctx.db as given; opening a nested ctx.db.transaction() is refused.' },
+  { id: 'no-nested-transactions', text: 'Commands and queries use ctx.db as given (their own transaction); opening a nested ctx.db.transaction() there is refused. Actions get a statement-level ctx.db and group statements with ctx.db.transaction().' },
   {
     id: 'tenant-isolation',
     text: 'Tenant-scoped tables have a tenant_id column filled from the caller’s tenant and are isolated by PostgreSQL row-level security: a statement sees and writes only the caller’s tenant’s rows, with or without a where clause.',

@@ -4,7 +4,7 @@ import { FwError } from '../errors.ts';
 
 export const ANONYMOUS: Auth = Object.freeze({ kind: 'anonymous', userId: null, tenantId: null, role: null });
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Identity values end up in SQL settings and logs: keep them printable and bounded.
 const identityPattern = /^[\x21-\x7e][\x20-\x7e]{0,199}$/;
 

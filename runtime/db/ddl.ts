@@ -402,9 +402,41 @@ export const systemTables: readonly SystemTable[] = [
   },
 ];
 
-/** Grants that run on every `ensureSystemTables` (idempotent). */
+/** The outbox of domain events (`ctx.emit`), delivered to actions by the worker (runtime/outbox/). */
+export const OUTBOX_TABLE = '_fw_outbox';
+
+/**
+ * The outbox worker's columns (docs/events.md), added to every `_fw_outbox`, old or new: a table
+ * created by an earlier fw gets them the same way as a fresh one. `ensureSystemTables` runs these when
+ * one of `OUTBOX_WORKER_COLUMNS` is missing — not on every start, since ALTER TABLE takes an ACCESS
+ * EXCLUSIVE lock even when there is nothing to add, and would queue every command's insert behind a
+ * long-running transaction. Each statement is idempotent on its own.
+ *
+ * `idempotency_key` gets a fresh value per existing row (a volatile default is evaluated row by row).
+ * Statuses: `pending` → `delivered` | `dead`.
+ */
+export const OUTBOX_WORKER_COLUMNS = ['lease_owner', 'lease_until', 'last_error', 'idempotency_key', 'delivered_at', 'dead_at'] as const;
+export const outboxWorkerSql: readonly string[] = [
+  `alter table "public"."${OUTBOX_TABLE}"
+    add column if not exists lease_owner text,
+    add column if not exists lease_until timestamptz,
+    add column if not exists last_error text,
+    add column if not exists idempotency_key text not null default gen_random_uuid()::text,
+    add column if not exists delivered_at timestamptz,
+    add column if not exists dead_at timestamptz`,
+  `create unique index if not exists "_fw_outbox_idempotency_key" on "public"."${OUTBOX_TABLE}" (idempotency_key)`,
+  // What the worker's claim scans: pending rows by availability, oldest first.
+  `create index if not exists "_fw_outbox_pending" on "public"."${OUTBOX_TABLE}" (available_at, id) where status = 'pending'`,
+];
+
+/**
+ * Grants that run on every `ensureSystemTables` (idempotent). The app role only inserts into the
+ * outbox (commands' `ctx.emit`); it may not read it — the table has no row-level security and holds
+ * every tenant's events — nor change it: the worker works as the owner (`db.admin`).
+ */
 export const systemGrantsSql: readonly string[] = [
-  `grant insert, select on "public"."_fw_outbox" to ${app}`,
+  `revoke select, update, delete, truncate on "public"."${OUTBOX_TABLE}" from ${app}`,
+  `grant insert on "public"."${OUTBOX_TABLE}" to ${app}`,
   `grant usage on sequence "public"."_fw_outbox_id_seq" to ${app}`,
 ];
 

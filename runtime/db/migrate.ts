@@ -25,6 +25,8 @@ import {
   ident,
   liveFunctionsCommentSql,
   liveFunctionsSql,
+  OUTBOX_WORKER_COLUMNS,
+  outboxWorkerSql,
   qualified,
   systemGrantsSql,
   systemTables,
@@ -64,8 +66,9 @@ const lockSql = `select pg_advisory_xact_lock(${BigInt(MIGRATION_LOCK_KEY).toStr
 
 /**
  * Creates fw's own tables (`_fw_migrations`, `_fw_outbox`, the live invalidation log and its state)
- * when missing, and the live log's functions when missing or from another fw version. Idempotent and
- * safe to race (serialised by the migration lock).
+ * when missing, the outbox worker's columns when missing (also on an outbox made by an earlier fw),
+ * and the live log's functions when missing or from another fw version. Idempotent and safe to race
+ * (serialised by the migration lock).
  */
 export async function ensureSystemTables(db: FwDatabase): Promise<void> {
   await inTransaction(db, async (conn) => {
@@ -77,6 +80,12 @@ export async function ensureSystemTables(db: FwDatabase): Promise<void> {
     for (const table of systemTables) {
       if (existing.has(table.name)) continue;
       for (const statement of table.create) await sql.raw(statement).execute(conn);
+    }
+    const outboxColumns = await sql<{ missing: number }>`
+      select count(*)::int as missing from unnest(${[...OUTBOX_WORKER_COLUMNS]}::text[]) as name
+      where not exists (select 1 from pg_attribute where attrelid = 'public._fw_outbox'::regclass and attname = name and not attisdropped)`.execute(conn);
+    if ((outboxColumns.rows[0]?.missing ?? 0) > 0) {
+      for (const statement of outboxWorkerSql) await sql.raw(statement).execute(conn);
     }
     for (const statement of systemGrantsSql) await sql.raw(statement).execute(conn);
     const functions = await sql<{ current: boolean }>`

@@ -5,6 +5,7 @@ import { FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { listInvalidations, logBounds } from '../live/log.ts';
 import { listTraces, readTrace } from '../ai/traces.ts';
+import { outboxOverview } from '../outbox/overview.ts';
 
 export const ADMIN_PREFIX = '/_fw/';
 export const ADMIN_TOKEN_HEADER = 'x-fw-admin-token';
@@ -19,13 +20,14 @@ export interface AdminContext {
 
 /**
  * Ops and debug routes (`/_fw/live/status`, `/_fw/live/invalidations`, `/_fw/live/subscriptions/:id`,
- * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`):
+ * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`, `/_fw/outbox`):
  * open in dev mode, otherwise only with the admin token in `x-fw-admin-token`.
  */
 export async function serveAdmin(req: IncomingMessage, path: string, context: AdminContext): Promise<unknown> {
   authorizeAdmin(req, context);
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (path === '/_fw/ai/traces') return { traces: await listTraces(context.db) };
+  if (path === '/_fw/outbox') return outboxOverview(context.db.admin);
   const trace = /^\/_fw\/ai\/traces\/([^/]+)$/.exec(path);
   if (trace) return { traceId: decodeURIComponent(trace[1]!), runs: await readTrace(context.db, decodeURIComponent(trace[1]!)) };
   const live = context.live;

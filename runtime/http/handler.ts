@@ -1,18 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sql } from 'kysely';
-import { ANONYMOUS, authFromDevHeaders } from '../auth/dev-headers.ts';
+import { type AuthOption, createAuthenticator } from '../auth/authenticator.ts';
+import { parseAuthConfig } from '../auth/config.ts';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth, EntryDefinition } from '../entries.ts';
+import type { EntryDefinition } from '../entries.ts';
 import { FwError, toFwError } from '../errors.ts';
 import { callEntry } from '../execute.ts';
 import type { AppDefinition } from '../registry.ts';
-import { entryRoutes } from '../registry.ts';
+import { entryRoute } from '../registry.ts';
 import { fwVersion } from '../version.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
 import type { BridgeLimits } from '../external/bridge.ts';
 import { callExternalEntry, findExternalEntry } from '../external/services.ts';
 import { ADMIN_PREFIX, serveAdmin } from './admin-routes.ts';
+import { createEndpointRouter, serveEndpoint } from './endpoint-routes.ts';
 import { parseArgsEnvelope, parseJsonBody, readBody } from './body.ts';
 import { serveMultiplexedStream, servePerNameStream } from './live-routes.ts';
 import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
@@ -23,8 +25,12 @@ export interface RuntimeHandlerOptions {
   db: FwDatabase;
   /** Dev mode: error details in responses, dev-headers auth allowed. */
   dev: boolean;
-  /** How callers are identified. `dev-headers` is refused outside dev mode. Default: dev-headers in dev, none otherwise. */
-  auth?: 'dev-headers' | 'none';
+  /**
+   * How callers are identified (docs/auth.md): `{ kind: 'jwt', issuer, audience, … }` verifies
+   * `Authorization: Bearer <JWT>`; `dev-headers` is refused outside dev mode. Default: from
+   * `FW_AUTH`/`FW_JWT_*` when set, else dev-headers in dev and none otherwise.
+   */
+  auth?: AuthOption;
   cors?: CorsOptions;
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number;
@@ -55,7 +61,8 @@ type Route =
   | { kind: 'admin'; methods: readonly string[]; path: string }
   | { kind: 'agent-run' | 'agent-chat'; methods: readonly string[] }
   | { kind: 'external'; methods: readonly string[]; service: string; entryKind: 'command' | 'query'; name: string }
-  | { kind: 'health' | 'entries' | 'live-multiplexed'; methods: readonly string[] };
+  | { kind: 'health' | 'entries' | 'live-multiplexed'; methods: readonly string[] }
+  | { kind: 'endpoint'; methods: readonly string[]; entry?: EntryDefinition; params: Record<string, string> };
 
 function matchRoute(path: string): Route | null {
   if (path === '/health') return { kind: 'health', methods: ['GET', 'HEAD'] };
@@ -89,13 +96,10 @@ function isEntryForPrefix(entry: EntryDefinition, prefix: string): boolean {
 
 /**
  * The runtime's HTTP surface: `POST /commands/:name`, `POST /queries/:name`, `GET /health`,
- * `GET /entries`, with fw's envelope, statuses and trace ids.
+ * `GET /entries`, the app's endpoints, with fw's envelope, statuses and trace ids.
  */
 export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHandler {
-  const authMode = options.auth ?? (options.dev ? 'dev-headers' : 'none');
-  if (authMode === 'dev-headers' && !options.dev) {
-    throw new Error('fw: dev-headers auth is for development only; configure JWT auth for production.');
-  }
+  const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(process.env) ?? (options.dev ? 'dev-headers' : 'none'), options.dev);
   const cors = resolveCorsOptions(options.cors);
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const onError =
@@ -106,7 +110,12 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     });
   const { app, db } = options;
 
-  const authenticate = (req: IncomingMessage): Auth => (authMode === 'dev-headers' ? authFromDevHeaders(req.headers) : ANONYMOUS);
+  const authenticate = (req: IncomingMessage) => authenticator(req.headers);
+  const matchEndpoint = createEndpointRouter(app);
+  const endpointRoute = (method: string, path: string): Route | null => {
+    const match = matchEndpoint(method, path);
+    return match && { kind: 'endpoint', ...match };
+  };
 
   const ai: AiRuntime = createAiRuntime({ ...options.ai, app, db });
   if (!options.dev && (app.agents?.size ?? 0) > 0 && !options.ai?.approvalSecret && !process.env.FW_AI_APPROVAL_SECRET) {
@@ -135,18 +144,18 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         return { status: 200, body: { status: 'ok', version: fwVersion, database: db.dialect } };
       }
       case 'entries': {
-        if (!options.dev && authenticate(req).kind === 'anonymous') {
+        if (!options.dev && (await authenticate(req)).auth.kind === 'anonymous') {
           throw new FwError('unauthenticated', 'Sign in to list entries.');
         }
         return { status: 200, body: { entries: listEntries(app) } };
       }
       case 'live': {
-        const context = { hub: liveHub(), auth: authenticate(req), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
+        const context = { hub: liveHub(), ...(await authenticate(req)), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
         await servePerNameStream(req, res, route.name, context);
         return 'streamed';
       }
       case 'live-multiplexed': {
-        const context = { hub: liveHub(), auth: authenticate(req), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
+        const context = { hub: liveHub(), ...(await authenticate(req)), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
         await serveMultiplexedStream(req, res, context);
         return 'streamed';
       }
@@ -155,13 +164,13 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         return { status: 200, body };
       }
       case 'agent-run': {
-        const auth = authenticate(req);
+        const { auth } = await authenticate(req);
         const body = await readBody(req, bodyLimit);
         const result = await ai.run(parseJsonBody(body, req.headers['content-type']), { auth, traceId });
         return { status: 200, body: { ok: true, result, traceId } };
       }
       case 'agent-chat': {
-        const auth = authenticate(req);
+        const { auth } = await authenticate(req);
         const body = await readBody(req, bodyLimit);
         await ai.chat(parseJsonBody(body, req.headers['content-type']), { auth, traceId }, res, {
           ...corsHeaders(cors, req),
@@ -173,7 +182,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       }
       case 'external': {
         const { service, entry } = findExternalEntry(app, route.service, route.entryKind, route.name);
-        const auth = authenticate(req);
+        const { auth } = await authenticate(req);
         const body = await readBody(req, bodyLimit);
         const args = parseArgsEnvelope(body, req.headers['content-type']);
         const authorization = req.headers.authorization;
@@ -186,6 +195,11 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         });
         return { status: 200, body: { ok: true, result: result === undefined ? null : result, traceId } };
       }
+      case 'endpoint': {
+        // The method check above guarantees an endpoint for this method.
+        const { auth } = await authenticate(req);
+        return serveEndpoint(req, route.entry!, { app, db, ai, auth, traceId, params: route.params, bodyLimit });
+      }
       case 'entry': {
         const entry = app.entries.get(route.name);
         if (!entry || !isEntryForPrefix(entry, route.prefix)) {
@@ -193,7 +207,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
             diagnostics: [{ path: 'url', code: 'unknown_entry', message: `Known: ${knownNames(app, route.prefix)}` }],
           });
         }
-        const auth = authenticate(req);
+        const { auth } = await authenticate(req);
         const body = await readBody(req, bodyLimit);
         const args = parseArgsEnvelope(body, req.headers['content-type']);
         const result = await callEntry(app, db, entry, { auth, traceId, args, external: true });
@@ -204,7 +218,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 
   return (req, res, next) => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
-    const route = matchRoute(path);
+    // Endpoint paths cannot start like fw's own routes (entries.ts), so the order does not matter.
+    const route = matchRoute(path) ?? endpointRoute(req.method ?? 'GET', path);
     if (!route) {
       if (next) return next();
       return void send(res, req, { status: 404, body: errorBody(new FwError('not_found', `Nothing at ${path}.`), resolveTraceId(req.headers[TRACE_HEADER]), false) }, cors);
@@ -265,12 +280,12 @@ function knownNames(app: AppDefinition, prefix: string): string {
 export function listEntries(app: AppDefinition) {
   return [...app.entries]
     .map(([name, entry]) => {
-      const route = entryRoutes[entry.kind];
+      const route = entryRoute(name, entry);
       return {
         name,
         kind: entry.kind,
         policy: entry.policy,
-        ...(route ? { route: `${route}${name}` } : {}),
+        ...(route ? { route } : {}),
         ...(entry.description ? { description: entry.description } : {}),
       };
     })

@@ -6,10 +6,13 @@ import { type Diagnostic, FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { SseConnection } from '../live/sse-connection.ts';
 import { parseJsonBody, readBody } from './body.ts';
+import { endStreamAtExpiry, type StreamSubscription } from './live-expiry.ts';
 
 export interface LiveRouteContext {
   hub: LiveHub;
   auth: Auth;
+  /** When the caller's token stops being accepted (epoch ms): the stream ends then, see live-expiry.ts. */
+  expiresAt?: number;
   traceId: string;
   bodyLimit: number;
   /** Headers every response carries (CORS, trace id). */
@@ -39,6 +42,7 @@ export async function servePerNameStream(req: IncomingMessage, res: ServerRespon
     throw outcome.error;
   }
   connection.open(context.headers);
+  if (context.expiresAt !== undefined) endStreamAtExpiry(connection, context.expiresAt, context.traceId, [{ id: outcome.subscriptionId }]);
 }
 
 const subscriptionsBody = z
@@ -98,6 +102,8 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
   const connection = new SseConnection(connectionId(), req, res);
   connection.open(context.headers);
   context.hub.attach(connection);
+  const started: StreamSubscription[] = [];
+  if (context.expiresAt !== undefined) endStreamAtExpiry(connection, context.expiresAt, context.traceId, started);
   await Promise.all(
     subscriptions.map(async (subscription) => {
       const outcome = await context.hub.subscribe({
@@ -109,7 +115,9 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
         traceId: context.traceId,
         ...(subscription.lastRevision === undefined ? {} : { lastRevision: subscription.lastRevision }),
       });
-      if (!outcome.ok) {
+      if (outcome.ok) {
+        started.push({ id: outcome.subscriptionId, key: subscription.key });
+      } else {
         const error = { code: outcome.error.code, message: outcome.error.message, diagnostics: outcome.error.diagnostics };
         connection.send(`key:${subscription.key}`, {
           event: 'error',

@@ -2,10 +2,11 @@ import { action, FwError, z } from 'fw';
 import { ticketPriorities } from '../fw/schema.ts';
 
 // Runs after createTicket commits, for its `ticket.created` event: a model suggests a priority and a
-// one-line summary. The runtime does not execute actions yet — the outbox worker that delivers events
-// lands in a later issue — so today this file only has to typecheck and load; the events wait in
-// `_fw_outbox`. Actions run outside a request transaction, which is why ctx.ai is available here and
-// not in commands.
+// one-line summary. The outbox worker (part of `fw dev`, or `fw worker` on its own) delivers the event
+// from `_fw_outbox`, as the ticket creator's tenant, and retries it with backoff when this throws.
+// Delivery is at-least-once: a handler that writes should key its effect on ctx.event.idempotencyKey
+// (docs/events.md). Actions run outside a request transaction — each ctx.db statement commits on its
+// own — which is why ctx.ai is available here and not in commands.
 export default action({
   on: 'ticket.created',
   description: 'Suggests a priority and a summary for a new ticket.',

@@ -1,0 +1,52 @@
+import { defineCommand } from 'citty';
+import type { OutboxOutcome } from '../../runtime/outbox/worker.ts';
+import { startWorkerProcess } from '../../plugin/worker-process.ts';
+import { log, printJson, untilSignal } from '../output.ts';
+
+// Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and rewritten `.ts` imports).
+const worker = defineCommand({
+  meta: { name: 'worker', description: 'Run the outbox worker alone: deliver emitted events to actions (no HTTP server)' },
+  args: {
+    root: { type: 'string', description: 'The app directory', default: '.' },
+    'poll-ms': { type: 'string', description: 'How often to look for due events, in ms', default: '1000' },
+    'batch-size': { type: 'string', description: 'Events delivered at once', default: '10' },
+    json: { type: 'boolean', description: 'Print one JSON line ({"ok":true,"workerId",…}) once running; logs go to stderr' },
+  },
+  async run({ args }) {
+    const session = await startWorkerProcess({
+      root: args.root,
+      pollMs: wholeNumber(args['poll-ms'], '--poll-ms'),
+      batchSize: wholeNumber(args['batch-size'], '--batch-size'),
+      onOutcome: (outcome) => log(describe(outcome)),
+    });
+    const actions = [...session.app.entries.values()].filter((entry) => entry.kind === 'action').length;
+    const summary = { ok: true, workerId: session.worker.workerId, database: session.db.dialect, actions };
+    if (args.json) printJson(summary);
+    else log(`fw worker ${summary.workerId}: delivering events to ${actions} action(s) (${summary.database}). Ctrl-C to stop.`);
+    await untilSignal();
+    await session.close();
+  },
+});
+
+export default worker;
+
+function describe(outcome: OutboxOutcome): string {
+  const row = `"${outcome.event}" #${outcome.outboxId} (attempt ${outcome.attempt}, trace ${outcome.traceId ?? '–'})`;
+  const to = outcome.actions.length > 0 ? ` → ${outcome.actions.join(', ')}` : '';
+  switch (outcome.kind) {
+    case 'delivered':
+      return `fw worker: delivered ${row}${to}${outcome.message ? `: ${outcome.message}` : ''}`;
+    case 'retry':
+      return `fw worker: failed ${row}${to}, retrying in ${Math.round((outcome.delayMs ?? 0) / 100) / 10} s: ${outcome.message}`;
+    case 'dead':
+      return `fw worker: dead ${row}${to}: ${outcome.message}`;
+    case 'lease-lost':
+      return `fw worker: ${row} was taken over by another worker (this worker's lease expired); its outcome was dropped`;
+  }
+}
+
+function wholeNumber(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new TypeError(`${flag} must be a whole number ≥ 1, got "${value}".`);
+  return n;
+}

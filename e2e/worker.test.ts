@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
+
+const ACME = '00000000-0000-4000-8000-000000000001';
+const acmeAgent = { 'x-fw-user-id': 'agent-1', 'x-fw-tenant-id': ACME, 'x-fw-role': 'agent' };
+const env = { FW_AI: 'mock' };
+
+async function until<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const getJson = async (url: string) => (await (await fetch(url)).json()) as any;
+
+// The b2b-support-web template's triageTicket action listens for createTicket's `ticket.created` and
+// asks a model (fw's mock here) for a priority: its trace lands in _fw_ai_runs under createTicket's trace id.
+describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worker does alone', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  let dev: RunningFw | undefined;
+  beforeAll(async () => {
+    app = await createTestApp('b2b-support-web');
+  });
+  afterAll(async () => {
+    await dev?.stop();
+    await app?.remove();
+  });
+
+  it('fw dev --no-worker leaves events pending', async () => {
+    dev = await startFw(['dev', '--api-only', '--no-worker', '--port', '0', '--json'], { cwd: app.dir, env });
+    expect(dev.ready).toMatchObject({ ok: true, worker: false });
+    const url = dev.ready.serverUrl as string;
+    const created = await post(url, '/commands/createTicket', { subject: 'Printer on fire', body: 'Smoke everywhere.' }, acmeAgent);
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    // Twice the worker's poll interval: a worker would have delivered it by now.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await getJson(`${url}/_fw/outbox`)).toMatchObject({ counts: { pending: 1, delivered: 0, dead: 0 }, oldestPending: { event: 'ticket.created', attempts: 0 } });
+    expect((await getJson(`${url}/_fw/ai/traces/${created.body.traceId}`)).runs).toEqual([]);
+    expect(await dev.stop()).toBe(0);
+    dev = undefined;
+
+    // fw worker, alone on the same database, delivers what waited.
+    const worker = await startFw(['worker', '--json'], { cwd: app.dir, env });
+    try {
+      expect(worker.ready).toMatchObject({ ok: true, database: 'pglite', actions: 1, workerId: expect.any(String) });
+      await until(async () => worker.stderr().includes('delivered "ticket.created"'), 'fw worker to deliver the event');
+      expect(worker.stderr()).toContain('→ triageTicket');
+    } finally {
+      expect(await worker.stop()).toBe(0);
+    }
+    const trace = await runFw(['ai', 'trace', created.body.traceId, '--json'], { cwd: app.dir, env });
+    expect(trace.code, trace.stderr).toBe(0);
+    expect(JSON.parse(trace.stdout).runs).toEqual([expect.objectContaining({ kind: 'generate-structured', status: 'completed', provider: 'mock' })]);
+  }, 120_000);
+
+  it('fw dev --api-only runs the triageTicket action after createTicket commits', async () => {
+    dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir, env });
+    expect(dev.ready).toMatchObject({ ok: true, worker: true });
+    const url = dev.ready.serverUrl as string;
+    const created = await post(url, '/commands/createTicket', { subject: 'Site down', body: 'Nothing loads.' }, acmeAgent);
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const runs = await until(async () => {
+      const { runs } = await getJson(`${url}/_fw/ai/traces/${created.body.traceId}`);
+      return runs.length > 0 && runs;
+    }, 'the triage trace');
+    expect(runs).toEqual([expect.objectContaining({ kind: 'generate-structured', status: 'completed', provider: 'mock' })]);
+    const outbox = await until(async () => {
+      const overview = await getJson(`${url}/_fw/outbox`);
+      return overview.counts.delivered === 2 && overview;
+    }, 'the outbox row marked delivered');
+    expect(outbox).toMatchObject({ counts: { pending: 0, delivered: 2, dead: 0 }, oldestPending: null, dead: [] });
+  }, 120_000);
+});

@@ -1,0 +1,50 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Auth } from '../entries.ts';
+import { FwError } from '../errors.ts';
+import { ANONYMOUS, authFromDevHeaders } from './dev-headers.ts';
+import { createJwtAuthenticator, type JwtAuthOptions } from './jwt.ts';
+
+/** How callers are identified: dev headers (dev mode only), nobody, or a verified JWT. */
+export type AuthOption = 'dev-headers' | 'none' | JwtAuthOptions;
+
+/** Who a request speaks for, and until when (epoch ms) this runtime accepts its credential. */
+export interface AuthResult {
+  auth: Auth;
+  /** Set for tokens: `exp` plus the clock tolerance. Live streams opened with the token end then. */
+  expiresAt?: number;
+}
+
+/** Identifies the caller of one request from its headers; rejects with FwError `unauthenticated`. */
+export type Authenticator = (headers: IncomingHttpHeaders) => Promise<AuthResult>;
+
+const DEV_HEADERS = ['x-fw-user-id', 'x-fw-tenant-id', 'x-fw-role'] as const;
+
+/**
+ * The authenticator for an auth option. Outside dev mode, dev-headers auth is refused at startup,
+ * and a request that sends dev headers anyway is refused (401 `dev_headers_in_production`) rather
+ * than quietly treated as anonymous: a client built with `devAuth` should fail loudly in production.
+ *
+ * @example
+ *   const authenticate = createAuthenticator({ kind: 'jwt', issuer, audience: 'notes-api' }, false);
+ */
+export function createAuthenticator(option: AuthOption, dev: boolean): Authenticator {
+  if (option === 'dev-headers') {
+    if (!dev) throw new Error('fw: dev-headers auth is for development only; configure JWT auth for production (FW_AUTH=jwt, docs/auth.md).');
+    return async (headers) => ({ auth: authFromDevHeaders(headers) });
+  }
+  const identify: Authenticator = option === 'none' ? async () => ({ auth: ANONYMOUS }) : createJwtAuthenticator(option);
+  if (dev) return identify;
+  return async function refuseDevHeaders(headers) {
+    const sent = DEV_HEADERS.find((name) => headers[name] !== undefined);
+    if (sent) {
+      const fix =
+        option === 'none'
+          ? 'This runtime has no auth configured: set FW_AUTH=jwt (docs/auth.md), then send "Authorization: Bearer <JWT>".'
+          : 'Send "Authorization: Bearer <JWT>" from your identity provider instead (the client option getToken), and drop devAuth.';
+      throw new FwError('unauthenticated', `Dev auth headers (${sent}) are for development only and identify nobody in production. ${fix}`, {
+        diagnostics: [{ path: `headers.${sent}`, code: 'dev_headers_in_production', message: fix }],
+      });
+    }
+    return identify(headers);
+  };
+}

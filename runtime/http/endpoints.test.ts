@@ -1,0 +1,175 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createDatabase, type FwDatabase } from '../db/database.ts';
+import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
+import { definePolicies, endpoint, query, respond } from '../entries.ts';
+import { type AppDefinition, checkApp } from '../registry.ts';
+import { defineSchema, t, table } from '../schema.ts';
+import { createRuntimeHandler, listEntries } from './handler.ts';
+
+const TENANT_A = '00000000-0000-4000-8000-00000000000a';
+const TENANT_B = '00000000-0000-4000-8000-00000000000b';
+const alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT_A, 'x-fw-role': 'member' };
+const bob = { 'x-fw-user-id': 'bob', 'x-fw-tenant-id': TENANT_B, 'x-fw-role': 'admin' };
+
+const schema = defineSchema({
+  notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text() }),
+});
+
+function testApp(): AppDefinition {
+  const entries = {
+    getTicket: endpoint({
+      method: 'GET',
+      path: '/api/tickets/:id',
+      handler: (ctx) => ({ id: ctx.params.id, query: ctx.query, user: ctx.auth.userId, sawAuthorization: 'authorization' in ctx.headers, hasAi: typeof ctx.ai.generateText }),
+    }),
+    newTicketForm: endpoint({ method: 'GET', path: '/api/tickets/new', handler: () => 'the static route wins' }),
+    deleteTicket: endpoint({ method: 'DELETE', path: '/api/tickets/:id', handler: () => respond(204) }),
+    createNote: endpoint({
+      method: 'POST',
+      path: '/api/notes',
+      args: { title: z.string().min(1) },
+      handler: async (ctx, args) => respond(201, await ctx.db.insertInto('notes').values({ title: args.title }).returningAll().executeTakeFirstOrThrow(), { location: '/api/notes' }),
+    }),
+    listNotes: endpoint({ method: 'GET', path: '/api/notes', handler: (ctx) => ctx.db.selectFrom('notes').select('title').execute() }),
+    adminReport: endpoint({ method: 'GET', path: '/api/admin/report', policy: 'admin', handler: () => ({ secret: 42 }) }),
+    crash: endpoint({
+      method: 'POST',
+      path: '/hooks/crash',
+      policy: 'public',
+      handler: () => {
+        throw new Error('secret internals: password=hunter2');
+      },
+    }),
+    notesQuery: query({ handler: (ctx) => ctx.db.selectFrom('notes').select('title').execute() }),
+  };
+  return { entries: new Map(Object.entries(entries)), policies: definePolicies({ admin: ({ auth }) => auth.role === 'admin' }), schema };
+}
+
+async function serve(app: AppDefinition, db: FwDatabase, dev: boolean): Promise<{ url: string; server: Server }> {
+  const server = createServer(createRuntimeHandler({ app, db, dev, onError: () => {} }));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function request(url: string, method: string, headers: Record<string, string> = {}, body?: unknown) {
+  const response = await fetch(url, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('endpoints', () => {
+  let db: FwDatabase;
+  let dev: { url: string; server: Server };
+  let prod: { url: string; server: Server };
+
+  beforeAll(async () => {
+    db = await createDatabase({ dataDir: 'memory://' });
+    await ensureSystemTables(db);
+    const app = testApp();
+    expect(checkApp(app)).toEqual([]);
+    await applyMigration(db, app.schema);
+    dev = await serve(app, db, true);
+    prod = await serve(app, db, false);
+  });
+  afterAll(async () => {
+    dev?.server.close();
+    prod?.server.close();
+    await db?.close();
+  });
+
+  it('serves GET with a path param and the query string, with fw envelope and no credentials in ctx.headers', async () => {
+    const r = await request(`${dev.url}/api/tickets/t%201?status=open&status=closed&page=2`, 'GET', { ...alice, authorization: 'Bearer x' });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      ok: true,
+      result: { id: 't 1', query: { status: 'open', page: '2' }, user: 'alice', sawAuthorization: false, hasAi: 'function' },
+      traceId: expect.any(String),
+    });
+    expect((await request(`${dev.url}/api/tickets/new`, 'GET', alice)).body.result).toBe('the static route wins');
+  });
+
+  it('validates a POST body against args (400) and answers respond(201, …) as given', async () => {
+    const bad = await request(`${dev.url}/api/notes`, 'POST', alice, { title: '' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('validation_failed');
+    expect(bad.body.error.diagnostics[0].path).toBe('args.title');
+    const created = await request(`${dev.url}/api/notes`, 'POST', alice, { title: 'From A' });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe('/api/notes');
+    expect(created.body).toMatchObject({ title: 'From A' });
+    const gone = await fetch(`${dev.url}/api/tickets/1`, { method: 'DELETE', headers: alice });
+    expect(gone.status).toBe(204);
+    expect(await gone.text()).toBe('');
+  });
+
+  it('writes through ctx.db as the caller: tenant-isolated, and visible to queries', async () => {
+    await request(`${dev.url}/api/notes`, 'POST', bob, { title: 'From B' });
+    const a = await request(`${dev.url}/api/notes`, 'GET', alice);
+    const b = await request(`${dev.url}/api/notes`, 'GET', bob);
+    expect(a.body.result.map((n: { title: string }) => n.title)).not.toContain('From B');
+    expect(b.body.result.map((n: { title: string }) => n.title)).toEqual(['From B']);
+    const viaQuery = await request(`${dev.url}/queries/notesQuery`, 'POST', bob, {});
+    expect(viaQuery.body.result).toEqual([{ title: 'From B' }]);
+  });
+
+  it('enforces the policy: anonymous 401, a failing named policy 403', async () => {
+    expect((await request(`${dev.url}/api/tickets/1`, 'GET')).status).toBe(401);
+    const denied = await request(`${dev.url}/api/admin/report`, 'GET', alice);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.code).toBe('forbidden');
+    expect((await request(`${dev.url}/api/admin/report`, 'GET', bob)).body.result).toEqual({ secret: 42 });
+  });
+
+  it('answers 405 with Allow on a known path and 404 elsewhere', async () => {
+    const r = await request(`${dev.url}/api/tickets/1`, 'PUT', alice, {});
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('GET, DELETE');
+    expect(r.body.error.code).toBe('method_not_allowed');
+    expect((await request(`${dev.url}/api/nothing`, 'GET', alice)).status).toBe(404);
+  });
+
+  it('redacts a handler error in production and keeps the envelope', async () => {
+    const r = await request(`${prod.url}/hooks/crash`, 'POST', {}, {});
+    expect(r.status).toBe(500);
+    expect(r.body.ok).toBe(false);
+    expect(r.body.error.code).toBe('internal');
+    expect(JSON.stringify(r.body)).not.toContain('hunter2');
+    expect(r.body.traceId).toEqual(expect.any(String));
+    expect((await request(`${dev.url}/hooks/crash`, 'POST', {}, {})).body.error.message).toContain('hunter2');
+  });
+
+  it('lists endpoints with their route', () => {
+    const listed = listEntries(testApp());
+    expect(listed.find((e) => e.name === 'getTicket')).toMatchObject({ kind: 'endpoint', route: 'GET /api/tickets/:id' });
+  });
+});
+
+describe('endpoint definitions', () => {
+  it('refuses paths that collide with fw routes, bad methods and bad segments', () => {
+    expect(() => endpoint({ method: 'POST', path: '/commands/x', handler: () => 1 })).toThrow(/collides with fw's own routes.*'\/api\/commands\/x'/);
+    expect(() => endpoint({ method: 'GET', path: '/_fw/status', handler: () => 1 })).toThrow(TypeError);
+    expect(() => endpoint({ method: 'get' as 'GET', path: '/api/x', handler: () => 1 })).toThrow(/method/);
+    expect(() => endpoint({ method: 'GET', path: '/api/x/', handler: () => 1 })).toThrow(/invalid segment/);
+    expect(() => endpoint({ method: 'GET', path: '/api/:a/:a', handler: () => 1 })).toThrow(/repeats a param/);
+  });
+
+  it('checkApp refuses two endpoints with the same method and path', () => {
+    const app: AppDefinition = {
+      entries: new Map([
+        ['one', endpoint({ method: 'GET', path: '/api/t/:id', handler: () => 1 })],
+        ['two', endpoint({ method: 'GET', path: '/api/t/:key', handler: () => 2 })],
+        ['three', endpoint({ method: 'POST', path: '/api/t/:id', handler: () => 3 })],
+      ]),
+      policies: {},
+      schema: defineSchema({}),
+    };
+    expect(checkApp(app).map((p) => p.message)).toEqual([expect.stringContaining('"one" and "two" both serve GET /api/t/:key')]);
+  });
+});

@@ -1,0 +1,322 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
+import type { FwDatabase } from '../db/database.ts';
+import type { AppDefinition } from '../registry.ts';
+import { type BackoffOptions, backoffDelay, resolveBackoff } from './backoff.ts';
+import { type ActionBinding, actionsByEvent, deliverRow, type DeliveryResult, MAX_ERROR_LENGTH } from './deliver.ts';
+import { claimRows, type DeliveryOutcome, finishDelivery, type OutboxRow, releaseLeases, renewLeases } from './store.ts';
+
+export interface OutboxWorkerOptions {
+  app: AppDefinition;
+  db: FwDatabase;
+  /** Models and settings of `ctx.ai` / `ctx.agent` in actions (default: as `createAiRuntime` decides from the environment). */
+  ai?: Omit<AiRuntimeOptions, 'app' | 'db'>;
+  /** Names this worker in `lease_owner` (default `host:pid:random`). */
+  workerId?: string;
+  /** Rows delivered at once (default 10): a claim takes at most this many minus those still running. */
+  batchSize?: number;
+  /** How long a claim holds a row (default 30 s), renewed while its actions run; a row whose worker died comes back after it. */
+  leaseMs?: number;
+  /** How often to look for due rows when the last look found fewer than it could take (default 1 s). */
+  pollMs?: number;
+  /** Attempts before a row is dead (default 8). */
+  maxAttempts?: number;
+  /** Retry delays: full jitter up to min(cap, base · 2^(attempt-1)) (defaults base 1 s, cap 5 min). */
+  backoff?: BackoffOptions;
+  /** Failures: of an action (with the row), or of the worker's own statements (default: stderr). */
+  onError?: (error: unknown, context: OutboxErrorContext) => void;
+  /** Every row's outcome, e.g. for logs. */
+  onOutcome?: (outcome: OutboxOutcome) => void;
+}
+
+export interface OutboxErrorContext {
+  phase: 'claim' | 'renew' | 'release' | 'deliver' | 'finish';
+  outboxId?: string;
+  event?: string;
+  action?: string;
+  attempt?: number;
+  traceId?: string | null;
+}
+
+export interface OutboxOutcome {
+  /** `lease-lost`: the lease expired and another worker took the row; this worker's outcome was dropped. */
+  kind: 'delivered' | 'retry' | 'dead' | 'lease-lost';
+  outboxId: string;
+  event: string;
+  attempt: number;
+  actions: string[];
+  traceId: string | null;
+  /** The failure (`retry`, `dead`) or the note (`delivered` without an action). */
+  message?: string;
+  /** `retry`: the wait before the row is due again. */
+  delayMs?: number;
+}
+
+export interface OutboxRunSummary {
+  claimed: number;
+  delivered: number;
+  retried: number;
+  dead: number;
+  leaseLost: number;
+}
+
+export interface OutboxWorkerStatus extends OutboxRunSummary {
+  workerId: string;
+  state: 'idle' | 'running' | 'stopping' | 'stopped';
+  inFlight: number;
+  batchSize: number;
+  leaseMs: number;
+  pollMs: number;
+  maxAttempts: number;
+  lastClaimAt: string | null;
+  lastError: string | null;
+}
+
+export interface OutboxWorker {
+  readonly workerId: string;
+  /** The app whose actions run from now on (dev reloads); deliveries already running finish with the old one. */
+  setApp(app: AppDefinition): void;
+  /** Polls every `pollMs` and delivers in the background. */
+  start(): void;
+  /**
+   * Stops claiming. `releaseLeases` (default true): waits up to `graceMs` (default 10 s) for running
+   * deliveries, then gives the rows still running back at once. `releaseLeases: false` returns at once
+   * and abandons running deliveries, as a crash would: their rows come back when their leases expire.
+   */
+  stop(options?: { releaseLeases?: boolean; graceMs?: number }): Promise<void>;
+  /** Claims one batch and delivers it, resolving when every row of it has an outcome (for tests and scripts). */
+  runOnce(): Promise<OutboxRunSummary>;
+  status(): OutboxWorkerStatus;
+}
+
+/**
+ * The outbox worker: delivers the events commands emit (`_fw_outbox`) to the actions listening `on`
+ * them, after the command committed. At-least-once: a row is claimed with a lease, its actions run,
+ * and only then is it marked `delivered`; a failure is retried with backoff until `maxAttempts`, then
+ * the row is `dead` with its last error. Any number of workers may share one database.
+ *
+ * @example
+ *   const worker = createOutboxWorker({ app, db });
+ *   worker.start();
+ *   // …
+ *   await worker.stop();
+ */
+export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
+  const { db } = options;
+  const workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const batchSize = wholeNumber('batchSize', options.batchSize ?? 10, 1);
+  const leaseMs = wholeNumber('leaseMs', options.leaseMs ?? 30_000, 50);
+  const pollMs = wholeNumber('pollMs', options.pollMs ?? 1000, 1);
+  const maxAttempts = wholeNumber('maxAttempts', options.maxAttempts ?? 8, 1);
+  const backoff = resolveBackoff(options.backoff);
+  const onError = options.onError ?? reportToStderr;
+
+  let actions: Map<string, ActionBinding[]>;
+  let ai: AiRuntime;
+  const setApp = (app: AppDefinition) => {
+    actions = actionsByEvent(app);
+    ai = createAiRuntime({ ...options.ai, app, db });
+  };
+  setApp(options.app);
+
+  let state: OutboxWorkerStatus['state'] = 'idle';
+  let loopDone: Promise<void> = Promise.resolve();
+  let wake: (() => void) | undefined;
+  /** Deliveries running now, by row id. */
+  const inFlight = new Map<string, Promise<OutboxOutcome['kind'] | undefined>>();
+  /** Rows this worker gave up on while their actions ran: their outcomes are not written. */
+  const abandoned = new Set<string>();
+  let renewTimer: NodeJS.Timeout | undefined;
+  const totals: OutboxRunSummary = { claimed: 0, delivered: 0, retried: 0, dead: 0, leaseLost: 0 };
+  let lastClaimAt: Date | null = null;
+  let lastError: string | null = null;
+
+  const report = (error: unknown, context: OutboxErrorContext) => {
+    lastError = (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_LENGTH);
+    try {
+      onError(error, context);
+    } catch {
+      // A failing error reporter must not stop deliveries.
+    }
+  };
+
+  // Leases are renewed while actions run, so a slow model call keeps its row and only a dead worker loses it.
+  const renewing = () => {
+    const live = [...inFlight.keys()].filter((id) => !abandoned.has(id));
+    if (live.length === 0) {
+      clearInterval(renewTimer);
+      renewTimer = undefined;
+      return;
+    }
+    renewTimer ??= setInterval(() => {
+      const ids = [...inFlight.keys()].filter((id) => !abandoned.has(id));
+      if (ids.length === 0) return renewing();
+      renewLeases(db.admin, workerId, ids, leaseMs).catch((error: unknown) => report(error, { phase: 'renew' }));
+    }, Math.max(10, Math.floor(leaseMs / 3))).unref();
+  };
+
+  async function claim(limit: number): Promise<OutboxRow[]> {
+    const rows = await claimRows(db.admin, workerId, limit, leaseMs);
+    lastClaimAt = new Date();
+    totals.claimed += rows.length;
+    return rows;
+  }
+
+  async function deliver(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
+    const bindings = actions.get(row.event) ?? [];
+    const names = bindings.map((b) => b.name);
+    let outcome: DeliveryOutcome;
+    if (row.attempts > maxAttempts) {
+      // The last attempt's worker stopped mid-delivery (the lease expired): nothing is left to try.
+      outcome = { kind: 'dead', error: `Attempt ${maxAttempts} of ${maxAttempts} did not finish: its worker stopped mid-delivery.` };
+    } else {
+      const result: DeliveryResult = await deliverRow(row, bindings, { db, ai }).catch((error: unknown) => ({
+        ok: false as const,
+        permanent: false,
+        action: '(worker)',
+        error,
+        message: (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_LENGTH),
+      }));
+      if (result.ok) outcome = { kind: 'delivered', ...(result.note ? { note: result.note } : {}) };
+      else {
+        report(result.error, { phase: 'deliver', outboxId: row.id, event: row.event, action: result.action, attempt: row.attempts, traceId: row.traceId });
+        outcome =
+          result.permanent || row.attempts >= maxAttempts
+            ? { kind: 'dead', error: result.message }
+            : { kind: 'retry', error: result.message, delayMs: backoffDelay(row.attempts, backoff) };
+      }
+    }
+    if (abandoned.has(row.id)) return undefined;
+    let written: boolean;
+    try {
+      written = await finishDelivery(db.admin, workerId, row.id, outcome);
+    } catch (error) {
+      report(error, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId });
+      return undefined; // The lease runs out and the row is delivered again.
+    }
+    const kind = written ? outcome.kind : 'lease-lost';
+    totals[kind === 'delivered' ? 'delivered' : kind === 'retry' ? 'retried' : kind === 'dead' ? 'dead' : 'leaseLost']++;
+    const message = outcome.kind === 'delivered' ? outcome.note : outcome.error;
+    options.onOutcome?.({
+      kind,
+      outboxId: row.id,
+      event: row.event,
+      attempt: row.attempts,
+      actions: names,
+      traceId: row.traceId,
+      ...(message ? { message } : {}),
+      ...(outcome.kind === 'retry' && written ? { delayMs: outcome.delayMs } : {}),
+    });
+    return kind;
+  }
+
+  function track(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
+    const atCapacity = () => inFlight.size >= batchSize;
+    const running = deliver(row).finally(() => {
+      const wasFull = atCapacity();
+      inFlight.delete(row.id);
+      abandoned.delete(row.id);
+      renewing();
+      if (wasFull) wake?.();
+    });
+    inFlight.set(row.id, running);
+    renewing();
+    return running;
+  }
+
+  async function loop(): Promise<void> {
+    while (state === 'running') {
+      const capacity = batchSize - inFlight.size;
+      let claimed = 0;
+      if (capacity > 0) {
+        try {
+          const rows = await claim(capacity);
+          claimed = rows.length;
+          for (const row of rows) void track(row);
+        } catch (error) {
+          report(error, { phase: 'claim' });
+        }
+      }
+      if (state !== 'running') break;
+      // A full batch means more rows may be due: look again at once instead of sleeping.
+      if (capacity > 0 && claimed === capacity) {
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, pollMs);
+        function done() {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+      });
+    }
+  }
+
+  return {
+    workerId,
+    setApp,
+    start() {
+      if (state === 'running') return;
+      state = 'running';
+      loopDone = loop();
+    },
+    async stop({ releaseLeases: release = true, graceMs = 10_000 } = {}) {
+      if (state === 'running') state = 'stopping';
+      wake?.();
+      await loopDone;
+      if (release && inFlight.size > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled(inFlight.values()),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, graceMs);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+      const left = [...inFlight.keys()];
+      for (const id of left) abandoned.add(id);
+      renewing();
+      if (release) await releaseLeases(db.admin, workerId, left).catch((error: unknown) => report(error, { phase: 'release' }));
+      state = 'stopped';
+    },
+    async runOnce() {
+      const rows = await claim(batchSize);
+      const kinds = await Promise.all(rows.map(track));
+      const count = (kind: OutboxOutcome['kind']) => kinds.filter((k) => k === kind).length;
+      return { claimed: rows.length, delivered: count('delivered'), retried: count('retry'), dead: count('dead'), leaseLost: count('lease-lost') };
+    },
+    status() {
+      return {
+        workerId,
+        state,
+        inFlight: inFlight.size,
+        batchSize,
+        leaseMs,
+        pollMs,
+        maxAttempts,
+        ...totals,
+        lastClaimAt: lastClaimAt?.toISOString() ?? null,
+        lastError,
+      };
+    },
+  };
+}
+
+function wholeNumber(name: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) throw new TypeError(`fw: createOutboxWorker({ ${name} }) must be a whole number ≥ ${min}, got ${value}.`);
+  return value;
+}
+
+function reportToStderr(error: unknown, context: OutboxErrorContext): void {
+  const message = error instanceof Error ? error.message : String(error);
+  const where =
+    context.phase === 'deliver'
+      ? `action ${context.action} failed on event "${context.event}" (outbox #${context.outboxId}, attempt ${context.attempt}, trace ${context.traceId ?? '–'})`
+      : `outbox worker: ${context.phase} failed${context.outboxId ? ` (outbox #${context.outboxId})` : ''}`;
+  console.error(`fw: ${where}: ${message}`);
+}
