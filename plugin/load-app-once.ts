@@ -38,7 +38,7 @@ export async function loadAppOnce(root: string): Promise<AppDefinition> {
 }
 
 /** One ESM bundle re-exporting each file's namespace as `m<i>`; packages (fw included) stay external. */
-async function bundleAndImport(root: string, files: readonly string[]): Promise<Record<string, Record<string, unknown>>> {
+export async function bundleAppModules(root: string, files: readonly string[]): Promise<string> {
   const { rolldown } = await import('rolldown');
   const source = files.map((file, i) => `export * as m${i} from ${JSON.stringify(file)};`).join('\n');
   const bundle = await rolldown({
@@ -50,18 +50,23 @@ async function bundleAndImport(root: string, files: readonly string[]): Promise<
   });
   try {
     const { output } = await bundle.generate({ format: 'esm' });
-    // Inside the app, so its packages resolve from its node_modules; a fresh name, so a second load in
-    // the same process evaluates the app afresh.
-    const dir = path.join(root, '.fw', 'cache');
-    await mkdir(dir, { recursive: true });
-    const file = path.join(dir, `backend-${randomUUID()}.mjs`);
-    await writeFile(file, output[0].code);
-    try {
-      return (await import(pathToFileURL(file).href)) as Record<string, Record<string, unknown>>;
-    } finally {
-      await rm(file, { force: true });
-    }
+    return output[0].code;
   } finally {
     await bundle.close();
+  }
+}
+
+async function bundleAndImport(root: string, files: readonly string[]): Promise<Record<string, Record<string, unknown>>> {
+  const code = await bundleAppModules(root, files);
+  // Inside the app, so its packages resolve from its node_modules; a fresh name, so a second load in
+  // the same process evaluates the app afresh.
+  const dir = path.join(root, '.fw', 'cache');
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `backend-${randomUUID()}.mjs`);
+  await writeFile(file, code);
+  try {
+    return (await import(pathToFileURL(file).href)) as Record<string, Record<string, unknown>>;
+  } finally {
+    await rm(file, { force: true });
   }
 }

@@ -102,8 +102,12 @@ export interface LiveHub {
   subscribe(request: SubscribeRequest): Promise<SubscribeOutcome>;
   status(): LiveStatus;
   debug(subscriptionId: string): SubscriptionDebug | undefined;
-  /** Ends every stream, stops the reader and waits for running queries. */
-  close(): Promise<void>;
+  /**
+   * Ends every stream, stops the reader and waits for running queries. `reconnect` (graceful shutdown)
+   * ends each stream with a comment and a short `retry:` so clients reconnect, through the load
+   * balancer, to another process.
+   */
+  close(options?: { reconnect?: boolean }): Promise<void>;
 }
 
 export interface LiveStatus {
@@ -583,11 +587,12 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       };
     },
 
-    async close() {
+    async close(options = {}) {
       if (closed) return;
       closed = true;
       for (const timer of timers.splice(0)) clearInterval(timer);
-      for (const connection of [...connections]) connection.end();
+      const finalText = options.reconnect ? ': fw shutting down, reconnect\nretry: 250\n\n' : undefined;
+      for (const connection of [...connections]) connection.end(finalText);
       await reader.close();
       await Promise.all([...groups.values()].map((group) => group.running));
     },

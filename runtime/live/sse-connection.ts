@@ -91,10 +91,10 @@ export class SseConnection {
     else this.#onClose.push(listener);
   }
 
-  /** Ends the stream (after what was already written). */
-  end(): void {
+  /** Ends the stream (after what was already written); `finalText` (raw SSE, e.g. a `retry:` hint) goes last. */
+  end(finalText?: string): void {
     if (this.#closed) return;
-    if (this.#open) this.#res.end();
+    if (this.#open) this.#res.end(finalText);
     this.#markClosed();
   }
 

@@ -1,0 +1,94 @@
+import { request } from 'node:http';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
+
+// Production auth: no dev headers; FW_AUTH=none leaves the public surface (health, public queries).
+const env = { FW_AUTH: 'none', FW_AI: 'mock', DATABASE_URL: '' };
+
+const slowQuery = `import { query } from 'fw';
+
+export default query({
+  description: 'Answers after 1.5 s (graceful shutdown test).',
+  policy: 'public',
+  handler: async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    return { slept: true };
+  },
+});
+`;
+
+/** POST with keep-alive off, so the request is what holds the connection. */
+function slowPost(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/queries/slow`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' } }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ args: {} }));
+  });
+}
+
+describe('fw build and fw start', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  let server: RunningFw | undefined;
+  beforeAll(async () => {
+    app = await createTestApp('minimal-web', { 'src/queries/slow.ts': slowQuery }, { insideRepo: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await app?.remove();
+  });
+
+  it('refuses to start without a build, builds, refuses pending migrations, serves, shuts down gracefully', async () => {
+    const missing = await runFw(['start', '--port', '0', '--json'], { cwd: app.dir, env });
+    expect(missing.code).not.toBe(0);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ ok: false, kind: 'build_missing', suggestions: ['fw build', expect.any(String)] });
+
+    const built = await runFw(['build', '--json'], { cwd: app.dir, env });
+    expect(built.code, built.stderr).toBe(0);
+    const result = JSON.parse(built.stdout);
+    expect(result).toMatchObject({ ok: true, server: path.join(app.dir, '.fw/build/server'), web: path.join(app.dir, '.fw/build/web'), durationMs: expect.any(Number) });
+
+    const pending = await runFw(['start', '--port', '0', '--json'], { cwd: app.dir, env });
+    expect(pending.code).not.toBe(0);
+    expect(JSON.parse(pending.stdout)).toMatchObject({ ok: false, kind: 'migrations_pending' });
+
+    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json', '--migrate'], { cwd: app.dir, env });
+    const url = server.ready.serverUrl as string;
+    expect(server.ready).toMatchObject({ ok: true, database: 'pglite', web: true, worker: true });
+
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    const index = await fetch(`${url}/`, { headers: { accept: 'text/html' } });
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await index.text();
+    expect(html).toContain('<div id="root">');
+    const asset = (await readdir(path.join(app.dir, '.fw/build/web/assets'))).find((f) => f.endsWith('.js'))!;
+    const js = await fetch(`${url}/assets/${asset}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const deep = await fetch(`${url}/notes/123`, { headers: { accept: 'text/html' } });
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toBe(html);
+    expect((await fetch(`${url}/missing.js`)).status).toBe(404);
+    expect((await fetch(`${url}/queries/listNotes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"args":{}}' })).status).toBe(401);
+    expect((await fetch(`${url}/_fw/live/status`)).status).toBe(403);
+
+    // SIGTERM with a request in flight: it still completes, new connections are refused, exit 0.
+    const inFlight = slowPost(url);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const exited = server.stop();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+    const response = await inFlight;
+    expect(response.status, response.body).toBe(200);
+    expect(JSON.parse(response.body)).toMatchObject({ ok: true, result: { slept: true } });
+    expect(await exited).toBe(0);
+    expect(server.stderr()).toContain('fw start: stopped.');
+    server = undefined;
+  }, 180_000);
+});

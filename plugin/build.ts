@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { FwFailure } from '../runtime/failure.ts';
+import { fwVersion } from '../runtime/version.ts';
+import { bundleAppModules, loadAppOnce } from './load-app-once.ts';
+import { appModuleFiles, assembleApp } from './load-app.ts';
+
+/** Where `fw build` writes, relative to the app root. */
+export const BUILD_DIR = '.fw/build';
+
+/** `.fw/build/server/manifest.json`: which export of `app.mjs` holds which source module. */
+export interface ServerBuildManifest {
+  fwVersion: string;
+  builtAt: string;
+  /** Bundle file, relative to the manifest. */
+  bundle: string;
+  /** Source file relative to the app root (`src/commands/createNote.ts`) → export name in the bundle. */
+  modules: Record<string, string>;
+  entries: string[];
+}
+
+export interface BuildOptions {
+  root: string;
+  /** Build web/ too when it has a Vite config (default true). */
+  web?: boolean;
+}
+
+export interface BuildResult {
+  ok: true;
+  /** The server bundle's directory. */
+  server: string;
+  /** The built web assets' directory, or null when there is none. */
+  web: string | null;
+  durationMs: number;
+  notes: string[];
+}
+
+/**
+ * `fw build`: the backend as one ESM bundle (`.fw/build/server/app.mjs`, packages external, so it
+ * loads without Vite or rolldown) plus a manifest naming each module, and web/ through `vite build`.
+ * The bundle is evaluated once before it is kept, so an app that would not start does not build.
+ */
+export async function buildApp(options: BuildOptions): Promise<BuildResult> {
+  const started = Date.now();
+  const root = path.resolve(options.root);
+  const serverDir = path.join(root, BUILD_DIR, 'server');
+  const notes: string[] = [];
+  const files = await appModuleFiles(root);
+  if (files.length === 0) throw new FwFailure('build_failed', `No backend sources under ${path.join(root, 'src')}.`, { suggestions: ['fw build --root <app directory>'] });
+
+  let code: string;
+  try {
+    code = await bundleAppModules(root, files);
+  } catch (error) {
+    // The module runner names the file and line; rethrow its AppLoadError when it finds the problem.
+    await loadAppOnce(root);
+    throw new FwFailure('build_failed', `The backend did not bundle: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  await rm(serverDir, { recursive: true, force: true });
+  await mkdir(serverDir, { recursive: true });
+  const bundleFile = path.join(serverDir, 'app.mjs');
+  await writeFile(bundleFile, code);
+  const modules = Object.fromEntries(files.map((file, i) => [toRel(root, file), `m${i}`]));
+  const app = await loadBuiltApp(root, bundleFile, modules);
+  const manifest: ServerBuildManifest = { fwVersion, builtAt: new Date().toISOString(), bundle: 'app.mjs', modules, entries: [...app.entries.keys()] };
+  await writeFile(path.join(serverDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+
+  const web = options.web === false ? null : await buildWeb(root, notes);
+  return { ok: true, server: serverDir, web, durationMs: Date.now() - started, notes };
+}
+
+/** Assembles the app from a built bundle: no Vite, no rolldown. */
+export async function loadBuiltApp(root: string, bundleFile: string, modules: Record<string, string>) {
+  const namespace = (await import(pathToFileURL(bundleFile).href)) as Record<string, Record<string, unknown>>;
+  return assembleApp(root, async (file) => {
+    const name = modules[toRel(root, file)];
+    const mod = name === undefined ? undefined : namespace[name];
+    if (!mod) {
+      throw new FwFailure('build_stale', `${toRel(root, file)} is not in the build (${path.relative(root, bundleFile)}): the sources changed since \`fw build\`.`, {
+        suggestions: ['fw build'],
+      });
+    }
+    return mod;
+  });
+}
+
+async function buildWeb(root: string, notes: string[]): Promise<string | null> {
+  const webRoot = path.join(root, 'web');
+  if (!existsSync(webRoot)) return null;
+  const has = (names: string[]) => names.some((name) => existsSync(path.join(webRoot, name)));
+  if (has(['nuxt.config.ts', 'nuxt.config.js', 'nuxt.config.mjs'])) {
+    notes.push('web/ is a Nuxt app: build and serve it with Nuxt (nuxi build web); fw start serves the API only.');
+    return null;
+  }
+  if (!has(['vite.config.ts', 'vite.config.js', 'vite.config.mjs', 'vite.config.mts'])) {
+    notes.push('web/ has no vite.config: skipped.');
+    return null;
+  }
+  const outDir = path.join(root, BUILD_DIR, 'web');
+  const { build } = await import('vite');
+  try {
+    await build({ root: webRoot, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+  } catch (error) {
+    const id = (error as { id?: string }).id;
+    throw new FwFailure('build_failed', `vite build web failed${id ? ` in ${path.relative(root, id)}` : ''}: ${error instanceof Error ? error.message : String(error)}`, {
+      suggestions: ['fw dev  (the web dev server reports the same error with its location)'],
+      cause: error,
+    });
+  }
+  return outDir;
+}
+
+function toRel(root: string, file: string): string {
+  return path.relative(root, file).split(path.sep).join('/');
+}
