@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { FwDatabase } from '../runtime/db/database.ts';
 import type { Auth } from '../runtime/entries.ts';
 import { isFwError } from '../runtime/errors.ts';
 import { callExternalEntry, findExternalEntry } from '../runtime/external/services.ts';
@@ -65,14 +64,14 @@ export async function callExternalFromCli(options: { root: string; qualifiedName
   const auth: Auth = { kind: 'user', ...identity };
   // The database is needed only to record a command's effects.
   const needsDb = options.kind === 'command' && (found.entry.effects?.length ?? 0) > 0;
-  const db = needsDb ? await openAppDatabase(root) : (undefined as unknown as FwDatabase);
+  const db = needsDb ? await openAppDatabase(root) : undefined;
   try {
     const result = await callExternalEntry(app, db, found.service, found.entry, { auth, traceId, args: options.args });
     return { service, entry: name, kind: options.kind, result, traceId, via: 'direct' };
   } catch (error) {
     throw asFailure(error);
   } finally {
-    if (needsDb) await db.close();
+    await db?.close();
   }
 }
 

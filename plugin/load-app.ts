@@ -220,15 +220,19 @@ function agentToolProblems(
   return problems;
 }
 
+/** The module files of one app folder (no tests, no declarations), sorted; none when it does not exist. */
+async function sourceFilesIn(root: string, folder: string): Promise<string[]> {
+  const dir = path.join(root, folder);
+  if (!existsSync(dir)) return [];
+  return (await readdir(dir)).filter((f) => sourceFile.test(f) && !testFile.test(f) && !f.endsWith('.d.ts')).sort();
+}
+
 /** The agent and aiTool source files, sorted by folder then file name. */
 export async function listAiFiles(root: string): Promise<Array<{ name: string; file: string; kind: keyof typeof aiFolders }>> {
   const found: Array<{ name: string; file: string; kind: keyof typeof aiFolders }> = [];
   for (const kind of ['agent', 'aiTool'] as const) {
     const folder = aiFolders[kind];
-    const dir = path.join(root, folder);
-    if (!existsSync(dir)) continue;
-    const files = (await readdir(dir)).filter((f) => sourceFile.test(f) && !testFile.test(f) && !f.endsWith('.d.ts')).sort();
-    for (const fileName of files) found.push({ name: entryNameFromFile(fileName), file: `${folder}/${fileName}`, kind });
+    for (const fileName of await sourceFilesIn(root, folder)) found.push({ name: entryNameFromFile(fileName), file: `${folder}/${fileName}`, kind });
   }
   return found;
 }
@@ -253,10 +257,7 @@ export interface EntryFile {
 export async function listEntryFiles(root: string): Promise<EntryFile[]> {
   const found: EntryFile[] = [];
   for (const { folder, kinds } of entryFolders) {
-    const dir = path.join(root, folder);
-    if (!existsSync(dir)) continue;
-    const files = (await readdir(dir)).filter((f) => sourceFile.test(f) && !testFile.test(f) && !f.endsWith('.d.ts')).sort();
-    for (const fileName of files) found.push({ name: entryNameFromFile(fileName), file: `${folder}/${fileName}`, folder, kinds });
+    for (const fileName of await sourceFilesIn(root, folder)) found.push({ name: entryNameFromFile(fileName), file: `${folder}/${fileName}`, folder, kinds });
   }
   return found;
 }

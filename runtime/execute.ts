@@ -50,18 +50,15 @@ export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunO
   const events: Array<{ event: string; payload: unknown }> = [];
 
   return db.transaction({ readOnly, auth: run.auth, traceId: run.traceId, plugins: run.plugins }, async (trx) => {
-    const ctx = readOnly
-      ? { db: trx, auth: run.auth, traceId: run.traceId }
-      : {
-          db: trx,
-          auth: run.auth,
-          traceId: run.traceId,
-          emit(event: string, payload?: unknown) {
-            if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
-            events.push({ event, payload: payload ?? null });
-          },
-        };
-    refuseAi(ctx, entry.kind);
+    // The prototype carries the ctx.ai / ctx.agent refusal (see aiRefusal).
+    const ctx: Record<string, unknown> = Object.create(aiRefusal(entry.kind));
+    Object.assign(ctx, { db: trx, auth: run.auth, traceId: run.traceId });
+    if (!readOnly) {
+      ctx.emit = (event: string, payload?: unknown) => {
+        if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
+        events.push({ event, payload: payload ?? null });
+      };
+    }
     const result = await entry.handler(ctx, run.args);
     if (events.length > 0) await writeOutbox(trx, run, events);
     return result;
@@ -71,17 +68,21 @@ export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunO
 /**
  * `ctx.ai` and `ctx.agent` do not exist in commands, queries and liveQueries (their types say so); a
  * handler that reaches for them anyway (plain JS, a cast) gets an error that says where AI belongs.
+ * One prototype per kind, made once: a request only creates its ctx object.
  */
-function refuseAi(ctx: object, kind: string): void {
-  for (const name of ['ai', 'agent']) {
-    Object.defineProperty(ctx, name, {
-      enumerable: false,
-      get() {
-        throw new FwError('internal', `ctx.${name} is not available in a ${kind}: ${kind === 'command' ? 'commands run inside a database transaction' : 'queries stay fast, read-only and repeatable'}. Run agents and models in an action, workflow or endpoint.`);
-      },
-    });
-  }
+function aiRefusal(kind: string): object {
+  const known = aiRefusals.get(kind);
+  if (known) return known;
+  const reason = kind === 'command' ? 'commands run inside a database transaction' : 'queries stay fast, read-only and repeatable';
+  const refuse = (name: string) => () => {
+    throw new FwError('internal', `ctx.${name} is not available in a ${kind}: ${reason}. Run agents and models in an action, workflow or endpoint.`);
+  };
+  const proto: object = Object.freeze(Object.create(Object.prototype, { ai: { get: refuse('ai') }, agent: { get: refuse('agent') } }));
+  aiRefusals.set(kind, proto);
+  return proto;
 }
+
+const aiRefusals = new Map<string, object>();
 
 async function writeOutbox(trx: FwDatabase['admin'], call: { auth: Auth; traceId: string }, events: Array<{ event: string; payload: unknown }>) {
   const rows = events.map((e) => ({

@@ -198,7 +198,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
     } catch (error) {
       throw new FwError('validation_failed', (error as Error).message, { diagnostics: [{ path: 'body.maxSteps', code: 'invalid', message: (error as Error).message }] });
     }
-    const catalog = await permittedTools(app, agentTools(app, definition), caller.auth, caller.traceId);
+    const catalog = await permittedTools(app, agentTools(app, definition), caller.auth);
     const resolved = resolveModel({ provider: definition.provider, model: definition.model, ...(agentName ? { agent: agentName } : {}) });
     const calls: Array<{ record: ToolCallRecord; outcome: { output: unknown } | { error: FwError } }> = [];
     const tools = buildToolSet(catalog, {
@@ -213,7 +213,6 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
     const approvalNeeded = new Set(catalog.filter((t) => t.needsApproval).map((t) => t.name));
     return {
       resolved,
-      catalog,
       calls,
       settings: {
         model: resolved.model,

@@ -2,7 +2,7 @@ import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth } from '../entries.ts';
 import { FwError, toFwError } from '../errors.ts';
-import { admitCall, authorizePolicy, callEntry, validateArgs } from '../execute.ts';
+import { authorizePolicy, callEntry, validateArgs } from '../execute.ts';
 import type { AppDefinition } from '../registry.ts';
 import { callExternalEntry } from '../external/services.ts';
 import { type CatalogTool, toolInputJsonSchema } from './catalog.ts';
@@ -41,27 +41,15 @@ export function redactToolError(error: unknown, traceId: string): FwError {
   return new FwError(fw.code, `The tool failed (${fw.code}); trace id ${traceId}.`, { cause: error });
 }
 
-/** Which of `tools` this caller may use: those whose policy lets them in. A tool is never offered to a caller who could not call its entry. */
-export async function permittedTools(app: AppDefinition, tools: readonly CatalogTool[], auth: Auth, traceId: string): Promise<CatalogTool[]> {
+/** Which of `tools` this caller may use: those whose policy lets them in. A tool is never offered to a caller who could not call it. */
+export async function permittedTools(app: AppDefinition, tools: readonly CatalogTool[], auth: Auth): Promise<CatalogTool[]> {
   const allowed = await Promise.all(
-    tools.map(async (t) => {
-      if (t.source === 'aiTool') return auth.kind !== 'anonymous';
-      if (t.source === 'external') {
-        try {
-          await authorizePolicy(app, t.policy, auth, true, t.qualifiedName);
-          return true;
-        } catch {
-          return false;
-        }
-      }
-      try {
-        // Policy only: with args `undefined` validation fails after the policy passed.
-        await admitCall(app, t.entry, { auth, traceId, args: undefined, external: true });
-        return true;
-      } catch (error) {
-        return toFwError(error).code === 'validation_failed';
-      }
-    }),
+    tools.map((t) =>
+      authorizePolicy(app, t.policy, auth, true, t.name).then(
+        () => true,
+        () => false,
+      ),
+    ),
   );
   return tools.filter((_, i) => allowed[i]);
 }

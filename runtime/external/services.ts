@@ -56,10 +56,10 @@ export function findExternalEntry(app: AppDefinition, service: string, kind: 'co
 /**
  * Runs an external entry for a caller: its policy first (nothing leaves fw for a caller it refuses),
  * then the bridge call, then — for a command that succeeded — its declared effects: each is recorded
- * in the outbox, and the tables an effect names are invalidated for the caller's tenant, so live
+ * in the outbox (so `db` is needed for commands with effects), and the tables an effect names are invalidated for the caller's tenant, so live
  * queries over them refresh.
  */
-export async function callExternalEntry(app: AppDefinition, db: FwDatabase, service: ExternalService, entry: ManifestEntry, call: ExternalCall): Promise<unknown> {
+export async function callExternalEntry(app: AppDefinition, db: FwDatabase | undefined, service: ExternalService, entry: ManifestEntry, call: ExternalCall): Promise<unknown> {
   const { policy } = entryDefaults(entry);
   await authorizePolicy(app, policy, call.auth, true, `${service.manifest.service.name}.${entry.name}`);
   if (typeof call.args !== 'object' || call.args === null || Array.isArray(call.args)) {
@@ -77,7 +77,10 @@ export async function callExternalEntry(app: AppDefinition, db: FwDatabase, serv
     auth: { kind: call.auth.kind, userId: call.auth.userId, tenantId: call.auth.tenantId, role: call.auth.role },
     fw: { service: manifest.service.name, entry: entry.name, kind: entry.kind, traceId: call.traceId },
   }, { limits, ...(call.authorization ? { authorization: call.authorization } : {}) });
-  if (entry.kind === 'command' && (entry.effects?.length ?? 0) > 0) await recordEffects(app, db, service, entry, call);
+  if (entry.kind === 'command' && (entry.effects?.length ?? 0) > 0) {
+    if (!db) throw new FwError('internal', `${manifest.service.name}.${entry.name} declares effects, which need the app database to record them.`);
+    await recordEffects(app, db, service, entry, call);
+  }
   return result;
 }
 
