@@ -23,6 +23,7 @@ const subCommands = {
   query: () => import('./commands/query.ts').then((m) => m.default),
   agent: () => import('./commands/agent.ts').then((m) => m.default),
   worker: () => import('./commands/worker.ts').then((m) => m.default),
+  workflows: () => import('./commands/workflows.ts').then((m) => m.default),
   build: () => import('./commands/build.ts').then((m) => m.default),
   start: () => import('./commands/start.ts').then((m) => m.default),
 };

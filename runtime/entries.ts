@@ -33,6 +33,16 @@ export interface QueryContext {
 export interface CommandContext extends QueryContext {
   /** Records a domain event in the outbox, in this command's transaction (delivered after commit). */
   emit(event: string, payload?: unknown): void;
+  /**
+   * Starts the workflow named `workflow` (its file name in `src/workflows/`) with `args`, after this
+   * command commits (nothing starts when it rolls back). The args are validated now. With an
+   * `idempotencyKey`, starting the same workflow with the same key again starts nothing new and returns
+   * the first run's id. See docs/workflows.md.
+   *
+   * @example
+   *   const { runId } = await ctx.startWorkflow('onboardCustomer', { customerId }, { idempotencyKey: customerId });
+   */
+  startWorkflow(workflow: string, args?: unknown, options?: { idempotencyKey?: string }): Promise<{ runId: string }>;
 }
 
 /**
@@ -233,10 +243,59 @@ export function action<A extends ArgsInput | undefined = undefined, R = unknown>
   return define('action', config);
 }
 
-/** A durable multi-step process. Executed by the workflow engine (issue #9). */
+/** The run a workflow handler is executing. */
+export interface WorkflowRun {
+  /** The run's id (a UUID): the same on every attempt. */
+  id: string;
+  /** 1 on the first attempt, then 2, 3, … (a retry after a failure, or after a worker died). */
+  attempt: number;
+}
+
+/** What a step's function gets: a key that stays the same across every attempt at this step. */
+export interface StepInfo {
+  /** `<runId>:<step name>`: pass it to services as their idempotency key. */
+  idempotencyKey: string;
+  /** The run's attempt that is running the step. */
+  attempt: number;
+}
+
+/**
+ * The context of a workflow: the server context plus durable steps. `ctx.db` commits each statement
+ * on its own (as in actions).
+ */
+export interface WorkflowContext extends ServerContext {
+  run: WorkflowRun;
+  /**
+   * Runs `fn` once per run: its result (JSON) is stored when it returns, and a later attempt of the
+   * run — after a failure, a crash or a restart — gets the stored result instead of running `fn` again.
+   * Step names are unique within a run. A cancelled run stops before its next step.
+   */
+  step<T>(name: string, fn: (step: StepInfo) => T | Promise<T>): Promise<Awaited<T>>;
+}
+
+/**
+ * A durable multi-step process, run by the outbox worker: started by a command
+ * (`ctx.startWorkflow(name, args)`) or by every event named `on`. Each `ctx.step(name, fn)` is
+ * persisted when it finishes, so a retried or restarted run resumes after its last finished step.
+ * Failures are retried with backoff; `fw workflows cancel <runId>` stops a run. See docs/workflows.md.
+ *
+ * @example
+ *   export default workflow({
+ *     on: 'ticket.created',
+ *     args: { ticketId: z.uuid() },
+ *     handler: async (ctx, args) => {
+ *       const triage = await ctx.step('triage', () => ctx.ai.generateStructured({ … }));
+ *       await ctx.step('notify', ({ idempotencyKey }) => sendMail({ idempotencyKey, … }));
+ *     },
+ *   });
+ */
 export function workflow<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, ServerContext, R>,
+  config: EntryConfig<A, WorkflowContext, R> & { on?: string },
 ): EntryDefinition<'workflow'> {
+  const on: unknown = (config as { on?: unknown }).on;
+  if (on !== undefined && (typeof on !== 'string' || on.length === 0)) {
+    throw new TypeError("fw: workflow({ on }) must be the event name given to ctx.emit, e.g. on: 'ticket.created'.");
+  }
   return define('workflow', config);
 }
 

@@ -4,6 +4,7 @@ import type { FwDatabase } from './db/database.ts';
 import type { Auth, EntryDefinition } from './entries.ts';
 import { type Diagnostic, FwError } from './errors.ts';
 import type { AppDefinition } from './registry.ts';
+import { callerOf, outboxValues, planWorkflowStart, type WorkflowStartRow } from './workflows/start.ts';
 
 export interface CallOptions {
   auth: Auth;
@@ -20,7 +21,7 @@ export interface CallOptions {
  */
 export async function callEntry(app: AppDefinition, db: FwDatabase, entry: EntryDefinition, call: CallOptions): Promise<unknown> {
   const args = await admitCall(app, entry, call);
-  return runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args });
+  return runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args, app });
 }
 
 /** The checks before an entry runs: a callable kind, the policy, then the args. Returns the validated args. */
@@ -39,6 +40,8 @@ export interface RunOptions {
   args: unknown;
   /** Kysely plugins for `ctx.db` in this run, e.g. the live read recorder. */
   plugins?: readonly KyselyPlugin[];
+  /** The app, for a command's `ctx.startWorkflow` (which looks the workflow up and checks its args). */
+  app?: AppDefinition;
 }
 
 /**
@@ -48,6 +51,7 @@ export interface RunOptions {
 export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunOptions): Promise<unknown> {
   const readOnly = entry.kind !== 'command';
   const events: Array<{ event: string; payload: unknown }> = [];
+  const starts: WorkflowStartRow[] = [];
 
   return db.transaction({ readOnly, auth: run.auth, traceId: run.traceId, plugins: run.plugins }, async (trx) => {
     // The prototype carries the ctx.ai / ctx.agent refusal (see aiRefusal).
@@ -56,11 +60,22 @@ export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunO
     if (!readOnly) {
       ctx.emit = (event: string, payload?: unknown) => {
         if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
+        if (event.startsWith('fw.')) throw new TypeError(`ctx.emit('${event}'): event names starting with "fw." are fw's own; start workflows with ctx.startWorkflow(name, args).`);
         events.push({ event, payload: payload ?? null });
+      };
+      ctx.startWorkflow = async (name: string, args?: unknown, options?: { idempotencyKey?: string }) => {
+        if (!run.app) throw new FwError('internal', 'ctx.startWorkflow is not available here: this command was run without its app (call it through callEntry).');
+        const start = await planWorkflowStart(run.app, name, args, options);
+        starts.push(start);
+        return { runId: start.payload.runId };
       };
     }
     const result = await entry.handler(ctx, run.args);
     if (events.length > 0) await writeOutbox(trx, run, events);
+    if (starts.length > 0) {
+      // `on conflict do nothing`: a start with an idempotency key already used starts nothing new.
+      await trx.insertInto('_fw_outbox').values(starts.map((start) => outboxValues(start, callerOf(run.auth, run.traceId)))).onConflict((oc) => oc.doNothing()).execute();
+    }
     return result;
   });
 }

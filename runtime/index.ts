@@ -32,6 +32,9 @@ export {
   type QueryContext,
   type Register,
   type ServerContext,
+  type StepInfo,
+  type WorkflowContext,
+  type WorkflowRun,
 } from './entries.ts';
 export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './schema.ts';
 export { FwError, type Diagnostic, type FwErrorCode } from './errors.ts';

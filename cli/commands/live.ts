@@ -1,18 +1,7 @@
-import path from 'node:path';
 import { defineCommand } from 'citty';
 import { fetchAdmin } from '../../plugin/admin-client.ts';
+import { adminArgs as common, adminTarget as target } from '../admin-args.ts';
 import { log, printJson } from '../output.ts';
-
-const common = {
-  root: { type: 'string', description: 'The app directory (its running fw dev is found in .fw/runtime.json)', default: '.' },
-  url: { type: 'string', description: 'The runtime address (default: the running fw dev, else http://127.0.0.1:3100)' },
-  'admin-token': { type: 'string', description: 'Admin token for a runtime outside dev mode (default: FW_ADMIN_TOKEN)' },
-  json: { type: 'boolean', description: 'Print one JSON document' },
-} as const;
-
-function target(args: { root: string; url?: string; 'admin-token'?: string }) {
-  return { root: path.resolve(args.root), ...(args.url ? { url: args.url } : {}), ...(args['admin-token'] ? { token: args['admin-token'] } : {}) };
-}
 
 const status = defineCommand({
   meta: { name: 'status', description: 'Live-query status of the running runtime: reader, wakeups, groups, subscriptions' },

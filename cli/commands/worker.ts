@@ -10,6 +10,7 @@ const worker = defineCommand({
     root: { type: 'string', description: 'The app directory', default: '.' },
     'poll-ms': { type: 'string', description: 'How often to look for due events, in ms', default: '1000' },
     'batch-size': { type: 'string', description: 'Events delivered at once', default: '10' },
+    'lease-ms': { type: 'string', description: 'How long a claimed event is held before another worker may take it (renewed while it runs)', default: '30000' },
     json: { type: 'boolean', description: 'Print one JSON line ({"ok":true,"workerId",…}) once running; logs go to stderr' },
   },
   async run({ args }) {
@@ -17,12 +18,14 @@ const worker = defineCommand({
       root: args.root,
       pollMs: wholeNumber(args['poll-ms'], '--poll-ms'),
       batchSize: wholeNumber(args['batch-size'], '--batch-size'),
+      leaseMs: wholeNumber(args['lease-ms'], '--lease-ms'),
       onOutcome: (outcome) => log(describe(outcome)),
     });
-    const actions = [...session.app.entries.values()].filter((entry) => entry.kind === 'action').length;
-    const summary = { ok: true, workerId: session.worker.workerId, database: session.db.dialect, actions };
+    const count = (kind: string) => [...session.app.entries.values()].filter((entry) => entry.kind === kind).length;
+    const [actions, workflows] = [count('action'), count('workflow')];
+    const summary = { ok: true, workerId: session.worker.workerId, database: session.db.dialect, actions, workflows };
     if (args.json) printJson(summary);
-    else log(`fw worker ${summary.workerId}: delivering events to ${actions} action(s) (${summary.database}). Ctrl-C to stop.`);
+    else log(`fw worker ${summary.workerId}: delivering events to ${actions} action(s) and running ${workflows} workflow(s) (${summary.database}). Ctrl-C to stop.`);
     await untilSignal();
     await session.close();
   },

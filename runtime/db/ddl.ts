@@ -286,6 +286,8 @@ export interface SystemTable {
 
 /** AI runs and model calls, for `fw ai trace` (see runtime/ai/traces.ts). */
 export const AI_RUNS_TABLE = '_fw_ai_runs';
+export const WORKFLOW_RUNS_TABLE = '_fw_workflow_runs';
+export const WORKFLOW_STEPS_TABLE = '_fw_workflow_steps';
 /** The live invalidation log (see runtime/live/log.ts and docs/live.md). */
 export const LIVE_LOG_TABLE = '_fw_live_invalidations';
 /** The one-row state of the log: `pruned_through`. */
@@ -398,6 +400,48 @@ export const systemTables: readonly SystemTable[] = [
   )`,
       `create index if not exists "_fw_ai_runs_trace_id" on "public"."${AI_RUNS_TABLE}" (trace_id)`,
       `revoke all on "public"."${AI_RUNS_TABLE}" from public, ${app}`,
+    ],
+  },
+  {
+    // Workflow runs (runtime/workflows/): one row per run, written by the outbox worker as the owner.
+    // A run is started by an outbox row `fw.workflow:<name>` whose idempotency key is `workflow:<id>`.
+    // Statuses: running → completed | failed | cancelled (retrying between failed attempts).
+    name: WORKFLOW_RUNS_TABLE,
+    create: [
+      `create table if not exists "public"."${WORKFLOW_RUNS_TABLE}" (
+    id uuid primary key,
+    workflow text not null,
+    status text not null,
+    tenant_id uuid,
+    user_id text,
+    trace_id text,
+    outbox_id bigint,
+    attempts integer not null default 0,
+    result jsonb,
+    last_error text,
+    cancel_requested_at timestamptz,
+    created_at timestamptz not null default now(),
+    updated_at timestamptz not null default now(),
+    finished_at timestamptz
+  )`,
+      `create index if not exists "_fw_workflow_runs_created_at" on "public"."${WORKFLOW_RUNS_TABLE}" (created_at desc)`,
+      `revoke all on "public"."${WORKFLOW_RUNS_TABLE}" from public, ${app}`,
+    ],
+  },
+  {
+    // One row per finished step of a run: its output, so a resumed run does not run the step again.
+    name: WORKFLOW_STEPS_TABLE,
+    create: [
+      `create table if not exists "public"."${WORKFLOW_STEPS_TABLE}" (
+    run_id uuid not null references "public"."${WORKFLOW_RUNS_TABLE}" (id) on delete cascade,
+    name text not null,
+    output jsonb not null,
+    attempt integer not null,
+    duration_ms double precision not null,
+    finished_at timestamptz not null default now(),
+    primary key (run_id, name)
+  )`,
+      `revoke all on "public"."${WORKFLOW_STEPS_TABLE}" from public, ${app}`,
     ],
   },
 ];

@@ -6,6 +6,7 @@ import type { LiveHub } from '../live/hub.ts';
 import { listInvalidations, logBounds } from '../live/log.ts';
 import { listTraces, readTrace } from '../ai/traces.ts';
 import { outboxOverview } from '../outbox/overview.ts';
+import { cancelRun, listRuns, readRun } from '../workflows/store.ts';
 
 export const ADMIN_PREFIX = '/_fw/';
 export const ADMIN_TOKEN_HEADER = 'x-fw-admin-token';
@@ -18,14 +19,21 @@ export interface AdminContext {
   live: LiveHub | undefined;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
  * Ops and debug routes (`/_fw/live/status`, `/_fw/live/invalidations`, `/_fw/live/subscriptions/:id`,
- * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`, `/_fw/outbox`):
- * open in dev mode, otherwise only with the admin token in `x-fw-admin-token`.
+ * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`, `/_fw/outbox`, `/_fw/workflows`, `/_fw/workflows/:runId`,
+ * `POST /_fw/workflows/:runId/cancel`): open in dev mode, otherwise only with the admin token in
+ * `x-fw-admin-token`. The one POST needs a JSON content type, so a browser page cannot send it
+ * without a CORS preflight (which the allow-list refuses).
  */
 export async function serveAdmin(req: IncomingMessage, path: string, context: AdminContext): Promise<unknown> {
   authorizeAdmin(req, context);
   const url = new URL(req.url ?? '/', 'http://localhost');
+  const workflows = await serveWorkflows(req, path, url, context);
+  if (workflows !== undefined) return workflows;
+  if (req.method !== 'GET') throw new FwError('method_not_allowed', `${path} answers GET only.`, { headers: { allow: 'GET' } });
   if (path === '/_fw/ai/traces') return { traces: await listTraces(context.db) };
   if (path === '/_fw/outbox') return outboxOverview(context.db.admin);
   const trace = /^\/_fw\/ai\/traces\/([^/]+)$/.exec(path);
@@ -68,6 +76,45 @@ export async function serveAdmin(req: IncomingMessage, path: string, context: Ad
     return debug;
   }
   throw new FwError('not_found', `No admin route ${path}.`);
+}
+
+/** The workflow routes, or undefined when `path` is none of them. */
+async function serveWorkflows(req: IncomingMessage, path: string, url: URL, context: AdminContext): Promise<unknown> {
+  const match = /^\/_fw\/workflows(?:\/([^/]+)(\/cancel)?)?$/.exec(path);
+  if (!match) return undefined;
+  const [, rawId, cancel] = match;
+  const method = cancel ? 'POST' : 'GET';
+  if (req.method !== method) throw new FwError('method_not_allowed', `${path} answers ${method} only.`, { headers: { allow: method } });
+  if (rawId === undefined) {
+    const limit = url.searchParams.get('limit');
+    if (limit !== null && !/^\d{1,4}$/.test(limit)) {
+      throw new FwError('validation_failed', `limit must be a whole number, got "${limit.slice(0, 20)}".`, {
+        diagnostics: [{ path: 'query.limit', code: 'invalid_limit', message: 'e.g. ?limit=50' }],
+      });
+    }
+    const status = url.searchParams.get('status') ?? undefined;
+    const workflow = url.searchParams.get('workflow') ?? undefined;
+    return { runs: await listRuns(context.db.admin, { limit: limit === null ? 50 : Math.min(Number(limit), 1000), ...(status ? { status } : {}), ...(workflow ? { workflow } : {}) }) };
+  }
+  const runId = decodeURIComponent(rawId);
+  if (!UUID.test(runId)) {
+    throw new FwError('validation_failed', `A workflow run id is a UUID, got "${runId.slice(0, 40)}".`, {
+      diagnostics: [{ path: 'url', code: 'invalid_run_id', message: 'fw workflows list --json shows the runs and their ids.' }],
+    });
+  }
+  if (cancel) {
+    const type = String(req.headers['content-type'] ?? '');
+    if (!/^application\/json\b/i.test(type)) {
+      throw new FwError('unsupported_media_type', 'POST /_fw/workflows/:runId/cancel needs Content-Type: application/json.');
+    }
+  }
+  const result = cancel ? await cancelRun(context.db.admin, runId) : await readRun(context.db.admin, runId);
+  if (!result) {
+    throw new FwError('not_found', `No workflow run ${runId}.`, {
+      diagnostics: [{ path: 'url', code: 'unknown_run', message: 'fw workflows list --json shows the runs and their ids.' }],
+    });
+  }
+  return result;
 }
 
 function authorizeAdmin(req: IncomingMessage, context: AdminContext): void {

@@ -75,7 +75,7 @@ function matchRoute(path: string): Route | null {
   if (external) {
     return { kind: 'external', methods: ['POST'], service: decodeName(external[1]!), entryKind: external[2] === 'commands' ? 'command' : 'query', name: decodeName(external[3]!) };
   }
-  if (path.startsWith(ADMIN_PREFIX)) return { kind: 'admin', methods: ['GET'], path };
+  if (path.startsWith(ADMIN_PREFIX)) return { kind: 'admin', methods: ['GET', 'POST'], path };
   for (const prefix of ['/commands/', '/queries/'] as const) {
     if (path.startsWith(prefix)) return { kind: 'entry', methods: ['POST'], prefix, name: path.slice(prefix.length) };
   }

@@ -6,6 +6,7 @@ import { isFwError } from '../errors.ts';
 import { validateArgs } from '../execute.ts';
 import { resolveTraceId } from '../http/trace.ts';
 import type { AppDefinition } from '../registry.ts';
+import { insertStartRows, planEventStarts } from '../workflows/start.ts';
 import type { OutboxRow } from './store.ts';
 
 export interface ActionBinding {
@@ -34,14 +35,38 @@ export type DeliveryResult = { ok: true; note?: string } | { ok: false; permanen
 /** The longest `last_error` kept: a message, never a stack. */
 export const MAX_ERROR_LENGTH = 1000;
 
+/** What listens for one event: actions to run, and workflows to start (by name). */
+export interface EventListeners {
+  actions: readonly ActionBinding[];
+  workflows: readonly string[];
+}
+
 /**
- * Runs every action listening for the row's event, one after the other, as the event's user and
- * tenant (auth kind `system`), with the payload validated against each action's args first. The
- * first action that throws ends the attempt: the event is retried as a whole, so each action must
- * be idempotent (`ctx.event.idempotencyKey`).
+ * Starts the workflows listening for the row's event (once per event, however often it is delivered),
+ * then runs every action listening for it, one after the other, as the event's user and tenant (auth
+ * kind `system`), with the payload validated against each action's args first. The first action that
+ * throws ends the attempt: the event is retried as a whole, so each action must be idempotent
+ * (`ctx.event.idempotencyKey`).
  */
-export async function deliverRow(row: OutboxRow, actions: readonly ActionBinding[], services: { db: FwDatabase; ai: AiRuntime }): Promise<DeliveryResult> {
-  if (actions.length === 0) return { ok: true, note: `No action listens for "${row.event}"; delivered without running anything.` };
+export async function deliverRow(
+  row: OutboxRow,
+  listeners: EventListeners,
+  services: { app: AppDefinition; db: FwDatabase; ai: AiRuntime },
+): Promise<DeliveryResult> {
+  const { actions, workflows } = listeners;
+  if (actions.length === 0 && workflows.length === 0) {
+    return { ok: true, note: `No action or workflow listens for "${row.event}"; delivered without running anything.` };
+  }
+  if (workflows.length > 0) {
+    const names = workflows.join(', ');
+    let starts;
+    try {
+      starts = await planEventStarts(services.app, row, workflows);
+    } catch (error) {
+      return { ok: false, permanent: true, action: names, error, message: errorMessage(names, error) };
+    }
+    await insertStartRows(services.db.admin, starts, row);
+  }
   const auth: Auth = { kind: 'system', userId: row.userId, tenantId: row.tenantId, role: null };
   const traceId = row.traceId || resolveTraceId(undefined);
 

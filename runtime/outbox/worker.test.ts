@@ -260,7 +260,7 @@ for (const target of databaseTargets) {
       const nobody = await run('emit', { event: 'nobody.listens', payload: { a: 1 } });
       const invalid = await run('emit', { event: 'note.created', payload: { noteId: 'not-a-uuid' } });
       expect(await newWorker().runOnce()).toMatchObject({ claimed: 2, delivered: 1, dead: 1 });
-      expect((await rows(nobody.traceId))[0]).toMatchObject({ status: 'delivered', last_error: expect.stringContaining('No action listens for "nobody.listens"') });
+      expect((await rows(nobody.traceId))[0]).toMatchObject({ status: 'delivered', last_error: expect.stringContaining('No action or workflow listens for "nobody.listens"') });
       const [dead] = await rows(invalid.traceId);
       expect(dead).toMatchObject({ status: 'dead', attempts: 1, last_error: expect.stringMatching(/^onNoteCreated \(validation_failed\): Invalid args: args\.noteId: .*args\.title/) });
       expect(dead!.dead_at).toBeInstanceOf(Date);

@@ -4,6 +4,9 @@ import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai
 import type { FwDatabase } from '../db/database.ts';
 import type { AppDefinition } from '../registry.ts';
 import { type BackoffOptions, backoffDelay, resolveBackoff } from './backoff.ts';
+import { runWorkflowAttempt } from '../workflows/engine.ts';
+import { isWorkflowEvent, workflowOfEvent, workflowsOn } from '../workflows/start.ts';
+import { settleFailedRun } from '../workflows/store.ts';
 import { type ActionBinding, actionsByEvent, deliverRow, type DeliveryResult, MAX_ERROR_LENGTH } from './deliver.ts';
 import { claimRows, type DeliveryOutcome, finishDelivery, type OutboxRow, releaseLeases, renewLeases } from './store.ts';
 
@@ -112,11 +115,13 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const backoff = resolveBackoff(options.backoff);
   const onError = options.onError ?? reportToStderr;
 
+  let app: AppDefinition;
   let actions: Map<string, ActionBinding[]>;
   let ai: AiRuntime;
-  const setApp = (app: AppDefinition) => {
-    actions = actionsByEvent(app);
-    ai = createAiRuntime({ ...options.ai, app, db });
+  const setApp = (next: AppDefinition) => {
+    app = next;
+    actions = actionsByEvent(next);
+    ai = createAiRuntime({ ...options.ai, app: next, db });
   };
   setApp(options.app);
 
@@ -164,14 +169,17 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   }
 
   async function deliver(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
-    const bindings = actions.get(row.event) ?? [];
-    const names = bindings.map((b) => b.name);
+    const workflowRun = isWorkflowEvent(row.event);
+    const bindings = workflowRun ? [] : (actions.get(row.event) ?? []);
+    const starts = workflowRun ? [] : workflowsOn(app, row.event);
+    const names = workflowRun ? [workflowOfEvent(row.event)] : [...bindings.map((b) => b.name), ...starts];
     let outcome: DeliveryOutcome;
     if (row.attempts > maxAttempts) {
       // The last attempt's worker stopped mid-delivery (the lease expired): nothing is left to try.
       outcome = { kind: 'dead', error: `Attempt ${maxAttempts} of ${maxAttempts} did not finish: its worker stopped mid-delivery.` };
     } else {
-      const result: DeliveryResult = await deliverRow(row, bindings, { db, ai }).catch((error: unknown) => ({
+      const attempt = workflowRun ? runWorkflowAttempt(row, { app, db, ai }) : deliverRow(row, { actions: bindings, workflows: starts }, { app, db, ai });
+      const result: DeliveryResult = await attempt.catch((error: unknown) => ({
         ok: false as const,
         permanent: false,
         action: '(worker)',
@@ -195,6 +203,9 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       report(error, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId });
       return undefined; // The lease runs out and the row is delivered again.
     }
+    if (written && workflowRun && outcome.kind !== 'delivered') {
+      await settleRun(row, outcome.kind === 'retry' ? 'retrying' : 'failed', outcome.error);
+    }
     const kind = written ? outcome.kind : 'lease-lost';
     totals[kind === 'delivered' ? 'delivered' : kind === 'retry' ? 'retried' : kind === 'dead' ? 'dead' : 'leaseLost']++;
     const message = outcome.kind === 'delivered' ? outcome.note : outcome.error;
@@ -209,6 +220,14 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       ...(outcome.kind === 'retry' && written ? { delayMs: outcome.delayMs } : {}),
     });
     return kind;
+  }
+
+  /** A workflow run's state follows its start row: `retrying` while the outbox retries it, `failed` once dead. */
+  async function settleRun(row: OutboxRow, status: 'retrying' | 'failed', error: string): Promise<void> {
+    const runId = (row.payload as { runId?: unknown } | null)?.runId;
+    if (typeof runId !== 'string') return;
+    const run = { runId, workflow: workflowOfEvent(row.event), outboxId: row.id, attempt: row.attempts, tenantId: row.tenantId, userId: row.userId, traceId: row.traceId };
+    await settleFailedRun(db.admin, run, { status, error }).catch((e: unknown) => report(e, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId }));
   }
 
   function track(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {

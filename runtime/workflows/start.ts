@@ -1,0 +1,127 @@
+/**
+ * How a workflow run is started: one `_fw_outbox` row, event `fw.workflow:<name>`, payload
+ * `{ runId, args }`, idempotency key `workflow:<runId>`. Written in a command's transaction
+ * (`ctx.startWorkflow`) or by the worker when it delivers an event a workflow listens `on`; either
+ * way the insert skips a row whose key exists, so a start repeated with the same key (a retried
+ * delivery, a repeated idempotency key) starts nothing new.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Auth, EntryDefinition } from '../entries.ts';
+import { FwError } from '../errors.ts';
+import { validateArgs } from '../execute.ts';
+import type { AppDefinition } from '../registry.ts';
+
+export const WORKFLOW_EVENT_PREFIX = 'fw.workflow:';
+
+export function isWorkflowEvent(event: string): boolean {
+  return event.startsWith(WORKFLOW_EVENT_PREFIX);
+}
+
+export function workflowOfEvent(event: string): string {
+  return event.slice(WORKFLOW_EVENT_PREFIX.length);
+}
+
+export function runOutboxKey(runId: string): string {
+  return `workflow:${runId}`;
+}
+
+/** What a start row carries. */
+export interface WorkflowStartPayload {
+  runId: string;
+  /** The args as the starter gave them; validated again (with transforms) when the run executes. */
+  args: unknown;
+}
+
+/** An outbox row that starts one run. */
+export interface WorkflowStartRow {
+  event: string;
+  payload: WorkflowStartPayload;
+  idempotencyKey: string;
+}
+
+/**
+ * A run id: random, or — given an idempotency key — derived from the workflow and the key, so the
+ * same start always names the same run (a UUID made of the key's SHA-256, version nibble 8).
+ */
+export function workflowRunId(workflow: string, idempotencyKey?: string): string {
+  if (idempotencyKey === undefined) return randomUUID();
+  const hex = createHash('sha256').update(`${workflow}\0${idempotencyKey}`).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The workflow named `name`, or an error that lists the ones there are. */
+export function findWorkflow(app: AppDefinition, name: string): EntryDefinition<'workflow'> {
+  const entry = app.entries.get(name);
+  if (entry?.kind === 'workflow') return entry as EntryDefinition<'workflow'>;
+  const known = [...app.entries].filter(([, e]) => e.kind === 'workflow').map(([n]) => n);
+  throw new FwError('internal', `No workflow named "${name}". ${known.length ? `Workflows: ${known.sort().join(', ')}.` : 'Add one in src/workflows/<name>.ts.'}`);
+}
+
+/**
+ * Plans a start: checks the workflow exists and the args pass its schema now (so the starting command
+ * fails, rather than the run later), and names the run.
+ */
+export async function planWorkflowStart(app: AppDefinition, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStartRow> {
+  if (typeof name !== 'string' || name.length === 0) throw new TypeError('ctx.startWorkflow(workflow, args): workflow must be the workflow’s name, e.g. ctx.startWorkflow(\'onboard\', { … }).');
+  const key = options.idempotencyKey;
+  if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 200)) {
+    throw new TypeError('ctx.startWorkflow(…, { idempotencyKey }) must be a string of 1 to 200 characters.');
+  }
+  const entry = findWorkflow(app, name);
+  const given = args ?? {};
+  try {
+    await validateArgs(entry.args, given);
+  } catch (error) {
+    throw new FwError('internal', `ctx.startWorkflow('${name}'): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const runId = workflowRunId(name, key as string | undefined);
+  return { event: `${WORKFLOW_EVENT_PREFIX}${name}`, payload: { runId, args: given }, idempotencyKey: runOutboxKey(runId) };
+}
+
+/** The workflows that start on `event`, by name. */
+export function workflowsOn(app: AppDefinition, event: string): string[] {
+  return [...app.entries]
+    .filter(([, entry]) => entry.kind === 'workflow' && entry.options.on === event)
+    .map(([name]) => name)
+    .sort();
+}
+
+/**
+ * The start rows of the workflows listening `on` a delivered event: one run per event and workflow,
+ * whose id comes from the event's idempotency key, so a redelivery names the same runs. Throws when
+ * a workflow refuses the payload (retrying cannot fix that).
+ */
+export async function planEventStarts(app: AppDefinition, event: { payload: unknown; idempotencyKey: string }, names: readonly string[]): Promise<WorkflowStartRow[]> {
+  const rows: WorkflowStartRow[] = [];
+  for (const name of names) rows.push(await planWorkflowStart(app, name, event.payload ?? {}, { idempotencyKey: `event:${event.idempotencyKey}` }));
+  return rows;
+}
+
+/** Writes start rows (as the owner, from the worker); a row whose run exists already is skipped. */
+export async function insertStartRows(admin: Kysely<any>, rows: readonly WorkflowStartRow[], caller: { tenantId: string | null; userId: string | null; traceId: string | null }): Promise<void> {
+  if (rows.length === 0) return;
+  await admin
+    .insertInto('_fw_outbox')
+    .values(rows.map((row) => outboxValues(row, caller)))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** The `_fw_outbox` values of a start row. */
+export function outboxValues(row: WorkflowStartRow, caller: { tenantId: string | null; userId: string | null; traceId: string | null }) {
+  return {
+    event: row.event,
+    payload: sql`${JSON.stringify(row.payload)}::jsonb`,
+    tenant_id: caller.tenantId,
+    user_id: caller.userId,
+    trace_id: caller.traceId,
+    idempotency_key: row.idempotencyKey,
+  };
+}
+
+/** The caller of a start row, from the command's auth. */
+export function callerOf(auth: Auth, traceId: string) {
+  return { tenantId: auth.tenantId, userId: auth.userId, traceId };
+}
