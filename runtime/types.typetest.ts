@@ -1,7 +1,7 @@
 // Type tests: checked by `npm run typecheck`; every @ts-expect-error must stay an error.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { action, command, endpoint, query } from './entries.ts';
+import { action, command, endpoint, query, workflow } from './entries.ts';
 import { type Database, defineSchema, t, table } from './schema.ts';
 
 const schema = defineSchema({
@@ -108,4 +108,32 @@ export const aiInCommand = command({
 export const agentInQuery = query({
   // @ts-expect-error queries have no ctx.agent
   handler: (ctx) => ctx.agent.run({ agent: 'assistant', prompt: 'hi' }),
+});
+// Workflows: durable steps with typed results, the run, and the AI surface; commands start them.
+export const typedWorkflow = workflow({
+  args: { orderId: z.uuid() },
+  handler: async (ctx, args) => {
+    const charge = await ctx.step('charge', async ({ idempotencyKey }) => ({ chargeId: `${idempotencyKey}:${args.orderId}` }));
+    const id: string = charge.chargeId;
+    const attempt: number = ctx.run.attempt;
+    // @ts-expect-error a step's result keeps its type
+    const wrong: number = charge.chargeId;
+    await ctx.ai.generateText({ prompt: 'hi' });
+    return { id, attempt, wrong };
+  },
+});
+export const startsWorkflow = command({
+  handler: async (ctx) => {
+    const { runId } = await ctx.startWorkflow('typedWorkflow', { orderId: crypto.randomUUID() }, { idempotencyKey: 'k' });
+    const id: string = runId;
+    return id;
+  },
+});
+export const noStartInQuery = query({
+  // @ts-expect-error queries cannot start workflows (they run read-only)
+  handler: (ctx) => ctx.startWorkflow('typedWorkflow', {}),
+});
+export const noStepInAction = action({
+  // @ts-expect-error steps belong to workflows
+  handler: (ctx) => ctx.step('x', () => 1),
 });

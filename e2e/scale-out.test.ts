@@ -1,0 +1,228 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { SignJWT } from 'jose';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventStream } from '../runtime/live/test-support.ts';
+import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
+import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
+
+// N `fw start` processes on one PostgreSQL, as docs/deploy.md describes: the same DATABASE_URL, JWT
+// settings, admin token and approval secret everywhere; no sticky sessions.
+const TENANT = '00000000-0000-4000-8000-0000000000c1';
+const SECRET = 'scale-out-test-secret-of-at-least-32-characters';
+const ADMIN_TOKEN = 'scale-out-admin-token';
+
+const files: Record<string, string> = {
+  'src/fw/schema.ts': `import { defineSchema, t, table } from 'fw';
+
+const schema = defineSchema({
+  notes: table({
+    id: t.uuid().primaryKey().defaultRandom(),
+    title: t.text(),
+    body: t.text().nullable(),
+    author_id: t.text(),
+    created_at: t.timestamptz().defaultNow(),
+  }),
+  // Who delivered each event and ran each workflow step (process ids): a unique key per effect.
+  deliveries: table({ key: t.text().primaryKey(), pid: t.integer() }, { tenantScoped: false }),
+  step_log: table({ key: t.text().primaryKey(), pid: t.integer() }, { tenantScoped: false }),
+});
+export default schema;
+declare module 'fw' { interface Register { schema: typeof schema } }
+`,
+  'src/commands/createNote.ts': `import { command, z } from 'fw';
+
+export default command({
+  args: { title: z.string().min(1) },
+  handler: async (ctx, args) => {
+    const note = await ctx.db.insertInto('notes').values({ title: args.title, author_id: ctx.auth.userId! }).returningAll().executeTakeFirstOrThrow();
+    ctx.emit('note.created', { noteId: note.id });
+    return note;
+  },
+});
+`,
+  'src/commands/startResumable.ts': `import { command } from 'fw';
+
+export default command({ handler: (ctx) => ctx.startWorkflow('resumable', {}) });
+`,
+  // Slow enough that one worker cannot take every event: the other gets its share.
+  'src/actions/recordDelivery.ts': `import { action, z } from 'fw';
+
+export default action({
+  on: 'note.created',
+  args: { noteId: z.uuid() },
+  handler: async (ctx) => {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await ctx.db.insertInto('deliveries').values({ key: ctx.event.idempotencyKey, pid: process.pid }).onConflict((oc) => oc.doNothing()).execute();
+  },
+});
+`,
+  'src/workflows/stampNote.ts': `import { workflow, z } from 'fw';
+
+export default workflow({
+  on: 'note.created',
+  args: { noteId: z.uuid() },
+  handler: async (ctx, args) => {
+    const title = await ctx.step('read', async () => (await ctx.db.selectFrom('notes').select('title').where('id', '=', args.noteId).executeTakeFirstOrThrow()).title);
+    await ctx.step('stamp', () => ctx.db.updateTable('notes').set({ body: 'stamped: ' + title }).where('id', '=', args.noteId).execute().then(() => null));
+  },
+});
+`,
+  // Attempt 1 hangs in its second step (the test kills its process there); attempt 2 finishes.
+  'src/workflows/resumable.ts': `import { workflow } from 'fw';
+
+export default workflow({
+  handler: async (ctx) => {
+    const log = (key: string) => ctx.db.insertInto('step_log').values({ key, pid: process.pid }).execute();
+    await ctx.step('first', () => log('first').then(() => 'done'));
+    await ctx.step('second', async ({ attempt }) => {
+      if (attempt === 1) {
+        await log('second-started');
+        await new Promise(() => {});
+      }
+      await log('second');
+    });
+  },
+});
+`,
+};
+
+async function until<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  let database: Awaited<ReturnType<typeof createTestPostgresDatabase>>;
+  let client: pg.Client;
+  const running: RunningFw[] = [];
+  let env: Record<string, string>;
+  let token: string;
+
+  const start = async (args: string[]) => {
+    const child = await startFw(args, { cwd: app.dir, env });
+    running.push(child);
+    return child;
+  };
+  const rows = async (text: string) => (await client.query(text)).rows;
+
+  beforeAll(async () => {
+    app = await createTestApp('minimal-web', files);
+    // The API only: fw build then bundles the backend alone.
+    await rm(path.join(app.dir, 'web'), { recursive: true, force: true });
+    database = await createTestPostgresDatabase();
+    client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    env = {
+      DATABASE_URL: database.url,
+      FW_AUTH: 'jwt',
+      FW_JWT_ISSUER: 'https://issuer.test/',
+      FW_JWT_AUDIENCE: 'fw-scale-out',
+      FW_JWT_ALGORITHMS: 'HS256',
+      FW_JWT_HS_SECRET: SECRET,
+      FW_ADMIN_TOKEN: ADMIN_TOKEN,
+      FW_AI_APPROVAL_SECRET: 'scale-out-approvals',
+      FW_AI: 'mock',
+    };
+    token = await new SignJWT({ tenant_id: TENANT, role: 'member' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('user-1')
+      .setIssuer(env.FW_JWT_ISSUER!)
+      .setAudience(env.FW_JWT_AUDIENCE!)
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode(SECRET));
+    const built = await runFw(['build', '--json'], { cwd: app.dir, env });
+    expect(built.code, built.stderr).toBe(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const child of running) await child.stop();
+    await client?.end();
+    await database?.drop();
+    await app?.remove();
+  });
+
+  it('live updates, outbox deliveries and workflow runs are shared across processes', async () => {
+    const one = await start(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--json']);
+    const two = await start(['start', '--port', '0', '--host', '127.0.0.1', '--json']);
+    expect(one.ready).toMatchObject({ ok: true, database: 'postgres', worker: true });
+    expect(two.ready).toMatchObject({ ok: true, database: 'postgres', worker: true });
+    const [urlOne, urlTwo] = [one.ready.serverUrl as string, two.ready.serverUrl as string];
+    const auth = { authorization: `Bearer ${token}` };
+
+    // A live stream on process one sees a write made through process two.
+    const stream = await openEventStream(`${urlOne}/live/liveNotes`, { headers: auth });
+    try {
+      expect(stream.status).toBe(200);
+      expect((await stream.next(20_000)).json.result).toEqual([]);
+      const created = await post(urlTwo, '/commands/createNote', { title: 'via two' }, auth);
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const update = await stream.nextWhere((e) => e.json.result?.some((n: { title: string }) => n.title === 'via two'), 20_000);
+      expect(update.json.result.map((n: { title: string }) => n.title)).toContain('via two');
+    } finally {
+      stream.close();
+    }
+
+    // Events emitted through both processes, spread over time: each is delivered once, and both workers take part.
+    for (let i = 0; i < 19; i++) {
+      const created = await post(i % 2 ? urlOne : urlTwo, '/commands/createNote', { title: `note ${i}` }, auth);
+      expect(created.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const deliveries = await until(async () => {
+      const found = await rows('select key, pid from deliveries');
+      return found.length === 20 && found;
+    }, 'all 20 events delivered');
+    const [events] = await rows(`select count(*)::int as n, count(*) filter (where status = 'delivered')::int as delivered from _fw_outbox where event = 'note.created'`);
+    expect(events).toEqual({ n: 20, delivered: 20 });
+    const pids = new Set(deliveries.map((d: { pid: number }) => d.pid));
+    expect(pids).toEqual(new Set([one.child.pid, two.child.pid]));
+
+    // Every note's workflow ran to the end once, whichever process ran it.
+    const admin = { 'x-fw-admin-token': ADMIN_TOKEN };
+    const runs = await until(async () => {
+      const { runs } = (await (await fetch(`${urlTwo}/_fw/workflows?workflow=stampNote&limit=100`, { headers: admin })).json()) as { runs: Array<{ status: string }> };
+      return runs.length === 20 && runs.every((r) => r.status === 'completed') && runs;
+    }, 'all 20 stampNote runs completed');
+    expect(runs).toHaveLength(20);
+    expect(await rows(`select count(*)::int as n from notes where body like 'stamped: %'`)).toEqual([{ n: 20 }]);
+    expect((await fetch(`${urlOne}/_fw/workflows`)).status).toBe(401); // the admin plane needs the token
+  }, 180_000);
+
+  it('a workflow resumes on another worker after its process is killed, without re-running finished steps', async () => {
+    for (const child of running.splice(0)) expect(await child.stop()).toBe(0);
+    const api = await start(['start', '--port', '0', '--host', '127.0.0.1', '--no-worker', '--json']);
+    const url = api.ready.serverUrl as string;
+    const first = await start(['worker', '--lease-ms', '1500', '--poll-ms', '100', '--json']);
+
+    const started = await post(url, '/commands/startResumable', {}, { authorization: `Bearer ${token}` });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const runId = started.body.result.runId as string;
+    await until(async () => (await rows(`select 1 from step_log where key = 'second-started'`)).length === 1, 'attempt 1 to reach its second step');
+    first.child.kill('SIGKILL');
+    await first.stop();
+
+    const second = await start(['worker', '--lease-ms', '1500', '--poll-ms', '100', '--json']);
+    const admin = { 'x-fw-admin-token': ADMIN_TOKEN };
+    const run = await until(async () => {
+      const body = (await (await fetch(`${url}/_fw/workflows/${runId}`, { headers: admin })).json()) as { status: string };
+      return body.status === 'completed' && (body as any);
+    }, 'the run to complete on the second worker', 30_000);
+    expect(run).toMatchObject({ runId, workflow: 'resumable', attempts: 2 });
+    expect(run.steps.map((s: { name: string; attempt: number }) => [s.name, s.attempt])).toEqual([['first', 1], ['second', 2]]);
+    const log = await rows('select key, pid from step_log order by key');
+    expect(log).toEqual([
+      { key: 'first', pid: first.child.pid },
+      { key: 'second', pid: second.child.pid },
+      { key: 'second-started', pid: first.child.pid },
+    ]);
+    expect(second.stderr()).toContain('delivered "fw.workflow:resumable"');
+  }, 120_000);
+});
