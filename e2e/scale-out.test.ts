@@ -196,8 +196,19 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
     expect((await fetch(`${urlOne}/_fw/workflows`)).status).toBe(401); // the admin plane needs the token
   }, 180_000);
 
-  it('a workflow resumes on another worker after its process is killed, without re-running finished steps', async () => {
+  it('a stopping process ends its live streams with a reconnect hint', async () => {
+    const [one] = running;
+    const response = await fetch(`${one!.ready.serverUrl as string}/live/liveNotes`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    const body = response.text();
+    await new Promise((resolve) => setTimeout(resolve, 300));
     for (const child of running.splice(0)) expect(await child.stop()).toBe(0);
+    const text = await body;
+    expect(text).toContain('data: ');
+    expect(text.endsWith(': fw shutting down, reconnect\nretry: 250\n\n')).toBe(true);
+  }, 60_000);
+
+  it('a workflow resumes on another worker after its process is killed, without re-running finished steps', async () => {
     const api = await start(['start', '--port', '0', '--host', '127.0.0.1', '--no-worker', '--json']);
     const url = api.ready.serverUrl as string;
     const first = await start(['worker', '--lease-ms', '1500', '--poll-ms', '100', '--json']);
