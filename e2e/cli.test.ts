@@ -36,6 +36,24 @@ describe('fw CLI basics', () => {
   });
 });
 
+describe('the environment of fw under test', () => {
+  it('is the scripted mock without a provider key, even when the test runner has one', async () => {
+    const app = await createTestApp();
+    const saved = process.env.AI_GATEWAY_API_KEY;
+    process.env.AI_GATEWAY_API_KEY = 'a-key-no-test-may-use';
+    try {
+      const models = async (env?: NodeJS.ProcessEnv) => JSON.parse((await runFw(['ai', 'agents', '--json'], { cwd: app.dir, ...(env ? { env } : {}) })).stdout).models;
+      expect(await models()).toBe('mock');
+      // A test that means to use a provider passes its own environment.
+      expect(await models({ FW_AI: '', AI_GATEWAY_API_KEY: 'its-own-key' })).toBe('gateway');
+    } finally {
+      if (saved === undefined) delete process.env.AI_GATEWAY_API_KEY;
+      else process.env.AI_GATEWAY_API_KEY = saved;
+      await app.remove();
+    }
+  });
+});
+
 describe('fw create', () => {
   let parent: string;
   beforeAll(async () => {

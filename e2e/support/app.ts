@@ -37,6 +37,15 @@ export interface RunResult {
   stderr: string;
 }
 
+/**
+ * The environment of a child process: this one's, but with AI on fw's scripted mock (`FW_AI=mock`)
+ * and no provider key, so no test needs one or spends one. A test's own `env` wins.
+ */
+function childEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const { AI_GATEWAY_API_KEY: _providerKey, ...inherited } = process.env;
+  return { ...inherited, FW_AI: 'mock', ...env };
+}
+
 /** Runs `fw …` to completion. */
 export function runFw(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
   return runNode([cliPath, ...args], options);
@@ -45,7 +54,7 @@ export function runFw(args: string[], options: { cwd: string; env?: NodeJS.Proce
 /** Runs a Node script (with this Node) to completion. */
 export function runNode(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    const child = spawn(process.execPath, args, { cwd: options.cwd, env: childEnv(options.env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -66,7 +75,7 @@ export interface RunningFw {
 /** Starts a long-running `fw …` that prints one JSON line when ready (`fw dev --json`). */
 export function startFw(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunningFw> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: childEnv(options.env) });
     let stdout = '';
     let stderr = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

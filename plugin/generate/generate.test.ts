@@ -133,6 +133,43 @@ describe('generated artifacts of the minimal-web template', () => {
   });
 });
 
+describe('the ai section of agentContract.json', () => {
+  it('lists the AI rules, endpoints, default step limit, agents with their limits and tools, and every tool’s risk', async () => {
+    const dir = await app({
+      'src/ai/tools/noteCount.ts': "import { aiTool } from 'fw';\nexport default aiTool({ description: 'Counts notes', risk: 'read', handler: async (ctx) => ({ count: (await ctx.db.selectFrom('notes').select('id').execute()).length }) });\n",
+      'src/ai/tools/emailNote.ts': "import { aiTool, z } from 'fw';\nexport default aiTool({ description: 'Emails a note', risk: 'external', inputSchema: { to: z.string() }, handler: () => ({ sent: true }) });\n",
+      // No step limit of its own: the default applies.
+      'src/ai/agents/helper.ts': [
+        "import { agent } from 'fw';",
+        "import createNote from '../../commands/createNote.ts';",
+        "import emailNote from '../tools/emailNote.ts';",
+        "import noteCount from '../tools/noteCount.ts';",
+        "export default agent({ model: 'anthropic/claude-haiku-4.5', tools: { noteCount, emailNote, createNote } });",
+      ].join('\n'),
+    });
+    await generateArtifacts({ root: dir });
+    const { ai } = await readJson(dir, `${generated}/agentContract.json`);
+    expect(ai.rules.map((r: { id: string }) => r.id)).toEqual(['ai-context', 'tools-as-caller', 'approvals', 'step-limit', 'tool-errors', 'secrets', 'telemetry']);
+    expect(ai.rules.find((r: { id: string }) => r.id === 'step-limit').text).toContain('without one 10 applies, at most 100');
+    expect(ai.rules.find((r: { id: string }) => r.id === 'telemetry').text).toContain('FW_AI_RECORD_CONTENT=1');
+    expect(ai.endpoints).toEqual(['POST /ai/agents/run', 'POST /ai/agents/chat']);
+    expect(ai.defaultMaxSteps).toBe(10);
+    expect(ai.agents).toEqual([
+      { name: 'assistant', file: 'src/ai/agents/assistant.ts', provider: 'gateway', model: 'openai/gpt-4o-mini', maxSteps: 5, maxStepsDeclared: true, tools: ['createNote', 'listNotes'] },
+      { name: 'helper', file: 'src/ai/agents/helper.ts', provider: 'gateway', model: 'anthropic/claude-haiku-4.5', maxSteps: 10, maxStepsDeclared: false, tools: ['createNote', 'emailNote', 'noteCount'] },
+    ]);
+    const read = { risk: 'read', needsApproval: false, readOnly: true, policy: 'user' };
+    // The app's entries, then its aiTools.
+    expect(ai.tools).toEqual([
+      { name: 'createNote', kind: 'command', risk: 'write', needsApproval: true, readOnly: false, policy: 'user' },
+      { name: 'listNotes', kind: 'query', ...read },
+      { name: 'liveNotes', kind: 'liveQuery', ...read },
+      { name: 'emailNote', kind: 'aiTool', risk: 'external', needsApproval: true, readOnly: false, policy: 'user' },
+      { name: 'noteCount', kind: 'aiTool', ...read },
+    ]);
+  });
+});
+
 describe('determinism and drift', () => {
   it('generates byte-identical files twice, and does not rewrite them', async () => {
     const dir = await app();

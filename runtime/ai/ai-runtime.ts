@@ -162,7 +162,8 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
   const { app, db } = options;
   const env = options.env ?? process.env;
   const resolveModel = options.resolveModel ?? defaultModelResolver(env);
-  const approvalSecret = options.approvalSecret ?? env.FW_AI_APPROVAL_SECRET ?? processApprovalSecret;
+  // An empty FW_AI_APPROVAL_SECRET counts as unset (an empty HMAC key cannot sign anything).
+  const approvalSecret = options.approvalSecret || env.FW_AI_APPROVAL_SECRET || processApprovalSecret;
   const recordContent = options.recordContent ?? env.FW_AI_RECORD_CONTENT === '1';
   const agents = app.agents ?? new Map<string, AgentDefinition>();
 
@@ -335,7 +336,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
       }
       if (uiMessages.some((m) => m.role === 'system')) throw systemMessageRefused();
       const messages = await convertToModelMessages(uiMessages, { tools: prepared.settings.tools });
-      const approvals = describeApprovals(messages, collectApprovalResponses(messages));
+      const approvals = describeApprovals(messages, newApprovalResponses(messages));
       const started = performance.now();
       let failure: FwError | undefined;
       const result = streamText({
@@ -453,15 +454,22 @@ function toolCallIdOf(messages: readonly ModelMessage[], approvalId: string): st
   return approvalRequests(messages).find((r) => r.approvalId === approvalId)?.toolCallId;
 }
 
-function collectApprovalResponses(messages: readonly ModelMessage[]): ApprovalDecision[] {
-  const decisions: ApprovalDecision[] = [];
-  for (const message of messages) {
-    if (message.role !== 'tool') continue;
-    for (const part of message.content) {
-      if (part.type === 'tool-approval-response') decisions.push({ approvalId: part.approvalId, approved: part.approved });
-    }
-  }
-  return decisions;
+/**
+ * The approval decisions this request makes. A chat client sends the whole history every turn, and
+ * earlier decisions stay in it. As the AI SDK does (collectToolApprovals), only the trailing tool
+ * message's decisions count, and of those not one whose call already has its result there (a denial
+ * sent with its `execution-denied` result is still this request's).
+ */
+function newApprovalResponses(messages: readonly ModelMessage[]): ApprovalDecision[] {
+  const last = messages.at(-1);
+  if (last?.role !== 'tool') return [];
+  const results = new Map(last.content.flatMap((part) => (part.type === 'tool-result' ? [[part.toolCallId, part.output.type] as const] : [])));
+  return last.content.flatMap((part) => {
+    if (part.type !== 'tool-approval-response') return [];
+    const result = results.get(toolCallIdOf(messages, part.approvalId) ?? '');
+    const actedOn = result !== undefined && (part.approved || result !== 'execution-denied');
+    return actedOn ? [] : [{ approvalId: part.approvalId, approved: part.approved }];
+  });
 }
 
 /** The decisions with the tool each concerns (looked up in the history), for the trace. */
