@@ -40,7 +40,7 @@ describe('external services behind fw dev', () => {
     stdioManifest.service.timeoutMs = 8_000;
     // A stdio entry behind a policy the member role does not pass.
     stdioManifest.entries.push({ name: 'guarded', kind: 'command', policy: 'agent', risk: 'write', transaction: 'external-managed' });
-    for (const entry of stdioManifest.entries) if (entry.name === 'record') entry.effects = [{ name: 'note.recorded', tables: ['notes'] }];
+    for (const entry of stdioManifest.entries) if (entry.name === 'record') entry.effects = [{ name: 'note.recorded', tables: ['notes'], liveQueries: ['liveNotes'] }];
     app = await createTestApp('minimal-web', {
       'src/policies.ts': "import { definePolicies } from 'fw';\nexport default definePolicies({ agent: ({ auth }) => auth.role === 'agent' });\n",
       // Found without importing it.
@@ -103,6 +103,30 @@ describe('external services behind fw dev', () => {
     const contract = await read('agentContract.json');
     expect(contract.policies.find((p: { name: string }) => p.name === 'agent').entries).toContain('tickets.listTickets');
   });
+
+  it('fw run / fw query call the service directly when no fw dev runs, and refuse bad --args JSON', async () => {
+    const echoed = await runFw(['query', 'tickets.echo', '--args', '{"q":"direct"}', '--json'], { cwd: app.dir });
+    expect(echoed.code, echoed.stdout + echoed.stderr).toBe(0);
+    const report = JSON.parse(echoed.stdout);
+    expect(report).toMatchObject({ ok: true, service: 'tickets', entry: 'echo', kind: 'query', via: 'direct' });
+    expect(report.result.envelope).toEqual({
+      args: { q: 'direct' },
+      auth: { kind: 'user', userId: 'fw-cli', tenantId: tenant, role: 'member' },
+      fw: { service: 'tickets', entry: 'echo', kind: 'query', traceId: report.traceId },
+    });
+    // A command with effects: recorded in the app's embedded database by this process.
+    const created = await runFw(['run', 'tickets.createTicket', '--args', '{"subject":"Direct"}', '--json'], { cwd: app.dir });
+    expect(created.code, created.stdout + created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ ok: true, kind: 'command', via: 'direct', result: { subject: 'Direct', tenantId: tenant } });
+    const failing = await runFw(['query', 'tickets.failing', '--json'], { cwd: app.dir });
+    expect([failing.code, JSON.parse(failing.stdout).kind]).toEqual([1, 'conflict']);
+
+    const bad = await runFw(['run', 'tickets.createTicket', '--args', '{subject:', '--json'], { cwd: app.dir });
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, kind: 'bad_json', message: expect.stringContaining('--args is not JSON') });
+    const badQuery = await runFw(['query', 'tickets.echo', '--args', 'nope', '--json'], { cwd: app.dir });
+    expect([badQuery.code, JSON.parse(badQuery.stdout).kind]).toEqual([1, 'bad_json']);
+  }, 60_000);
 
   describe('through the runtime', () => {
     beforeAll(async () => {

@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,5 +50,43 @@ describe('fw manifest validate', () => {
     const broken = await runFw(['manifest', 'validate', 'broken.json', '--json'], { cwd: dir });
     expect(broken.code).toBe(1);
     expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, kind: 'bad_json' });
+  });
+});
+
+describe('fw manifest import', () => {
+  let dir: string;
+  const registry = () => readFile(path.join(dir, '.fw/external-manifests.json'), 'utf8');
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'fw-import-'));
+    const good = { fwProtocol: '1.0', service: { name: 'billing', transport: 'http', baseUrl: 'http://localhost:8080' }, entries: [{ name: 'listInvoices', kind: 'query' }] };
+    await writeFile(path.join(dir, 'good.json'), JSON.stringify(good));
+    // Valid JSON and valid against the schema, but against the rules: a query that writes.
+    await writeFile(path.join(dir, 'rules.json'), JSON.stringify({ ...good, entries: [{ name: 'listInvoices', kind: 'query', risk: 'write', effects: ['x'] }] }));
+    await writeFile(path.join(dir, 'warned.json'), JSON.stringify({ ...good, service: { ...good.service, command: 'java' } }));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('writes nothing for a manifest that breaks the rules', async () => {
+    const fresh = await runFw(['manifest', 'import', 'rules.json', '--json'], { cwd: dir });
+    expect(fresh.code).toBe(1);
+    expect(existsSync(path.join(dir, '.fw'))).toBe(false);
+
+    expect((await runFw(['manifest', 'import', 'good.json', '--json'], { cwd: dir })).code).toBe(0);
+    const before = await registry();
+    const r = await runFw(['manifest', 'import', 'rules.json', '--json'], { cwd: dir });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ ok: false, kind: 'invalid_manifest' });
+    expect(report.diagnostics).toEqual([
+      expect.objectContaining({ path: 'entries[0].risk', code: 'query_not_read_only', severity: 'error' }),
+      expect.objectContaining({ path: 'entries[0].effects', code: 'query_effects', severity: 'error' }),
+    ]);
+    expect(await registry()).toBe(before);
+  });
+
+  it('imports a manifest with warnings and reports them', async () => {
+    const r = await runFw(['manifest', 'import', 'warned.json', '--json'], { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, service: 'billing', status: 'updated', diagnostics: [{ path: 'service.command', code: 'unused_field', severity: 'warning' }] });
   });
 });

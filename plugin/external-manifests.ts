@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type Manifest, validateManifest } from '../runtime/external/manifest.ts';
+import { type Manifest, type ManifestDiagnostic, validateManifest } from '../runtime/external/manifest.ts';
 import type { ExternalService } from '../runtime/external/services.ts';
 import { FwFailure } from '../runtime/failure.ts';
 
@@ -30,7 +30,8 @@ export async function readExternalServices(root: string): Promise<{ services: Ex
   const add = (value: unknown, file: string) => {
     const checked = validateManifest(value);
     if (!checked.ok) {
-      problems.push({ file, message: `invalid manifest: ${checked.diagnostics.map((d) => `${d.path || '(root)'}: ${d.message}`).join('; ')}. Run fw manifest validate.` });
+      const errors = checked.diagnostics.filter((d) => d.severity === 'error');
+      problems.push({ file, message: `invalid manifest: ${errors.map((d) => `${d.path || '(root)'}: ${d.message}`).join('; ')}. Run fw manifest validate.` });
       return;
     }
     const name = checked.manifest!.service.name;
@@ -60,6 +61,8 @@ export interface ImportResult {
   entries: number;
   importedFrom: string;
   file: string;
+  /** Warnings of the imported manifest (fields its transport ignores); errors refuse the import. */
+  diagnostics: ManifestDiagnostic[];
 }
 
 /**
@@ -72,7 +75,7 @@ export async function importManifest(root: string, source: string): Promise<Impo
   const checked = validateManifest(value);
   if (!checked.ok) {
     throw new FwFailure('invalid_manifest', `The manifest from ${from} is not valid; nothing was imported.`, {
-      diagnostics: checked.diagnostics.map((d) => ({ path: d.path, code: d.code, message: d.message, hint: d.hint })),
+      diagnostics: checked.diagnostics.map((d) => ({ path: d.path, code: d.code, severity: d.severity, message: d.message, hint: d.hint })),
       suggestions: [`fw manifest validate ${source} --json`],
     });
   }
@@ -91,7 +94,7 @@ export async function importManifest(root: string, source: string): Promise<Impo
     await writeFile(`${file}.tmp`, `${JSON.stringify(sorted, null, 2)}\n`);
     await rename(`${file}.tmp`, file);
   }
-  return { service: name, status, entries: manifest.entries.length, importedFrom: from, file: REGISTRY_FILE };
+  return { service: name, status, entries: manifest.entries.length, importedFrom: from, file: REGISTRY_FILE, diagnostics: checked.diagnostics };
 }
 
 /** Reads a manifest file (relative to the app root) or a service's `GET /manifest`. */

@@ -1,5 +1,6 @@
 import type { AgentDefinition, AiToolDefinition } from './ai/define.ts';
 import type { EntryDefinition, EntryKind, PolicyCheck } from './entries.ts';
+import { effectProblems } from './external/effects.ts';
 import type { ExternalService } from './external/services.ts';
 import type { Schema } from './schema.ts';
 
@@ -50,8 +51,9 @@ export interface RegistryProblem {
 }
 
 /**
- * Checks that an app is coherent before it serves anything: valid unique names, and every policy an
- * entry names exists. Returns the problems rather than throwing so callers can report them all.
+ * Checks that an app is coherent before it serves anything: valid unique names, every policy an
+ * entry names exists, and every table and liveQuery an external command's effects name exists.
+ * Returns the problems rather than throwing so callers can report them all.
  */
 export function checkApp(app: AppDefinition): RegistryProblem[] {
   const problems: RegistryProblem[] = [];
@@ -65,6 +67,8 @@ export function checkApp(app: AppDefinition): RegistryProblem[] {
         });
       }
     }
+    // Effects naming a table or liveQuery the app does not have would invalidate nothing.
+    for (const message of effectProblems(app, service)) problems.push({ file: service.source, message });
   }
   const endpointRoutes = new Map<string, string>();
   for (const [name, entry] of app.entries) {

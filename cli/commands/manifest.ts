@@ -15,7 +15,7 @@ const validate = defineCommand({
     const { value, from } = await fetchManifest(process.cwd(), args.file);
     const result = validateManifest(value);
     if (!result.ok) {
-      throw new FwFailure('invalid_manifest', `${from} is not a valid fw manifest (${result.diagnostics.length} problem(s)).`, {
+      throw new FwFailure('invalid_manifest', `${from} is not a valid fw manifest (${result.diagnostics.filter((d) => d.severity === 'error').length} error(s)).`, {
         suggestions: ['Fix the fields named above, then run fw manifest validate again.'],
         diagnostics: result.diagnostics,
       });
@@ -24,6 +24,7 @@ const validate = defineCommand({
     const report = { ok: true, file: /^https?:/i.test(from) ? from : path.resolve(args.file), service: manifest.service.name, entries: manifest.entries.length, diagnostics: result.diagnostics };
     if (args.json) return printJson(report);
     log(`✔ ${report.file}: service "${report.service}" (${manifest.service.transport}), ${report.entries} entr${report.entries === 1 ? 'y' : 'ies'}`);
+    for (const d of result.diagnostics) log(`  ⚠ ${d.path}: ${d.message}\n    hint: ${d.hint}`);
   },
 });
 
@@ -38,6 +39,7 @@ const importCommand = defineCommand({
     const { importManifest } = await import('../../plugin/external-manifests.ts');
     const result = await importManifest(path.resolve(args.root), args.source);
     if (args.json) return printJson({ ok: true, ...result });
+    for (const d of result.diagnostics) log(`  ⚠ ${d.path}: ${d.message}\n    hint: ${d.hint}`);
     log(`fw manifest import: service "${result.service}" ${result.status} (${result.entries} entries) in ${result.file}. Next: fw generate`);
   },
 });

@@ -6,6 +6,7 @@ import { type AppDefinition, entryRoute } from '../../runtime/registry.ts';
 import type { Table } from '../../runtime/schema.ts';
 import { agentTools, appTools, toolInputJsonSchema } from '../../runtime/ai/catalog.ts';
 import { DEFAULT_MAX_STEPS, type ToolRisk } from '../../runtime/ai/define.ts';
+import { invalidatedTables, normalizeEffect } from '../../runtime/external/effects.ts';
 import { entryDefaults } from '../../runtime/external/services.ts';
 import { listAiFiles, listEntryFiles } from '../load-app.ts';
 import { entryAgentRuns } from './agent-calls.ts';
@@ -88,6 +89,8 @@ export interface ExternalEntryModel {
   transaction: 'external-managed' | 'read-only';
   needsApproval: boolean;
   effects: Array<{ name: string; tables: string[]; liveQueries: string[] }>;
+  /** The tables its effects invalidate when it succeeds (`effectTables`: named tables and those of named liveQueries). */
+  invalidates: string[];
   tenantScoped: boolean;
   description: string | null;
   args: Record<string, unknown> | null;
@@ -207,8 +210,7 @@ async function analyseAi(root: string, app: AppDefinition, entries: readonly Ent
         where = { file: entry.file, reads: entry.access.reads, writes: entry.access.writes, analysis: entry.access.kind };
       } else if (t.source === 'external') {
         // What an external service touches is its own business; the tables its effects invalidate are what fw knows.
-        const tables = [...new Set((t.external.effects ?? []).flatMap((e) => (typeof e === 'string' ? [] : (e.tables ?? []))))].sort();
-        where = { file: t.service.source, reads: [], writes: tables, analysis: 'partial' };
+        where = { file: t.service.source, reads: [], writes: invalidatedTables(app, t.external), analysis: 'partial' };
       } else {
         const file = fileOf('aiTool', t.name);
         const source = await readFile(path.join(root, file), 'utf8');
@@ -271,7 +273,8 @@ export function externalModels(app: AppDefinition): ExternalServiceModel[] {
         kind: entry.kind,
         route: `POST /external/${manifest.service.name}/${entry.kind === 'command' ? 'commands' : 'queries'}/${entry.name}`,
         ...entryDefaults(entry),
-        effects: (entry.effects ?? []).map((e) => (typeof e === 'string' ? { name: e, tables: [], liveQueries: [] } : { name: e.name, tables: e.tables ?? [], liveQueries: e.liveQueries ?? [] })),
+        effects: (entry.effects ?? []).map(normalizeEffect),
+        invalidates: invalidatedTables(app, entry),
         description: entry.description ?? null,
         args: entry.argsSchema ?? null,
       })),

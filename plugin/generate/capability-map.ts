@@ -18,7 +18,11 @@ export interface CapabilityMap {
   tables: Array<{ name: string; tenantScoped: boolean; readBy: string[]; writtenBy: string[] }>;
   /** The UI side: how the frontend reaches each entry (see `CapabilityUi`). */
   ui: CapabilityUi;
-  /** External entries: the service and transport behind each, its policy, risk and the tables its effects invalidate. */
+  /**
+   * External entries: the service and transport behind each, its policy, risk and the tables its
+   * effects invalidate — named tables, plus the declared `reads` of named liveQueries (every table
+   * when a named liveQuery declares none; see docs/external.md → Effects).
+   */
   external: Array<{ qualifiedName: string; kind: 'command' | 'query'; transport: string; policy: string; risk: string; needsApproval: boolean; effects: string[]; invalidates: string[] }>;
 }
 
@@ -83,7 +87,7 @@ export function buildCapabilityMap(model: AppModel, frontend: FrontendGraph): Ca
         risk: e.risk,
         needsApproval: e.needsApproval,
         effects: e.effects.map((x) => x.name),
-        invalidates: [...new Set(e.effects.flatMap((x) => x.tables))].sort(),
+        invalidates: e.invalidates,
       })),
     ),
   };

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
 
@@ -114,50 +114,110 @@ async function readCapped(qualified: string, response: Response, limits: BridgeL
 
 function stdioCall(qualified: string, target: Extract<BridgeTarget, { transport: 'stdio' }>, envelope: BridgeEnvelope, limits: BridgeLimits): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    // No shell: arguments reach the process exactly as listed, empty ones included.
-    const child = spawn(target.command, [...target.commandArgs], { cwd: target.cwd, shell: false, stdio: ['pipe', 'pipe', 'pipe'], env: stdioEnv() });
+    // No shell: arguments reach the process exactly as listed, empty ones included. Detached, it leads
+    // its own process group, so whatever it starts (a wrapper script's child) can be killed with it.
+    const child = spawn(target.command, [...target.commandArgs], { cwd: target.cwd, shell: false, stdio: ['pipe', 'pipe', 'pipe'], env: stdioEnv(), detached: groupKill });
+    const group = trackGroup(child);
     const stdout: Buffer[] = [];
     let stdoutSize = 0;
     let stderr = '';
-    let failure: FwError | undefined;
-    const stop = (error: FwError) => {
-      failure ??= error;
-      child.kill('SIGKILL');
+    let settled = false;
+    const settle = (finish: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      finish();
     };
-    const timer = setTimeout(() => stop(timeout(qualified, limits)), limits.timeoutMs);
+    // Timeout or size overflow: kill the whole group and answer now. A grandchild that holds stdout
+    // open (or escaped the group) must not keep the call waiting for a 'close' that may never come.
+    const abort = (error: FwError) => {
+      group.kill();
+      child.stdout.destroy();
+      child.stderr.destroy();
+      child.stdin.destroy();
+      settle(() => reject(error));
+    };
+    const timer = setTimeout(() => abort(timeout(qualified, limits)), limits.timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => {
       stdoutSize += chunk.length;
-      if (stdoutSize > limits.maxResponseBytes) return stop(tooLarge(qualified, limits));
+      if (stdoutSize > limits.maxResponseBytes) return abort(tooLarge(qualified, limits));
       stdout.push(chunk);
     });
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < stderrKept) stderr += chunk.toString('utf8').slice(0, stderrKept - stderr.length);
     });
     child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(
-        new FwError('unavailable', `${qualified}: cannot start "${target.command}" (${causeOf(error)}).`, {
-          diagnostics: [{ path: 'service.command', code: 'external_unreachable', message: 'The command was not found or is not executable.', hint: 'Check service.command and service.commandArgs in the manifest.' }],
-          cause: error,
-        }),
+      settle(() =>
+        reject(
+          new FwError('unavailable', `${qualified}: cannot start "${target.command}" (${causeOf(error)}).`, {
+            diagnostics: [{ path: 'service.command', code: 'external_unreachable', message: 'The command was not found or is not executable.', hint: 'Check service.command and service.commandArgs in the manifest.' }],
+            cause: error,
+          }),
+        ),
       );
     });
     child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (failure) return reject(failure);
-      const body = Buffer.concat(stdout).toString('utf8');
-      if (code === 0) return resolve({ status: 200, body });
-      // A failing process may still have printed an error envelope: prefer it to a bare exit code.
-      if (isErrorEnvelope(parseJson(body))) return resolve({ status: 500, body });
-      reject(
-        new FwError('bad_gateway', `${qualified}: the process ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${stderr ? `: ${stderr.trim().split('\n').at(-1)}` : ''}.`, {
-          diagnostics: [{ path: 'service.command', code: 'external_crashed', message: stderr.trim() || 'No output on stderr.', hint: 'Run the command by hand with the envelope on stdin to see the failure.' }],
-        }),
-      );
+      settle(() => {
+        const body = Buffer.concat(stdout).toString('utf8');
+        if (code === 0) return resolve({ status: 200, body });
+        // A failing process may still have printed an error envelope: prefer it to a bare exit code.
+        if (isErrorEnvelope(parseJson(body))) return resolve({ status: 500, body });
+        reject(
+          new FwError('bad_gateway', `${qualified}: the process ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${stderr ? `: ${stderr.trim().split('\n').at(-1)}` : ''}.`, {
+            diagnostics: [{ path: 'service.command', code: 'external_crashed', message: stderr.trim() || 'No output on stderr.', hint: 'Run the command by hand with the envelope on stdin to see the failure.' }],
+          }),
+        );
+      });
     });
     child.stdin.on('error', () => undefined); // A process that exits without reading stdin is reported by 'close'.
     child.stdin.end(JSON.stringify(envelope));
   });
+}
+
+/** Process groups need POSIX; elsewhere only the started process itself is killed. */
+const groupKill = process.platform !== 'win32';
+
+/** Process groups of stdio calls in flight, killed if fw itself exits first (they have left its group). */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/**
+ * A started process's group. `kill()` sends SIGKILL to every process in it; when the process itself
+ * exits, whatever it left running in its group is killed too (one process per call), so its pipes
+ * reach end-of-file. After that exit the group is done and is never signalled again.
+ */
+function trackGroup(child: ChildProcess): { kill(): void } {
+  const pid = child.pid;
+  if (pid === undefined) return { kill: () => undefined };
+  let done = false;
+  const kill = () => {
+    if (done) return;
+    if (groupKill) killGroup(pid);
+    else child.kill('SIGKILL');
+  };
+  if (groupKill) {
+    liveGroups.add(pid);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', () => {
+        for (const id of liveGroups) killGroup(id);
+      });
+    }
+  }
+  child.once('exit', () => {
+    if (groupKill) killGroup(pid);
+    done = true;
+    liveGroups.delete(pid);
+  });
+  return { kill };
+}
+
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is empty already.
+  }
 }
 
 /** A stdio service gets a minimal environment: no secrets of the fw process leak into it. */

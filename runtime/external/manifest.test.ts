@@ -23,8 +23,21 @@ function expectDiagnostic(value: unknown, path: string, code: string): void {
   const result = validateManifest(value);
   expect(result.ok).toBe(false);
   expect(result.manifest).toBeUndefined();
-  expect(result.diagnostics).toContainEqual(expect.objectContaining({ path, code }));
+  expect(result.diagnostics).toContainEqual(expect.objectContaining({ path, code, severity: 'error' }));
   for (const d of result.diagnostics) expect(d.hint.length).toBeGreaterThan(0);
+}
+
+/** Accepted, with exactly this warning. */
+function expectWarning(value: unknown, path: string, code: string): void {
+  const result = validateManifest(value);
+  expect(result.ok).toBe(true);
+  expect(result.manifest).toBeDefined();
+  expect(result.diagnostics).toEqual([expect.objectContaining({ path, code, severity: 'warning' })]);
+  expect(result.diagnostics[0]!.hint.length).toBeGreaterThan(0);
+}
+
+function expectValid(value: unknown): void {
+  expect(validateManifest(value)).toMatchObject({ ok: true, diagnostics: [] });
 }
 
 describe('validateManifest', () => {
@@ -73,6 +86,128 @@ describe('validateManifest', () => {
     it('a non-object manifest', () => {
       expectDiagnostic([], '', 'invalid_type');
     });
+    it('missing fwProtocol and entries', () => {
+      const m: Any = httpManifest();
+      delete m.fwProtocol;
+      expectDiagnostic(m, 'fwProtocol', 'missing_field');
+      const n: Any = httpManifest();
+      delete n.entries;
+      expectDiagnostic(n, 'entries', 'missing_field');
+    });
+    it('fwProtocol that is not a dotted version', () => {
+      for (const version of ['v1', '1.x', '', '1.0-beta']) {
+        const m: Any = httpManifest();
+        m.fwProtocol = version;
+        expectDiagnostic(m, 'fwProtocol', 'invalid_format');
+      }
+    });
+    it('service.name not matching its pattern', () => {
+      for (const name of ['Billing', '1billing', 'bill.ing', 'bill ing']) {
+        const m: Any = httpManifest();
+        m.service.name = name;
+        expectDiagnostic(m, 'service.name', 'invalid_format');
+      }
+    });
+    it('entry name not matching its pattern', () => {
+      const m: Any = httpManifest();
+      m.entries[0].name = 'create-invoice';
+      expectDiagnostic(m, 'entries[0].name', 'invalid_format');
+    });
+    it('path and health without a leading "/"', () => {
+      const m: Any = httpManifest();
+      m.entries[1].path = 'invoices/open';
+      expectDiagnostic(m, 'entries[1].path', 'invalid_format');
+      const n: Any = httpManifest();
+      n.service.health = 'health';
+      expectDiagnostic(n, 'service.health', 'invalid_format');
+    });
+    it('bad risk and transaction values', () => {
+      const m: Any = httpManifest();
+      m.entries[0].risk = 'dangerous';
+      expectDiagnostic(m, 'entries[0].risk', 'invalid_value');
+      const n: Any = httpManifest();
+      n.entries[0].transaction = 'serializable';
+      expectDiagnostic(n, 'entries[0].transaction', 'invalid_value');
+    });
+    it('needsApproval that is not a boolean', () => {
+      const m: Any = httpManifest();
+      m.entries[0].needsApproval = 'yes';
+      expectDiagnostic(m, 'entries[0].needsApproval', 'invalid_type');
+    });
+    it('commandArgs as a string, or with non-string items', () => {
+      const m: Any = stdioManifest();
+      m.service.commandArgs = '-m tools';
+      expectDiagnostic(m, 'service.commandArgs', 'invalid_type');
+      const n: Any = stdioManifest();
+      n.service.commandArgs = ['-m', 3, null];
+      expectDiagnostic(n, 'service.commandArgs[1]', 'invalid_type');
+      expectDiagnostic(n, 'service.commandArgs[2]', 'invalid_type');
+    });
+    it('timeoutMs and maxResponseBytes out of bounds or not integers', () => {
+      const cases: Array<[string, unknown, string]> = [
+        ['timeoutMs', 0, 'out_of_range'],
+        ['timeoutMs', 600_001, 'out_of_range'],
+        ['timeoutMs', 1.5, 'invalid_type'],
+        ['maxResponseBytes', 0, 'out_of_range'],
+        ['maxResponseBytes', 104_857_601, 'out_of_range'],
+        ['maxResponseBytes', '1MB', 'invalid_type'],
+      ];
+      for (const [field, value, code] of cases) {
+        const m: Any = httpManifest();
+        m.service[field] = value;
+        expectDiagnostic(m, `service.${field}`, code);
+      }
+      const edges: Any = httpManifest();
+      Object.assign(edges.service, { timeoutMs: 600_000, maxResponseBytes: 1 });
+      expectValid(edges);
+    });
+  });
+
+  describe('valid variants', () => {
+    it('commands with risk destructive and external', () => {
+      const m: Any = httpManifest();
+      m.entries[0].risk = 'destructive';
+      m.entries.push({ name: 'notifyCustomer', kind: 'command', risk: 'external' });
+      expectValid(m);
+    });
+    it('a query with risk and transaction omitted', () => {
+      const m: Any = httpManifest();
+      delete m.entries[1].risk;
+      delete m.entries[1].transaction;
+      expectValid(m);
+    });
+    it('a command with commandArgs that contain spaces (each item is one argument)', () => {
+      const m: Any = stdioManifest();
+      m.service.commandArgs = ['-c', 'print("a b")', ''];
+      expectValid(m);
+    });
+  });
+
+  describe('fields the transport ignores (warnings)', () => {
+    it('command or commandArgs on an http service', () => {
+      const m: Any = httpManifest();
+      m.service.command = 'java';
+      expectWarning(m, 'service.command', 'unused_field');
+      const n: Any = httpManifest();
+      n.service.commandArgs = ['-jar', 'billing.jar'];
+      expectWarning(n, 'service.commandArgs', 'unused_field');
+    });
+    it('baseUrl on a stdio service', () => {
+      const m: Any = stdioManifest();
+      m.service.baseUrl = 'http://localhost:8080';
+      expectWarning(m, 'service.baseUrl', 'unused_field');
+    });
+    it('warnings follow the errors of an invalid manifest', () => {
+      const m: Any = stdioManifest();
+      m.service.baseUrl = 'http://localhost:8080';
+      delete m.service.command;
+      const result = validateManifest(m);
+      expect(result.ok).toBe(false);
+      expect(result.diagnostics.map((d) => [d.path, d.severity])).toEqual([
+        ['service.command', 'error'],
+        ['service.baseUrl', 'warning'],
+      ]);
+    });
   });
 
   describe('cross-field rules', () => {
@@ -111,6 +246,19 @@ describe('validateManifest', () => {
       m.service.command = 'python3 -m tools';
       delete m.service.commandArgs;
       expectDiagnostic(m, 'service.command', 'malformed_command');
+    });
+    it('command string with whitespace even when commandArgs is present', () => {
+      const m: Any = stdioManifest();
+      m.service.command = 'python3 -u';
+      const result = validateManifest(m);
+      expect(result.ok).toBe(false);
+      expect(result.diagnostics).toEqual([expect.objectContaining({ path: 'service.command', code: 'malformed_command', severity: 'error' })]);
+      expect(result.diagnostics[0]!.hint).toBe('Put arguments in commandArgs: "command": "python3", "commandArgs": ["-u","-m","tools","","--flag"].');
+    });
+    it('query with effects', () => {
+      const m: Any = httpManifest();
+      m.entries[1].effects = ['invoice.viewed'];
+      expectDiagnostic(m, 'entries[1].effects', 'query_effects');
     });
     it('command string with unbalanced quotes', () => {
       const m: Any = stdioManifest();

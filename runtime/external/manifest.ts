@@ -46,16 +46,25 @@ export interface ManifestDiagnostic {
   /** Dotted path into the manifest, e.g. `service.baseUrl` or `entries[2].risk`; empty for the root. */
   path: string;
   code: string;
+  /** An error refuses the manifest; a warning (a field its transport ignores) does not. */
+  severity: 'error' | 'warning';
   message: string;
   hint: string;
 }
 
 export interface ManifestValidation {
+  /** No errors (warnings may remain). */
   ok: boolean;
   /** Present when `ok`. */
   manifest?: Manifest;
+  /** Errors and warnings, errors first. */
   diagnostics: ManifestDiagnostic[];
 }
+
+/** A diagnostic without its severity: an error unless said otherwise. */
+type Finding = Omit<ManifestDiagnostic, 'severity'> & { severity?: ManifestDiagnostic['severity'] };
+
+const withSeverity = (d: Finding): ManifestDiagnostic => ({ path: d.path, code: d.code, severity: d.severity ?? 'error', message: d.message, hint: d.hint });
 
 /** The protocol major versions this fw speaks. */
 const supportedMajors = new Set(['1']);
@@ -67,9 +76,12 @@ const supportedMajors = new Set(['1']);
  */
 export function validateManifest(value: unknown): ManifestValidation {
   const validate = compiledSchema();
-  const diagnostics = validate(value) ? [] : schemaDiagnostics(validate.errors ?? []);
-  diagnostics.push(...ruleDiagnostics(value));
-  return diagnostics.length === 0 ? { ok: true, manifest: value as Manifest, diagnostics } : { ok: false, diagnostics };
+  const found = validate(value) ? [] : schemaDiagnostics(validate.errors ?? []);
+  found.push(...ruleDiagnostics(value));
+  const diagnostics = found.map(withSeverity);
+  const errors = diagnostics.filter((d) => d.severity === 'error');
+  const warnings = diagnostics.filter((d) => d.severity === 'warning');
+  return errors.length === 0 ? { ok: true, manifest: value as Manifest, diagnostics: warnings } : { ok: false, diagnostics: [...errors, ...warnings] };
 }
 
 let compiled: ValidateFunction | undefined;
@@ -103,12 +115,12 @@ function dottedPath(pointer: string, child?: string): string {
   return parts.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
-function schemaDiagnostics(errors: ErrorObject[]): ManifestDiagnostic[] {
+function schemaDiagnostics(errors: ErrorObject[]): Finding[] {
   // The branches of a oneOf (string effect or object effect) each fail; the oneOf error says it once.
   return errors.filter((e) => !e.schemaPath.includes('/oneOf/')).map(schemaDiagnostic);
 }
 
-function schemaDiagnostic(error: ErrorObject): ManifestDiagnostic {
+function schemaDiagnostic(error: ErrorObject): Finding {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required': {
@@ -131,6 +143,12 @@ function schemaDiagnostic(error: ErrorObject): ManifestDiagnostic {
     case 'oneOf': {
       const path = dottedPath(error.instancePath);
       return { path, code: 'invalid_effect', message: `${path} must be an effect name or { name, tables?, liveQueries? }.`, hint: 'Write the effect as a string, or as an object with a "name" and optional "tables"/"liveQueries" string arrays.' };
+    }
+    case 'minimum':
+    case 'maximum': {
+      const path = dottedPath(error.instancePath);
+      const bound = `${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
+      return { path, code: 'out_of_range', message: `${path} must be ${bound}.`, hint: `Use a whole number ${bound}.` };
     }
     case 'pattern':
     case 'minLength': {
@@ -155,9 +173,9 @@ function formatHint(path: string): string {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // Runs on whatever shape the value has, so one pass reports schema and rule problems together.
-function ruleDiagnostics(value: unknown): ManifestDiagnostic[] {
+function ruleDiagnostics(value: unknown): Finding[] {
   if (!isRecord(value)) return [];
-  const out: ManifestDiagnostic[] = [];
+  const out: Finding[] = [];
   if (typeof value.fwProtocol === 'string' && /^\d+(\.\d+)*$/.test(value.fwProtocol)) {
     const major = value.fwProtocol.split('.')[0]!;
     if (!supportedMajors.has(major)) {
@@ -169,9 +187,15 @@ function ruleDiagnostics(value: unknown): ManifestDiagnostic[] {
   return out;
 }
 
-function serviceDiagnostics(service: Record<string, unknown>): ManifestDiagnostic[] {
-  const out: ManifestDiagnostic[] = [];
-  const { transport, baseUrl, command, commandArgs } = service;
+/** Fields a transport never reads: kept, but said (a warning), since they suggest a mix-up. */
+const unusedByTransport: Record<string, { fields: string[]; why: string }> = {
+  http: { fields: ['command', 'commandArgs'], why: 'an http service is reached at service.baseUrl; fw starts no process for it' },
+  stdio: { fields: ['baseUrl', 'health'], why: 'a stdio service is a process fw starts per call; it has no address' },
+};
+
+function serviceDiagnostics(service: Record<string, unknown>): Finding[] {
+  const out: Finding[] = [];
+  const { transport, baseUrl, command } = service;
   if (transport === 'http') {
     if (baseUrl === undefined) {
       out.push({ path: 'service.baseUrl', code: 'missing_base_url', message: 'An http service needs service.baseUrl.', hint: 'Add "baseUrl": "http://localhost:8080" (where the service listens).' });
@@ -184,11 +208,23 @@ function serviceDiagnostics(service: Record<string, unknown>): ManifestDiagnosti
     out.push({ path: 'service.command', code: 'missing_command', message: 'A stdio service needs service.command.', hint: 'Add "command": the program to start, with its arguments in "commandArgs".' });
   }
   if (typeof command === 'string') {
+    // fw never splits or unquotes `command` (there is no shell): it is the program, whole.
     if (!quotesBalanced(command)) {
       out.push({ path: 'service.command', code: 'malformed_command', message: `service.command has unbalanced quotes: ${command}`, hint: 'Put only the program in "command" and each argument, unquoted, in "commandArgs".' });
-    } else if (/\s/.test(command.trim()) && commandArgs === undefined) {
-      out.push({ path: 'service.command', code: 'malformed_command', message: `service.command "${command}" contains spaces but has no commandArgs; fw does not split command strings.`, hint: `Put arguments in commandArgs: "command": "${command.trim().split(/\s+/)[0]}", "commandArgs": [...].` });
+    } else if (/\s/.test(command)) {
+      const [program = command, ...rest] = command.trim().split(/\s+/);
+      out.push({
+        path: 'service.command',
+        code: 'malformed_command',
+        message: `service.command "${command}" contains whitespace; fw starts it without a shell and does not split it into arguments.`,
+        hint: `Put arguments in commandArgs: "command": ${JSON.stringify(program)}, "commandArgs": ${JSON.stringify([...rest, ...(Array.isArray(service.commandArgs) ? service.commandArgs : [])])}.`,
+      });
     }
+  }
+  const unused = typeof transport === 'string' ? unusedByTransport[transport] : undefined;
+  for (const field of unused?.fields ?? []) {
+    if (service[field] === undefined) continue;
+    out.push({ path: `service.${field}`, code: 'unused_field', severity: 'warning', message: `service.${field} is ignored: ${unused!.why}.`, hint: `Remove service.${field}, or check service.transport.` });
   }
   return out;
 }
@@ -214,8 +250,8 @@ function quotesBalanced(command: string): boolean {
   return quote === undefined;
 }
 
-function entryDiagnostics(entries: unknown[]): ManifestDiagnostic[] {
-  const out: ManifestDiagnostic[] = [];
+function entryDiagnostics(entries: unknown[]): Finding[] {
+  const out: Finding[] = [];
   const seen = new Map<string, number>();
   entries.forEach((entry, i) => {
     if (!isRecord(entry)) return;
@@ -231,6 +267,9 @@ function entryDiagnostics(entries: unknown[]): ManifestDiagnostic[] {
       }
       if (entry.transaction !== undefined && entry.transaction !== 'read-only') {
         out.push({ path: `${at}.transaction`, code: 'query_not_read_only', message: `Query "${String(entry.name)}" declares transaction "${String(entry.transaction)}"; queries must stay read-only.`, hint: 'Set "transaction": "read-only" (or remove it), or make the entry a command.' });
+      }
+      if (entry.effects !== undefined) {
+        out.push({ path: `${at}.effects`, code: 'query_effects', message: `Query "${String(entry.name)}" declares effects; queries are read-only and fw records effects only for commands.`, hint: 'Remove "effects", or make the entry a command.' });
       }
     }
     if (entry.kind === 'command' && entry.risk === 'read') {

@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
 import { authorizePolicy } from '../execute.ts';
 import type { AppDefinition } from '../registry.ts';
 import { type BridgeLimits, type BridgeTarget, callExternal } from './bridge.ts';
+import { assertEffectsKnown, recordEffects } from './effects.ts';
 import type { Manifest, ManifestEntry } from './manifest.ts';
 
 /** An external service the app uses: its validated manifest, where it came from, and how to run it. */
@@ -55,9 +55,8 @@ export function findExternalEntry(app: AppDefinition, service: string, kind: 'co
 
 /**
  * Runs an external entry for a caller: its policy first (nothing leaves fw for a caller it refuses),
- * then the bridge call, then — for a command that succeeded — its declared effects: each is recorded
- * in the outbox (so `db` is needed for commands with effects), and the tables an effect names are invalidated for the caller's tenant, so live
- * queries over them refresh.
+ * then the bridge call, then — for a command that succeeded — its declared effects (`recordEffects`:
+ * outbox rows and live invalidations, so `db` is needed for commands with effects).
  */
 export async function callExternalEntry(app: AppDefinition, db: FwDatabase | undefined, service: ExternalService, entry: ManifestEntry, call: ExternalCall): Promise<unknown> {
   const { policy } = entryDefaults(entry);
@@ -66,6 +65,8 @@ export async function callExternalEntry(app: AppDefinition, db: FwDatabase | und
     throw new FwError('validation_failed', 'External entries take an object of args.', { diagnostics: [{ path: 'args', code: 'invalid_type', message: 'Send {"args": {…}}.' }] });
   }
   const { manifest } = service;
+  // Checked before the call: a service that did its work must not be answered with "effects failed".
+  const effectsDb = entry.kind === 'command' && (entry.effects?.length ?? 0) > 0 ? effectsDatabase(app, db, service, entry) : undefined;
   // The manifest's own limits, then the runtime's, then the defaults.
   const limits = {
     ...call.limits,
@@ -77,11 +78,15 @@ export async function callExternalEntry(app: AppDefinition, db: FwDatabase | und
     auth: { kind: call.auth.kind, userId: call.auth.userId, tenantId: call.auth.tenantId, role: call.auth.role },
     fw: { service: manifest.service.name, entry: entry.name, kind: entry.kind, traceId: call.traceId },
   }, { limits, ...(call.authorization ? { authorization: call.authorization } : {}) });
-  if (entry.kind === 'command' && (entry.effects?.length ?? 0) > 0) {
-    if (!db) throw new FwError('internal', `${manifest.service.name}.${entry.name} declares effects, which need the app database to record them.`);
-    await recordEffects(app, db, service, entry, call);
-  }
+  if (effectsDb) await recordEffects(app, effectsDb, { service: manifest.service.name, entry }, call);
   return result;
+}
+
+/** The database a command's effects are recorded in, once their tables and liveQueries are known to exist. */
+function effectsDatabase(app: AppDefinition, db: FwDatabase | undefined, service: ExternalService, entry: ManifestEntry): FwDatabase {
+  if (!db) throw new FwError('internal', `${service.manifest.service.name}.${entry.name} declares effects, which need the app database to record them.`);
+  assertEffectsKnown(app, service, entry);
+  return db;
 }
 
 function targetOf({ manifest, cwd }: ExternalService, entry: ManifestEntry): BridgeTarget {
@@ -89,28 +94,4 @@ function targetOf({ manifest, cwd }: ExternalService, entry: ManifestEntry): Bri
   if (service.transport === 'http') return { transport: 'http', baseUrl: service.baseUrl!, path: entry.path ?? `/${entry.kind === 'command' ? 'commands' : 'queries'}/${entry.name}` };
   if (service.transport === 'stdio') return { transport: 'stdio', command: service.command!, commandArgs: service.commandArgs ?? [], cwd };
   return { transport: 'grpc' };
-}
-
-/** The outbox rows and live invalidations of a command's declared effects, in one transaction as the caller. */
-async function recordEffects(app: AppDefinition, db: FwDatabase, service: ExternalService, entry: ManifestEntry, call: ExternalCall): Promise<void> {
-  const effects = (entry.effects ?? []).map((e) => (typeof e === 'string' ? { name: e, tables: [] as string[] } : { name: e.name, tables: e.tables ?? [] }));
-  const tables = [...new Set(effects.flatMap((e) => e.tables))].filter((t) => app.schema.tables[t] !== undefined);
-  await db.transaction({ readOnly: false, auth: call.auth, traceId: call.traceId }, async (trx) => {
-    await trx
-      .insertInto('_fw_outbox')
-      .values(
-        effects.map((effect) => ({
-          event: effect.name,
-          payload: sql`${JSON.stringify({ service: service.manifest.service.name, entry: entry.name, external: true })}::jsonb`,
-          tenant_id: call.auth.tenantId,
-          user_id: call.auth.userId,
-          trace_id: call.traceId,
-        })),
-      )
-      .execute();
-    for (const table of tables) {
-      const tenant = app.schema.tables[table]!.tenantScoped ? call.auth.tenantId : null;
-      await sql`select _fw_live_record(${table}, ${tenant}::uuid)`.execute(trx);
-    }
-  });
 }
