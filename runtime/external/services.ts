@@ -41,13 +41,25 @@ export function entryDefaults(entry: ManifestEntry) {
 }
 
 /** `tickets.createTicket` → the service and entry, or a not_found that lists what exists. */
-export function findExternalEntry(app: AppDefinition, service: string, kind: 'command' | 'query', name: string): { service: ExternalService; entry: ManifestEntry } {
+/**
+ * The external entry `service.name` of `kind`, or a 404. `listKnown` (default true) names the entries
+ * there are in the diagnostic; the runtime passes false outside dev mode, where the app's surface is
+ * not shown to whoever asks.
+ */
+export function findExternalEntry(
+  app: AppDefinition,
+  service: string,
+  kind: 'command' | 'query',
+  name: string,
+  options: { listKnown?: boolean } = {},
+): { service: ExternalService; entry: ManifestEntry } {
   const found = app.external?.find((s) => s.manifest.service.name === service);
   const entry = found?.manifest.entries.find((e) => e.name === name && e.kind === kind);
   if (!found || !entry) {
     const known = (app.external ?? []).flatMap((s) => s.manifest.entries.filter((e) => e.kind === kind).map((e) => `${s.manifest.service.name}.${e.name}`));
+    const hint = 'fw manifest import <file> adds a service; fw generate lists them in externalServices.json.';
     throw new FwError('not_found', `No external ${kind} "${service}.${name}".`, {
-      diagnostics: [{ path: 'url', code: 'unknown_external_entry', message: `Known: ${known.sort().join(', ') || '(none)'}`, hint: 'fw manifest import <file> adds a service; fw generate lists them in externalServices.json.' }],
+      diagnostics: [{ path: 'url', code: 'unknown_external_entry', message: options.listKnown === false ? 'No such entry.' : `Known: ${known.sort().join(', ') || '(none)'}`, hint }],
     });
   }
   return { service: found, entry };

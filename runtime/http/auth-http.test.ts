@@ -144,6 +144,13 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
   });
 
   it('lists entries only to signed-in callers, and keeps /health to status, version and database', async () => {
+    // An unknown name does not list the known ones outside dev; a bad token is a 401 whatever it asks for.
+    for (const path of ['/commands/nope', '/queries/nope', '/external/svc/commands/nope']) {
+      const unknown = await call(url, path, {});
+      expect(unknown.status, path).toBe(404);
+      expect(JSON.stringify(unknown.body), path).not.toMatch(/createNote|listNotes|Known/);
+      expect((await call(url, path, bearer('garbage'))).status, path).toBe(401);
+    }
     expect((await fetch(`${url}/entries`)).status).toBe(401);
     expect((await fetch(`${url}/entries`, { headers: bearer(await alice()) })).status).toBe(200);
     const health = await (await fetch(`${url}/health`)).json();

@@ -181,8 +181,9 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         return 'streamed';
       }
       case 'external': {
-        const { service, entry } = findExternalEntry(app, route.service, route.entryKind, route.name);
+        // Authenticated first: a bad token is a 401 whatever it asks for.
         const { auth } = await authenticate(req);
+        const { service, entry } = findExternalEntry(app, route.service, route.entryKind, route.name, { listKnown: options.dev });
         const body = await readBody(req, bodyLimit);
         const args = parseArgsEnvelope(body, req.headers['content-type']);
         const authorization = req.headers.authorization;
@@ -201,13 +202,14 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         return serveEndpoint(req, route.entry!, { app, db, ai, auth, traceId, params: route.params, bodyLimit });
       }
       case 'entry': {
+        const { auth } = await authenticate(req);
         const entry = app.entries.get(route.name);
         if (!entry || !isEntryForPrefix(entry, route.prefix)) {
+          // The names there are help in dev; in production they are the app's surface, not for whoever asks.
           throw new FwError('not_found', `No ${route.prefix === '/commands/' ? 'command' : 'query'} named "${route.name}".`, {
-            diagnostics: [{ path: 'url', code: 'unknown_entry', message: `Known: ${knownNames(app, route.prefix)}` }],
+            diagnostics: [{ path: 'url', code: 'unknown_entry', message: options.dev ? `Known: ${knownNames(app, route.prefix)}` : 'No such entry.' }],
           });
         }
-        const { auth } = await authenticate(req);
         const body = await readBody(req, bodyLimit);
         const args = parseArgsEnvelope(body, req.headers['content-type']);
         const result = await callEntry(app, db, entry, { auth, traceId, args, external: true });
