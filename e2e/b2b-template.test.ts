@@ -58,6 +58,25 @@ describe('the b2b-support-web template', () => {
     expect(existsSync(path.join(app.dir, 'web/dist/index.html'))).toBe(true);
   }, 120_000);
 
+  it('passes its own tests (tests/tickets.test.ts through fw/testing) with fw test, and fw verify --standard runs them', { timeout: 300_000 }, async () => {
+    const tested = await runFw(['test', '--json'], { cwd: app.dir });
+    expect(tested.code, tested.stderr).toBe(0);
+    const printed = JSON.parse(tested.stdout);
+    expect(printed).toMatchObject({ ok: true, exitCode: 0, run: { reason: 'passed', totals: { files: 1, tests: 4, passed: 4, failed: 0 }, failures: [] } });
+    // Nothing failed, so repair has nothing to explain.
+    const diagnosis = await runFw(['repair', 'diagnose', '--from-last-test-run', '--json'], { cwd: app.dir });
+    expect(diagnosis.code, diagnosis.stdout + diagnosis.stderr).toBe(0);
+    expect(JSON.parse(diagnosis.stdout)).toMatchObject({ ok: true, failures: [] });
+
+    const verified = await runFw(['verify', '--standard', '--json'], { cwd: app.dir });
+    const report = JSON.parse(verified.stdout);
+    expect(verified.code, verified.stdout).toBe(0);
+    expect(Object.fromEntries(report.gates.map((g: { name: string; status: string }) => [g.name, g.status]))).toEqual({ generated: 'passed', check: 'passed', typecheck: 'passed', boot: 'passed', tests: 'passed' });
+    expect(report.gates.find((g: { name: string }) => g.name === 'tests').diagnostics).toEqual([
+      expect.objectContaining({ code: 'test_totals', message: '4 passed, 0 failed, 0 skipped in 1 file(s).' }),
+    ]);
+  });
+
   describe('over HTTP (fw dev --api-only)', () => {
     let dev: RunningFw;
     let url: string;

@@ -31,7 +31,30 @@ describe('the field-test harness', () => {
       'minimal-web/npm', 'minimal-web/pnpm', 'nuxt-web/npm', 'nuxt-web/pnpm', 'b2b-support-web/npm', 'b2b-support-web/pnpm',
     ]);
     expect(report.plan[0].steps).toEqual(['create', 'install', 'generate', 'dev-once', 'verify-smoke', 'start-server', 'probe-health', 'probe-entries', 'probe-command', 'probe-query']);
+    // pnpm results begin with pnpm's bootstrap.
+    expect(report.plan[1].steps).toEqual(['install-pnpm', ...report.plan[0].steps]);
   });
+
+  it('records the pnpm bootstrap (install-pnpm) in every pnpm result, passed or failed', async () => {
+    const run = await fieldTest(['--install', '--package-managers', 'npm,pnpm', '--fw-spec', 'file:/nonexistent/fw-0.0.0.tgz', '--json']);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout);
+    expect((await validate())(report)).toBe(true);
+    const [npm, pnpm] = report.results;
+    // The npm result does not depend on pnpm.
+    expect(npm.steps.map((s: { name: string }) => s.name)).toEqual(['create', 'install']);
+    const bootstrap = pnpm.steps[0];
+    expect(bootstrap).toMatchObject({ name: 'install-pnpm', command: expect.stringMatching(/^(pnpm --version|npm install --prefix .* pnpm@10)$/) });
+    if (bootstrap.ok) {
+      // With pnpm in hand the result goes on, and fails at the install of the missing fw tarball.
+      expect(pnpm).toMatchObject({ packageManager: 'pnpm', ok: false, failedStep: 'install' });
+      expect(pnpm.steps.map((s: { name: string; ok: boolean }) => [s.name, s.ok])).toEqual([['install-pnpm', true], ['create', true], ['install', false]]);
+    } else {
+      // Offline: the bootstrap itself is the failed step, with its output.
+      expect(pnpm).toMatchObject({ ok: false, failedStep: 'install-pnpm' });
+      expect(pnpm.steps).toHaveLength(1);
+    }
+  }, 300_000);
 
   it('reports a failing step with its command, exit code and output, and runs nothing after it', async () => {
     const run = await fieldTest(['--install', '--fw-spec', 'file:/nonexistent/fw-0.0.0.tgz', '--json']);

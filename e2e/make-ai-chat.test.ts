@@ -110,9 +110,10 @@ describe('fw make ai-chat without a React web/', () => {
   it('writes only the agent when the app has no web/, and says so; it imports `.js` where tsconfig forbids `.ts` imports', async () => {
     const app = await createTestApp('minimal-web', {}, { insideRepo: true });
     try {
-      // An app made before fw had agents: no web/, no src/ai/, no `.ts` imports.
+      // An app made before fw had agents: no web/, no src/ai/, no tests/, no `.ts` imports.
       await rm(path.join(app.dir, 'web'), { recursive: true });
       await rm(path.join(app.dir, 'src/ai'), { recursive: true, force: true });
+      await rm(path.join(app.dir, 'tests'), { recursive: true, force: true });
       const tsconfig = path.join(app.dir, 'tsconfig.json');
       await writeFile(tsconfig, (await readFile(tsconfig, 'utf8')).replace(/\s*"allowImportingTsExtensions": true,/, ''));
       const before = await readFile(path.join(app.dir, 'package.json'), 'utf8');

@@ -7,7 +7,8 @@ import { createTestApp, type RunningFw, runFw, startFw } from './support/app.ts'
 
 // `fw test` records the run through fw's Vitest reporter; `fw repair diagnose --from-last-test-run`
 // maps each failure to its likely cause. The app's tests call a running `fw dev` over HTTP (its URL in
-// FW_TEST_URL) and each fails for one seeded reason; one test passes.
+// FW_TEST_URL) and each fails for one seeded reason; one test passes, and so does the template's own
+// tests/notes.test.ts (fw/testing).
 const slow = 180_000;
 
 const files: Record<string, string> = {
@@ -107,7 +108,7 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
     const recorded = JSON.parse(await readFile(path.join(app.dir, '.fw/last-test-run.json'), 'utf8')) as LastTestRun;
     expect(printed).toMatchObject({ ok: false, exitCode: 1 });
     expect(printed.run).toEqual(recorded);
-    expect(recorded).toMatchObject({ version: 1, reason: 'failed', totals: { files: 1, tests: 5, passed: 1, failed: 4, skipped: 0 } });
+    expect(recorded).toMatchObject({ version: 1, reason: 'failed', totals: { files: 2, tests: 6, passed: 2, failed: 4, skipped: 0 } });
     expect(recorded.failures.map((f) => [f.file, f.test])).toEqual([
       ['tests/seeded.test.ts', 'createNote saves a note'],
       ['tests/seeded.test.ts', 'archiveNote archives a note'],
@@ -123,7 +124,7 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
     const result = await runFw(['repair', 'diagnose', '--from-last-test-run', '--json'], { cwd: app.dir });
     expect(result.code, result.stderr).toBe(1);
     const diagnosis = JSON.parse(result.stdout) as RepairDiagnosis;
-    expect(diagnosis).toMatchObject({ ok: false, run: { failed: 4, passed: 1 } });
+    expect(diagnosis).toMatchObject({ ok: false, run: { failed: 4, passed: 2 } });
     const causes = Object.fromEntries(diagnosis.failures.map((f) => [f.test, f.causes]));
     expect(causes['createNote saves a note']).toEqual([
       expect.objectContaining({ kind: 'schema', entry: 'createNote', detail: expect.stringContaining('src/commands/createNote.ts'), suggestedCommand: 'fw inspect client --json' }),

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,8 +8,8 @@ import type { GateResult, VerifyReport } from '../plugin/verify.ts';
 import { defineSchema, t, table } from '../runtime/schema.ts';
 import { createTestApp, type RunResult, runFw } from './support/app.ts';
 
-// `fw verify` on two apps shared by the tests: a healthy minimal-web with one passing test, and a
-// broken one with one fault per gate. Inside the repo, so the apps' TypeScript, Vite and Vitest resolve.
+// `fw verify` on two apps shared by the tests: a healthy minimal-web (its template test plus one more),
+// and a broken one with one fault per gate. Inside the repo, so the apps' TypeScript, Vite and Vitest resolve.
 // Under load a gate can take tens of seconds (each PGlite start), hence the generous timeouts.
 const slow = 300_000;
 
@@ -16,6 +17,17 @@ const passingTest = `import { expect, it } from 'vitest';
 
 it('adds', () => {
   expect(1 + 1).toBe(2);
+});
+`;
+
+const buildModeQuery = `import { query } from 'fw';
+
+const mode: string = (import.meta as unknown as { env: { MODE: string } }).env.MODE;
+
+export default query({
+  description: 'The mode the backend runs in.',
+  policy: 'user',
+  handler: () => ({ mode }),
 });
 `;
 
@@ -53,17 +65,26 @@ describe('fw verify on a healthy app', () => {
     expect(r.level).toBe('standard');
     expect(statuses(r)).toEqual({ generated: 'passed', check: 'passed', typecheck: 'passed', boot: 'passed', tests: 'passed' });
     const run = JSON.parse(await readFile(path.join(app.dir, '.fw/last-test-run.json'), 'utf8'));
-    expect(run).toMatchObject({ version: 1, reason: 'passed', totals: { files: 1, tests: 1, passed: 1, failed: 0 }, failures: [] });
+    // tests/notes.test.ts comes with the template (fw/testing, in-memory database); tests/health.test.ts is this test's.
+    expect(run).toMatchObject({ version: 1, reason: 'passed', totals: { files: 2, tests: 2, passed: 2, failed: 0 }, failures: [] });
+    expect(gate(r, 'tests').ran).toEqual([expect.stringMatching(/^vitest run /)]);
   });
 
-  it('strict (`--strict`) adds migrations, the red team and the web build; the backend build is skipped with its reason', { timeout: slow }, async () => {
+  it('strict (`--strict`) adds migrations, the red team and the production build (web and backend), each saying what it ran', { timeout: slow }, async () => {
     const result = await runFw(['verify', '--strict', '--json'], { cwd: app.dir });
     const r = report(result);
     expect(result.code, result.stdout).toBe(0);
     expect(r.level).toBe('strict');
     expect(r.gates.map((g) => g.name)).toEqual(['generated', 'check', 'typecheck', 'migrations', 'boot', 'tests', 'redteam', 'web-build', 'backend-build']);
-    expect(statuses(r)).toMatchObject({ migrations: 'passed', redteam: 'passed', 'web-build': 'passed', 'backend-build': 'skipped' });
-    expect(gate(r, 'backend-build').reason).toMatch(/fw build/);
+    expect(statuses(r)).toMatchObject({ migrations: 'passed', redteam: 'passed', 'web-build': 'passed', 'backend-build': 'passed' });
+    expect(gate(r, 'backend-build').ran).toEqual([expect.stringMatching(/^fw build's server step: bundle src\/ into \.fw\/verify\/\w+\/server\/app\.mjs/)]);
+    expect(gate(r, 'backend-build').diagnostics).toEqual([expect.objectContaining({ code: 'backend_build', severity: 'info', message: 'Bundled and loaded 3 entries.' })]);
+    expect(gate(r, 'web-build').ran).toEqual([expect.stringMatching(/^vite build web --outDir \.fw\/verify\/\w+\/web/)]);
+    expect(gate(r, 'typecheck').ran).toEqual([expect.stringContaining('tsc -p tsconfig.json --noEmit'), expect.stringContaining('tsc -p web/tsconfig.json --noEmit')]);
+    for (const g of r.gates) expect(g.ran.length, g.name).toBeGreaterThan(0);
+    // The builds go to a scratch directory, removed afterwards: nothing replaces a deployable .fw/build.
+    expect(existsSync(path.join(app.dir, '.fw/verify'))).toBe(false);
+    expect(existsSync(path.join(app.dir, '.fw/build'))).toBe(false);
     // The earlier boot created .fw/db, so the migrations are checked against it.
     expect(gate(r, 'migrations').diagnostics).toEqual([expect.objectContaining({ code: 'migrations_database', path: '.fw/db', severity: 'info' })]);
     for (const g of r.gates) expect(typeof g.durationMs).toBe('number');
@@ -101,6 +122,10 @@ describe('fw verify on a broken app', () => {
       {
         'tests/health.test.ts': passingTest,
         'tests/broken.test.ts': `import { expect, it } from 'vitest';\n\nit('counts notes', () => {\n  expect(1 + 1).toBe(3);\n});\n`,
+        // fw check: a component calling the runtime with raw fetch instead of the generated client.
+        'web/src/raw.ts': "export const load = () => fetch('/queries/listNotes', { method: 'POST' });\n",
+        // Loads under fw dev (Vite's module runner defines import.meta.env), throws in the production bundle.
+        'src/queries/buildMode.ts': buildModeQuery,
       },
       { insideRepo: true },
     );
@@ -118,17 +143,31 @@ describe('fw verify on a broken app', () => {
   }, slow);
   afterAll(() => app?.remove());
 
-  it('smoke fails on drift and the type error, still probes the boot, and exits non-zero', { timeout: slow }, async () => {
+  it('smoke fails on drift, the check error and the type error, still probes the boot, and exits non-zero', { timeout: slow }, async () => {
     const result = await runFw(['verify', '--smoke', '--json'], { cwd: app.dir });
     const r = report(result);
     expect(result.code).toBe(1);
     expect(r.ok).toBe(false);
-    expect(statuses(r)).toEqual({ generated: 'failed', check: 'passed', typecheck: 'failed', boot: 'passed' });
+    expect(statuses(r)).toEqual({ generated: 'failed', check: 'failed', typecheck: 'failed', boot: 'passed' });
+    expect(gate(r, 'check').diagnostics).toContainEqual(expect.objectContaining({ code: 'raw_runtime_fetch', path: 'web/src/raw.ts:1:27', severity: 'error' }));
+    expect(gate(r, 'check').ran).toEqual(['fw check']);
     expect(gate(r, 'generated').diagnostics).toEqual([expect.objectContaining({ code: 'generated_drift', path: 'src/fw/_generated/api.ts', suggestedCommand: 'fw generate' })]);
     expect(gate(r, 'typecheck').diagnostics).toContainEqual(expect.objectContaining({ path: expect.stringMatching(/^src\/commands\/createNote\.ts:\d+:\d+$/), code: 'TS2322', severity: 'error' }));
   });
 
-  it('strict also fails the tests and the red team, and checks the database in memory while another process holds it', { timeout: slow }, async () => {
+  it('standard (the default level) also runs the tests: the failing one fails the gate, the template’s passes', { timeout: slow }, async () => {
+    const result = await runFw(['verify', '--json'], { cwd: app.dir });
+    const r = report(result);
+    expect(result.code).toBe(1);
+    expect(r.level).toBe('standard');
+    expect(statuses(r)).toEqual({ generated: 'failed', check: 'failed', typecheck: 'failed', boot: 'passed', tests: 'failed' });
+    expect(gate(r, 'tests').diagnostics).toEqual([
+      expect.objectContaining({ code: 'test_failed', path: 'tests/broken.test.ts', suggestedCommand: 'fw repair diagnose --from-last-test-run --json' }),
+      expect.objectContaining({ code: 'test_totals', severity: 'info', message: '2 passed, 1 failed, 0 skipped in 3 file(s).' }),
+    ]);
+  });
+
+  it('strict also fails the tests, the red team and the backend build, and checks the database in memory while another process holds it', { timeout: slow }, async () => {
     // What a running `fw dev` leaves: .fw/db locked by a live process (this one).
     await mkdir(path.join(app.dir, '.fw/db'), { recursive: true });
     await writeFile(path.join(app.dir, '.fw/db.lock'), String(process.pid));
@@ -137,15 +176,18 @@ describe('fw verify on a broken app', () => {
     expect(result.code).toBe(1);
     expect(statuses(r)).toEqual({
       generated: 'failed',
-      check: 'passed',
+      check: 'failed',
       typecheck: 'failed',
       migrations: 'passed',
       boot: 'passed',
       tests: 'failed',
       redteam: 'failed',
       'web-build': 'passed',
-      'backend-build': 'skipped',
+      'backend-build': 'failed',
     });
+    expect(gate(r, 'backend-build').diagnostics).toEqual([
+      expect.objectContaining({ code: 'build_evaluation_failed', path: 'src/queries/buildMode.ts', severity: 'error', message: expect.stringContaining("reading 'MODE'"), suggestedCommand: 'fw build --json' }),
+    ]);
     expect(gate(r, 'tests').diagnostics).toContainEqual(expect.objectContaining({ code: 'test_failed', path: 'tests/broken.test.ts', message: expect.stringContaining('counts notes') }));
     expect(gate(r, 'redteam').diagnostics).toContainEqual(expect.objectContaining({ code: 'approval_bypass_risk', path: 'createNote', severity: 'error' }));
     expect(gate(r, 'migrations').diagnostics).toContainEqual(expect.objectContaining({ code: 'migrations_database', path: 'memory://', message: expect.stringContaining('in use by another fw process') }));

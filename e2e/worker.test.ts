@@ -18,7 +18,8 @@ async function until<T>(probe: () => Promise<T | undefined | false>, what: strin
 const getJson = async (url: string) => (await (await fetch(url)).json()) as any;
 
 // The b2b-support-web template's triageTicket action listens for createTicket's `ticket.created` and
-// asks a model (fw's mock here) for a priority: its trace lands in _fw_ai_runs under createTicket's trace id.
+// asks a model (fw's mock here) for a priority and a summary, which it writes to the ticket (the priority
+// only when the opener chose none): its trace lands in _fw_ai_runs under createTicket's trace id.
 describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worker does alone', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let dev: RunningFw | undefined;
@@ -57,12 +58,15 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
     expect(JSON.parse(trace.stdout).runs).toEqual([expect.objectContaining({ kind: 'generate-structured', status: 'completed', provider: 'mock' })]);
   }, 120_000);
 
-  it('fw dev --api-only runs the triageTicket action after createTicket commits', async () => {
+  it('fw dev --api-only runs the triageTicket action after createTicket commits, and the ticket shows its result', async () => {
     dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir, env });
     expect(dev.ready).toMatchObject({ ok: true, worker: true });
     const url = dev.ready.serverUrl as string;
     const created = await post(url, '/commands/createTicket', { subject: 'Site down', body: 'Nothing loads.' }, acmeAgent);
     expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.result).toMatchObject({ priority: 'normal', priority_source: 'default', triaged_at: null, triage_summary: null });
+    const chosen = await post(url, '/commands/createTicket', { subject: 'Invoice typo', body: '', priority: 'urgent' }, acmeAgent);
+    expect(chosen.status, JSON.stringify(chosen.body)).toBe(200);
     const runs = await until(async () => {
       const { runs } = await getJson(`${url}/_fw/ai/traces/${created.body.traceId}`);
       return runs.length > 0 && runs;
@@ -70,8 +74,16 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
     expect(runs).toEqual([expect.objectContaining({ kind: 'generate-structured', status: 'completed', provider: 'mock' })]);
     const outbox = await until(async () => {
       const overview = await getJson(`${url}/_fw/outbox`);
-      return overview.counts.delivered === 2 && overview;
-    }, 'the outbox row marked delivered');
-    expect(outbox).toMatchObject({ counts: { pending: 0, delivered: 2, dead: 0 }, oldestPending: null, dead: [] });
+      return overview.counts.delivered === 3 && overview;
+    }, 'the outbox rows marked delivered');
+    expect(outbox).toMatchObject({ counts: { pending: 0, delivered: 3, dead: 0 }, oldestPending: null, dead: [] });
+
+    // The triage result, through the app's own query: the model's priority where the opener chose none.
+    const tickets = (await post(url, '/queries/listTickets', {}, acmeAgent)).body.result as Array<Record<string, unknown>>;
+    const byId = (id: string) => tickets.find((t) => t.id === id);
+    expect(byId(created.body.result.id)).toMatchObject({ priority: 'low', priority_source: 'triage', triaged_at: expect.any(String), triage_summary: expect.any(String) });
+    expect(byId(chosen.body.result.id)).toMatchObject({ priority: 'urgent', priority_source: 'user', triaged_at: expect.any(String) });
+    // The first test's ticket, delivered by fw worker alone, was triaged too.
+    expect(tickets.find((t) => t.subject === 'Printer on fire')).toMatchObject({ priority_source: 'triage', triaged_at: expect.any(String) });
   }, 120_000);
 });

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { FwFailure } from '../runtime/failure.ts';
 import { fwVersion } from '../runtime/version.ts';
 import { bundleAppModules, loadAppOnce } from './load-app-once.ts';
-import { appModuleFiles, assembleApp } from './load-app.ts';
+import { AppLoadError, appModuleFiles, assembleApp } from './load-app.ts';
 
 /** Where `fw build` writes, relative to the app root. */
 export const BUILD_DIR = '.fw/build';
@@ -25,6 +25,8 @@ export interface BuildOptions {
   root: string;
   /** Build web/ too when it has a Vite config (default true). */
   web?: boolean;
+  /** Where to write, absolute or relative to the root (default `.fw/build`): `server/` and `web/` inside. */
+  outDir?: string;
 }
 
 export interface BuildResult {
@@ -45,8 +47,19 @@ export interface BuildResult {
 export async function buildApp(options: BuildOptions): Promise<BuildResult> {
   const started = Date.now();
   const root = path.resolve(options.root);
-  const serverDir = path.join(root, BUILD_DIR, 'server');
+  const outDir = path.resolve(root, options.outDir ?? BUILD_DIR);
   const notes: string[] = [];
+  const server = await buildServer(root, path.join(outDir, 'server'));
+  const web = options.web === false ? null : await buildWeb(root, path.join(outDir, 'web'), notes);
+  return { ok: true, server: server.dir, web, durationMs: Date.now() - started, notes };
+}
+
+/**
+ * The backend half of `fw build`: bundles `src/` into `<serverDir>/app.mjs`, evaluates it the way
+ * `fw start` will (plain Node, no Vite), then writes `manifest.json`. Fails with `build_failed`
+ * naming the source file when the bundle does not build or does not evaluate.
+ */
+export async function buildServer(root: string, serverDir: string): Promise<{ dir: string; entries: string[] }> {
   const files = await appModuleFiles(root);
   if (files.length === 0) throw new FwFailure('build_failed', `No backend sources under ${path.join(root, 'src')}.`, { suggestions: ['fw build --root <app directory>'] });
 
@@ -63,12 +76,35 @@ export async function buildApp(options: BuildOptions): Promise<BuildResult> {
   const bundleFile = path.join(serverDir, 'app.mjs');
   await writeFile(bundleFile, code);
   const modules = Object.fromEntries(files.map((file, i) => [toRel(root, file), `m${i}`]));
-  const app = await loadBuiltApp(root, bundleFile, modules);
+  let app: Awaited<ReturnType<typeof loadBuiltApp>>;
+  try {
+    app = await loadBuiltApp(root, bundleFile, modules);
+  } catch (error) {
+    if (error instanceof FwFailure || error instanceof AppLoadError) throw error;
+    throw evaluationFailure(root, bundleFile, code, error);
+  }
   const manifest: ServerBuildManifest = { fwVersion, builtAt: new Date().toISOString(), bundle: 'app.mjs', modules, entries: [...app.entries.keys()] };
   await writeFile(path.join(serverDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return { dir: serverDir, entries: manifest.entries };
+}
 
-  const web = options.web === false ? null : await buildWeb(root, notes);
-  return { ok: true, server: serverDir, web, durationMs: Date.now() - started, notes };
+/**
+ * A bundle that throws while it loads, located in its source file: rolldown heads each module's code
+ * with a `// src/…` comment, and the error's stack names the bundle line.
+ */
+function evaluationFailure(root: string, bundleFile: string, code: string, error: unknown): FwFailure {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = new RegExp(`${escapeRegExp(path.basename(bundleFile))}:(\\d+):\\d+`).exec((error as Error)?.stack ?? '')?.[1];
+  const source = line === undefined ? undefined : code.split('\n').slice(0, Number(line)).reverse().find((l) => /^\/\/ src\/\S+$/.test(l))?.slice(3);
+  return new FwFailure(
+    'build_failed',
+    `The production bundle of the backend throws while loading${source ? ` (in ${source})` : ''}: ${message}. Under fw dev, Vite's module runner loads it; fw start runs it on plain Node, without Vite-only features such as import.meta.env or import.meta.glob.`,
+    {
+      diagnostics: [{ path: source ?? path.relative(root, bundleFile), code: 'build_evaluation_failed', message: `Throws when the built backend loads: ${message}` }],
+      suggestions: ['fw build --json'],
+      cause: error,
+    },
+  );
 }
 
 /** Assembles the app from a built bundle: no Vite, no rolldown. */
@@ -86,7 +122,8 @@ export async function loadBuiltApp(root: string, bundleFile: string, modules: Re
   });
 }
 
-async function buildWeb(root: string, notes: string[]): Promise<string | null> {
+/** The web half of `fw build`: `vite build` of a Vite web/ into `outDir`; null (with a note) for none or Nuxt. */
+export async function buildWeb(root: string, outDir: string, notes: string[]): Promise<string | null> {
   const webRoot = path.join(root, 'web');
   if (!existsSync(webRoot)) return null;
   const has = (names: string[]) => names.some((name) => existsSync(path.join(webRoot, name)));
@@ -98,7 +135,6 @@ async function buildWeb(root: string, notes: string[]): Promise<string | null> {
     notes.push('web/ has no vite.config: skipped.');
     return null;
   }
-  const outDir = path.join(root, BUILD_DIR, 'web');
   const { build } = await import('vite');
   try {
     await build({ root: webRoot, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
@@ -110,6 +146,10 @@ async function buildWeb(root: string, notes: string[]): Promise<string | null> {
     });
   }
   return outDir;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function toRel(root: string, file: string): string {

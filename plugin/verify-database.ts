@@ -3,12 +3,10 @@ import path from 'node:path';
 import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration, planMigration } from '../runtime/db/migrate.ts';
 import { FwFailure } from '../runtime/failure.ts';
-import { createRuntimeHandler } from '../runtime/http/handler.ts';
-import { createLiveHub } from '../runtime/live/hub.ts';
 import type { AppDefinition } from '../runtime/registry.ts';
 import { type ApiServer, startApiServer } from './api-server.ts';
-import type { DevRuntime } from './dev-runtime.ts';
 import { toFailureDiagnostics } from './failure-diagnostics.ts';
+import { createMemoryRuntime } from './memory-runtime.ts';
 import type { VerifyDiagnostic } from './verify.ts';
 
 // The two gates of `fw verify` that need a database. A PGlite data directory has one owner at a time
@@ -106,37 +104,6 @@ async function openMigrationTarget(root: string): Promise<MigrationTarget> {
     return { kind: 'app', db: await createDatabase({ dataDir }), where: '.fw/db', description: 'Checked against the app database (PGlite, .fw/db).' };
   } catch (error) {
     if (isLocked(error)) return memory((error as Error).message.replace(/\.$/, ''));
-    throw error;
-  }
-}
-
-/** The app on an in-memory PGlite, shaped as the dev runtime so `startApiServer` serves it. */
-async function createMemoryRuntime(root: string, app: AppDefinition): Promise<DevRuntime> {
-  const db = await createDatabase({ dataDir: 'memory://' });
-  try {
-    const migration = await applyMigration(db, app.schema);
-    if (migration.blocked.length > 0) {
-      throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', { diagnostics: migration.blocked, suggestions: ['fw db status --json'] });
-    }
-    const live = createLiveHub(db, { dev: true });
-    live.setApp(app);
-    await live.start();
-    const handler = createRuntimeHandler({ app, db, dev: true, live });
-    return {
-      root,
-      db,
-      handler,
-      live,
-      app: () => app,
-      diagnostics: () => [],
-      reload: async () => ({ ok: true, app }),
-      async close() {
-        await live.close();
-        await db.close();
-      },
-    };
-  } catch (error) {
-    await db.close();
     throw error;
   }
 }

@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { FwFailure } from '../runtime/failure.ts';
 import type { AppDefinition } from '../runtime/registry.ts';
 import { analyseApp } from './analyse/app-model.ts';
 import { resolvePackageBin, runNodeScript } from './app-bin.ts';
+import { buildServer, buildWeb } from './build.ts';
 import { runChecks } from './check.ts';
 import { type SeverityDiagnostic, toFailureDiagnostics } from './failure-diagnostics.ts';
 import { generateFromApp } from './generate/generate.ts';
@@ -48,6 +50,8 @@ export interface GateResult {
   /** `failed` when a diagnostic is an error; `skipped` says why in `reason`. */
   status: 'passed' | 'failed' | 'skipped';
   durationMs: number;
+  /** What the gate ran, as command lines (with the project, config or database they used); empty when it ran nothing. */
+  ran: string[];
   diagnostics: VerifyDiagnostic[];
   reason?: string;
 }
@@ -67,7 +71,7 @@ interface VerifyContext {
   web: 'vite' | 'nuxt' | 'none';
 }
 
-type GateOutcome = { diagnostics: VerifyDiagnostic[] } | { skipped: string; diagnostics?: VerifyDiagnostic[] };
+type GateOutcome = ({ diagnostics: VerifyDiagnostic[] } | { skipped: string; diagnostics?: VerifyDiagnostic[] }) & { ran?: string[] };
 
 interface Gate {
   name: GateName;
@@ -85,12 +89,20 @@ const gates: readonly Gate[] = [
   { name: 'generated', level: 'smoke', run: generatedGate },
   { name: 'check', level: 'smoke', run: checkGate },
   { name: 'typecheck', level: 'smoke', run: typecheckGate },
-  { name: 'migrations', level: 'strict', run: async (ctx) => (ctx.app ? { diagnostics: await checkMigrations(ctx.root, ctx.app) } : appDoesNotLoad) },
-  { name: 'boot', level: 'smoke', run: async (ctx) => (ctx.app ? { diagnostics: await probeBoot(ctx.root, ctx.app) } : appDoesNotLoad) },
+  {
+    name: 'migrations',
+    level: 'strict',
+    run: async (ctx) => (ctx.app ? { ran: ['fw db status: the plan from src/fw/schema.ts against the app database'], diagnostics: await checkMigrations(ctx.root, ctx.app) } : appDoesNotLoad),
+  },
+  {
+    name: 'boot',
+    level: 'smoke',
+    run: async (ctx) => (ctx.app ? { ran: ['fw dev --once: the runtime on a free port, then GET /health'], diagnostics: await probeBoot(ctx.root, ctx.app) } : appDoesNotLoad),
+  },
   { name: 'tests', level: 'standard', run: testsGate },
   { name: 'redteam', level: 'strict', run: redteamGate },
   { name: 'web-build', level: 'strict', run: webBuildGate },
-  { name: 'backend-build', level: 'strict', run: async () => ({ skipped: 'The backend build lands with `fw build`, which does not exist yet; typecheck and boot cover the backend meanwhile.' }) },
+  { name: 'backend-build', level: 'strict', run: backendBuildGate },
 ];
 
 /**
@@ -118,10 +130,11 @@ export async function verify(options: { root: string; level: VerifyLevel }): Pro
       outcome = { diagnostics: toFailureDiagnostics(error) };
     }
     const durationMs = Math.round(performance.now() - gateStarted);
-    if ('skipped' in outcome) results.push({ name: gate.name, status: 'skipped', durationMs, diagnostics: outcome.diagnostics ?? [], reason: outcome.skipped });
+    const ran = outcome.ran ?? [];
+    if ('skipped' in outcome) results.push({ name: gate.name, status: 'skipped', durationMs, ran, diagnostics: outcome.diagnostics ?? [], reason: outcome.skipped });
     else {
       const failed = outcome.diagnostics.some((d) => d.severity === 'error');
-      results.push({ name: gate.name, status: failed ? 'failed' : 'passed', durationMs, diagnostics: outcome.diagnostics });
+      results.push({ name: gate.name, status: failed ? 'failed' : 'passed', durationMs, ran, diagnostics: outcome.diagnostics });
     }
   }
   return { ok: results.every((g) => g.status !== 'failed'), level: options.level, gates: results, durationMs: Math.round(performance.now() - started) };
@@ -129,14 +142,16 @@ export async function verify(options: { root: string; level: VerifyLevel }): Pro
 
 /** `fw generate --check`; it also loads the app for the gates that need it. */
 async function generatedGate(ctx: VerifyContext): Promise<GateOutcome> {
+  const ran = ['fw generate --check'];
   try {
     ctx.app = await loadAppOnce(ctx.root);
   } catch (error) {
     if (!(error instanceof AppLoadError)) throw error;
-    return { diagnostics: toFailureDiagnostics(error).map((d) => ({ ...d, hint: 'Fix the file named; generation needs an app that loads.', suggestedCommand: 'fw check --json' })) };
+    return { ran, diagnostics: toFailureDiagnostics(error).map((d) => ({ ...d, hint: 'Fix the file named; generation needs an app that loads.', suggestedCommand: 'fw check --json' })) };
   }
   const generated = await generateFromApp(ctx.app, { root: ctx.root, check: true });
   return {
+    ran,
     diagnostics: generated.files
       .filter((f) => f.status === 'drifted')
       .map((f) => ({
@@ -153,7 +168,7 @@ async function generatedGate(ctx: VerifyContext): Promise<GateOutcome> {
 /** `fw check` without its drift findings (the generated gate reports those). */
 async function checkGate(ctx: VerifyContext): Promise<GateOutcome> {
   const report = await runChecks({ root: ctx.root });
-  return { diagnostics: report.diagnostics.filter((d) => d.code !== 'generated_drift') };
+  return { ran: ['fw check'], diagnostics: report.diagnostics.filter((d) => d.code !== 'generated_drift') };
 }
 
 /** The app's own TypeScript over `tsconfig.json` and, for a Vite `web/`, `web/tsconfig.json`. */
@@ -165,7 +180,9 @@ async function typecheckGate(ctx: VerifyContext): Promise<GateOutcome> {
   const diagnostics: VerifyDiagnostic[] = [];
   if (tsc.from === 'fw') diagnostics.push({ path: 'package.json', code: 'typescript_from_fw', severity: 'info', message: `The app has no typescript; used fw's (${tsc.version}).` });
   if (ctx.web === 'nuxt') diagnostics.push({ path: 'web/', code: 'web_typecheck_not_run', severity: 'info', message: 'web/ is a Nuxt app: its .vue files need `nuxt typecheck web` (vue-tsc), which fw verify does not run yet.' });
+  const ran: string[] = [];
   for (const project of projects) {
+    ran.push(`tsc -p ${project} --noEmit (typescript ${tsc.version}, ${tsc.from === 'app' ? "the app's" : "fw's"})`);
     const result = await runNodeScript(tsc.file, ['-p', project, '--noEmit', '--pretty', 'false'], { cwd: ctx.root });
     const found = parseTscOutput(result.stdout + result.stderr);
     diagnostics.push(...found);
@@ -173,7 +190,7 @@ async function typecheckGate(ctx: VerifyContext): Promise<GateOutcome> {
       diagnostics.push({ path: project, code: 'typecheck_failed', severity: 'error', message: `tsc -p ${project} exited with ${result.code}: ${excerpt(result.stdout + result.stderr)}` });
     }
   }
-  return { diagnostics };
+  return { ran, diagnostics };
 }
 
 /** `src/x.ts(3,5): error TS2322: …` lines (plus their indented continuation) as diagnostics. */
@@ -198,6 +215,7 @@ export function parseTscOutput(output: string): VerifyDiagnostic[] {
 async function testsGate(ctx: VerifyContext): Promise<GateOutcome> {
   const plan = await planAppTests(ctx.root);
   if (!plan.run) return { skipped: plan.reason };
+  const ran = [`vitest run --reporter=default --reporter=fw/test-reporter (vitest ${plan.vitest.version}; what fw test runs)`];
   const result = await runAppTests(plan.vitest, { root: ctx.root });
   const diagnostics: VerifyDiagnostic[] = (result.run?.failures ?? []).map((f) => ({
     path: f.file,
@@ -214,7 +232,7 @@ async function testsGate(ctx: VerifyContext): Promise<GateOutcome> {
   if (result.exitCode !== 0 && diagnostics.every((d) => d.severity !== 'error')) {
     diagnostics.push({ path: '', code: 'tests_failed', severity: 'error', message: `vitest run exited with ${result.exitCode}: ${excerpt(result.stderr || result.stdout)}`, suggestedCommand: 'fw test' });
   }
-  return { diagnostics };
+  return { ran, diagnostics };
 }
 
 /** `fw ai redteam`'s structural pass: failing findings are errors, the rest warnings. */
@@ -222,6 +240,7 @@ async function redteamGate(ctx: VerifyContext): Promise<GateOutcome> {
   if (!ctx.app) return appDoesNotLoad;
   const findings = structuralFindings(await analyseApp(ctx.root, ctx.app));
   return {
+    ran: ['fw ai redteam (the structural pass)'],
     diagnostics: findings.map((f) => ({
       path: f.tool ?? f.agent ?? '',
       code: f.code,
@@ -233,25 +252,58 @@ async function redteamGate(ctx: VerifyContext): Promise<GateOutcome> {
   };
 }
 
-/** `vite build web` into a scratch directory (the app's own `web/dist` is left alone), then removed. */
+/**
+ * The web half of `fw build` (`vite build` of web/ with its vite.config), into a scratch directory
+ * under `.fw/verify/` that is removed afterwards: the app's own `.fw/build` and `web/dist` are left alone.
+ */
 async function webBuildGate(ctx: VerifyContext): Promise<GateOutcome> {
   if (ctx.web === 'none') return { skipped: 'The app has no web/.' };
-  if (ctx.web === 'nuxt') return { skipped: 'web/ is a Nuxt app; it builds with `nuxt build web`, which fw verify does not run yet.' };
-  const vite = resolvePackageBin(ctx.root, 'vite', 'vite', { fallbackToFw: true });
-  if (!vite) return { skipped: 'Vite is installed neither in the app nor with fw.' };
-  const outDir = path.join(ctx.root, '.fw', 'verify', 'web-dist');
+  if (ctx.web === 'nuxt') return { skipped: 'web/ is a Nuxt app; it builds with `nuxt build web`, which fw verify does not run yet (fw build does not either).' };
+  return inScratchDir(ctx, 'web', async (outDir) => {
+    const ran = [`vite build web --outDir ${toPosix(path.relative(ctx.root, outDir))} (fw build's web step)`];
+    try {
+      const notes: string[] = [];
+      const built = await buildWeb(ctx.root, outDir, notes);
+      return built ? { ran, diagnostics: [] } : { skipped: notes.join(' ') || 'Nothing to build in web/.' };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { ran, diagnostics: [{ path: 'web/', code: 'web_build_failed', severity: 'error', message: excerpt(message), suggestedCommand: 'fw build' }] };
+    }
+  });
+}
+
+/**
+ * The backend half of `fw build`: src/ bundled into one module and loaded on plain Node, as `fw start`
+ * runs it (so Vite-only code that `fw dev` tolerates fails here), in a scratch directory as above.
+ */
+async function backendBuildGate(ctx: VerifyContext): Promise<GateOutcome> {
+  return inScratchDir(ctx, 'server', async (outDir) => {
+    const bundle = toPosix(path.relative(ctx.root, path.join(outDir, 'app.mjs')));
+    const ran = [`fw build's server step: bundle src/ into ${bundle}, then load it on plain Node`];
+    try {
+      const built = await buildServer(ctx.root, outDir);
+      return { ran, diagnostics: [{ path: bundle, code: 'backend_build', severity: 'info', message: `Bundled and loaded ${built.entries.length} entries.` }] };
+    } catch (error) {
+      return { ran, diagnostics: toFailureDiagnostics(error).map((d) => ({ ...d, suggestedCommand: 'fw build --json' })) };
+    }
+  });
+}
+
+/** Runs `fn` with a fresh `.fw/verify/<random>/<name>` directory, removed afterwards with `.fw/verify/` when empty. */
+async function inScratchDir<T>(ctx: VerifyContext, name: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  const verifyDir = path.join(ctx.root, '.fw', 'verify');
+  // A fresh name per run: a bundle is imported by its URL, which Node caches for the process.
+  const runDir = path.join(verifyDir, randomBytes(4).toString('hex'));
   try {
-    const result = await runNodeScript(vite.file, ['build', 'web', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
-      cwd: ctx.root,
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined },
-    });
-    if (result.code === 0) return { diagnostics: [] };
-    const output = result.stderr || result.stdout;
-    const at = output.indexOf('error during build');
-    return { diagnostics: [{ path: 'web/', code: 'web_build_failed', severity: 'error', message: `vite build web failed: ${excerpt(at >= 0 ? output.slice(at) : output)}`, suggestedCommand: 'vite build web' }] };
+    return await fn(path.join(runDir, name));
   } finally {
-    await rm(path.join(ctx.root, '.fw', 'verify'), { recursive: true, force: true });
+    await rm(runDir, { recursive: true, force: true });
+    await rmdir(verifyDir).catch(() => undefined);
   }
+}
+
+function toPosix(file: string): string {
+  return file.split(path.sep).join('/');
 }
 
 function webLayout(root: string): VerifyContext['web'] {

@@ -42,6 +42,7 @@ function chooseLevel(named: Array<string | undefined>): VerifyLevel {
 function printGate(gate: GateResult): void {
   const mark = gate.status === 'passed' ? '✔' : gate.status === 'failed' ? '✖' : '–';
   log(`${mark} ${gate.name} ${gate.status === 'skipped' ? `skipped: ${gate.reason}` : `(${gate.durationMs} ms)`}`);
+  for (const command of gate.ran) log(`    ran: ${command}`);
   for (const d of gate.diagnostics) {
     if (d.severity === 'info') continue;
     log(`    ${d.path ? `${d.path} ` : ''}${d.severity} ${d.code} ${d.message.split('\n')[0]}`);

@@ -60,9 +60,11 @@ const defaultTimeouts: Record<string, number> = {
 };
 
 /** The steps of one result, by name, in the order they run. */
-export function planSteps(options: Pick<FieldTestOptions, 'install' | 'runtimeProbes'>): string[] {
+export function planSteps(options: Pick<FieldTestOptions, 'install' | 'runtimeProbes'>, packageManager = 'npm'): string[] {
   const install = options.install || options.runtimeProbes;
   return [
+    // pnpm's bootstrap (found on PATH, or installed into the work directory), shared by the pnpm results.
+    ...(install && packageManager === 'pnpm' ? ['install-pnpm'] : []),
     'create',
     ...(install ? ['install'] : []),
     ...(options.runtimeProbes ? ['generate', 'dev-once', 'verify-smoke', 'start-server', 'probe-health', 'probe-entries', 'probe-command', 'probe-query'] : []),
@@ -83,13 +85,12 @@ export async function runFieldTest(options: FieldTestOptions): Promise<FieldRepo
   }
   const base = { schema: 'fw.field-test-report.v1' as const, node: process.versions.node };
   if (options.dryRun) {
-    const steps = planSteps(options);
     return {
       ...base,
       ok: true,
       dryRun: true,
       fwSpec: options.fwSpec ?? 'file:<npm pack of this checkout>',
-      plan: options.templates.flatMap((template) => options.packageManagers.map((packageManager) => ({ template, packageManager, steps }))),
+      plan: options.templates.flatMap((template) => options.packageManagers.map((packageManager) => ({ template, packageManager, steps: planSteps(options, packageManager) }))),
       results: [],
     };
   }
@@ -98,7 +99,7 @@ export async function runFieldTest(options: FieldTestOptions): Promise<FieldRepo
   const results: FieldResult[] = [];
   let fwSpec = options.fwSpec;
   try {
-    // Shared preparation: the package, and pnpm when it is asked for and missing.
+    // Shared preparation: the package (in every result), and pnpm when it is asked for (in the pnpm results).
     const shared: StepResult[] = [];
     if (fwSpec === undefined) {
       const packDir = path.join(work, 'pack');
@@ -112,7 +113,6 @@ export async function runFieldTest(options: FieldTestOptions): Promise<FieldRepo
       fwSpec = `file:${path.join(packDir, tarball)}`;
     }
     const pnpm = options.packageManagers.includes('pnpm') && (options.install || options.runtimeProbes) ? await ensurePnpm(work, timeout('install-pnpm')) : undefined;
-    if (pnpm && !pnpm.ok) shared.push(pnpm.step);
 
     for (const template of options.templates) {
       for (const packageManager of options.packageManagers) {
@@ -147,6 +147,11 @@ async function runOne(context: RunOneContext): Promise<FieldResult> {
     return result;
   };
   if (context.shared.some((s) => !s.ok)) return fail(context.shared.find((s) => !s.ok)!.name);
+  // The pnpm bootstrap is part of every pnpm result, passed or failed, so the report shows how pnpm came to be.
+  if (packageManager === 'pnpm' && context.pnpm) {
+    result.steps.push(context.pnpm.step);
+    if (!context.pnpm.ok) return fail(context.pnpm.step.name);
+  }
   const node = process.execPath;
   // The app's own fw, as installed; before install, this checkout's CLI creates the app.
   const appFw = (args: string[]): readonly string[] => [node, path.join(appDir, 'node_modules', 'fw', 'dist', 'cli', 'bin.js'), ...args];
@@ -196,9 +201,12 @@ async function runOne(context: RunOneContext): Promise<FieldResult> {
   }
 }
 
-/** pnpm from PATH, or installed from the npm registry into the work directory (nothing global). */
+/**
+ * pnpm from PATH, or installed from the npm registry into the work directory (nothing global). Either
+ * way the step is `install-pnpm`: `pnpm --version` when PATH has it, else the `npm install`.
+ */
 async function ensurePnpm(work: string, timeoutMs: number): Promise<{ ok: boolean; bin: string; step: StepResult }> {
-  const found = await runStep({ name: 'pnpm-version', argv: ['pnpm', '--version'], cwd: work, timeoutMs: 20_000 });
+  const found = await runStep({ name: 'install-pnpm', argv: ['pnpm', '--version'], cwd: work, timeoutMs: 20_000 });
   if (found.ok) return { ok: true, bin: 'pnpm', step: found };
   const prefix = path.join(work, 'tools');
   await mkdir(prefix, { recursive: true });

@@ -12,7 +12,8 @@ export default command({
   handler: async (ctx, args) => {
     const ticket = await ctx.db
       .insertInto('tickets')
-      .values({ subject: args.subject, body: args.body, priority: args.priority, created_by: ctx.auth.userId! })
+      // Without a priority the ticket starts as `normal`, and the triage may set it (priority_source 'default').
+      .values({ subject: args.subject, body: args.body, priority: args.priority, priority_source: args.priority ? 'user' : 'default', created_by: ctx.auth.userId! })
       .returningAll()
       .executeTakeFirstOrThrow();
     // Written to the outbox in this transaction; the triageTicket action listens for it.

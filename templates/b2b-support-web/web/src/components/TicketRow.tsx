@@ -17,10 +17,14 @@ export function TicketRow({ ticket }: { ticket: Ticket }) {
     <li className="ticket">
       <div className="row">
         <strong>{ticket.subject}</strong>
-        <span className={`badge priority-${ticket.priority}`}>{ticket.priority}</span>
+        <span className={`badge priority-${ticket.priority}`} title={`priority set by ${ticket.priority_source}`}>
+          {ticket.priority}
+          {ticket.priority_source === 'triage' ? ' (triage)' : ''}
+        </span>
         <span className="badge">{ticket.status}</span>
       </div>
       {ticket.body && <p className="muted">{ticket.body}</p>}
+      {ticket.triage_summary && <p className="muted">Triage: {ticket.triage_summary}</p>}
       <p className="muted">
         Opened by {ticket.created_by} · {ticket.assignee ? `assigned to ${ticket.assignee}` : 'unassigned'}
       </p>

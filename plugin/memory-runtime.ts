@@ -1,0 +1,46 @@
+import { createDatabase } from '../runtime/db/database.ts';
+import { applyMigration } from '../runtime/db/migrate.ts';
+import { FwFailure } from '../runtime/failure.ts';
+import { createRuntimeHandler, type RuntimeHandlerOptions } from '../runtime/http/handler.ts';
+import { createLiveHub } from '../runtime/live/hub.ts';
+import type { AppDefinition } from '../runtime/registry.ts';
+import type { DevRuntime } from './dev-runtime.ts';
+
+/**
+ * An already loaded app on a throwaway in-memory PGlite migrated to its schema, shaped as the dev
+ * runtime so `startApiServer` serves it (dev mode: dev-headers auth). `fw verify` boots on it while
+ * `fw dev` holds the app database; `fw/testing` runs an app's tests on it.
+ */
+export async function createMemoryRuntime(
+  root: string,
+  app: AppDefinition,
+  options: Pick<RuntimeHandlerOptions, 'auth' | 'ai' | 'onError'> = {},
+): Promise<DevRuntime> {
+  const db = await createDatabase({ dataDir: 'memory://' });
+  try {
+    const migration = await applyMigration(db, app.schema);
+    if (migration.blocked.length > 0) {
+      throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', { diagnostics: migration.blocked, suggestions: ['fw db status --json'] });
+    }
+    const live = createLiveHub(db, { dev: true });
+    live.setApp(app);
+    await live.start();
+    const handler = createRuntimeHandler({ app, db, dev: true, live, ...options });
+    return {
+      root,
+      db,
+      handler,
+      live,
+      app: () => app,
+      diagnostics: () => [],
+      reload: async () => ({ ok: true, app }),
+      async close() {
+        await live.close();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
