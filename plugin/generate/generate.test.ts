@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 async function app(files: Record<string, string> = {}): Promise<string> {
-  const created = await createTestApp('minimal-web', files);
+  // Inside the repo: the template's own tests import vitest, which resolves from this checkout.
+  const created = await createTestApp('minimal-web', files, { insideRepo: true });
   apps.push(created);
   return created.dir;
 }

@@ -34,7 +34,7 @@ export async function runWorkflowAttempt(row: OutboxRow, services: { app: AppDef
   }
 
   const run = await beginRun(db.admin, { runId, workflow: name, outboxId: row.id, attempt: row.attempts, tenantId: row.tenantId, userId: row.userId, traceId: row.traceId });
-  if (run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled') {
+  if (run.status === 'completed' || run.status === 'cancelled') {
     return { ok: true, note: `Workflow run ${runId} had already ended (${run.status}); nothing ran.` };
   }
   if (run.cancelRequested) {

@@ -24,7 +24,8 @@ export interface BeginRun {
 }
 
 /**
- * Marks a run `running` for this attempt (creating its row on the first), unless it already ended.
+ * Marks a run `running` for this attempt (creating its row on the first), unless it completed or was
+ * cancelled. A `failed` run runs again: its start row was made pending by hand to retry it.
  * Returns its status and whether a cancel was asked for.
  */
 export async function beginRun(admin: Kysely<any>, run: BeginRun): Promise<{ status: RunStatus; cancelRequested: boolean }> {
@@ -32,7 +33,8 @@ export async function beginRun(admin: Kysely<any>, run: BeginRun): Promise<{ sta
     insert into "public"."${sql.raw(RUNS)}" as r (id, workflow, status, tenant_id, user_id, trace_id, outbox_id, attempts)
     values (${run.runId}::uuid, ${run.workflow}, 'running', ${run.tenantId}::uuid, ${run.userId}, ${run.traceId}, ${run.outboxId}::bigint, ${run.attempt})
     on conflict (id) do update set
-      status = case when r.status in ('completed', 'failed', 'cancelled') then r.status else 'running' end,
+      status = case when r.status in ('completed', 'cancelled') then r.status else 'running' end,
+      finished_at = case when r.status in ('completed', 'cancelled') then r.finished_at else null end,
       attempts = greatest(r.attempts, excluded.attempts),
       outbox_id = excluded.outbox_id,
       updated_at = now()

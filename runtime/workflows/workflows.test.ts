@@ -231,8 +231,15 @@ for (const target of databaseTargets) {
       await drain(worker);
       expect(await run(failing.result.runId)).toMatchObject({ status: 'failed', attempts: 2, lastError: 'fulfilOrder: card declined, try later' });
       expect(script.ran).toEqual(['charge@1', 'charge@2']);
-      const [row] = await db.admin.selectFrom('_fw_outbox').select(['status']).where('trace_id', '=', failing.traceId).execute();
-      expect(row).toEqual({ status: 'dead' });
+      const [row] = await db.admin.selectFrom('_fw_outbox').select(['id', 'status']).where('trace_id', '=', failing.traceId).execute();
+      expect(row).toMatchObject({ status: 'dead' });
+
+      // Retried by hand once the cause is fixed (docs/workflows.md): the failed run runs again.
+      script.chargeFailures = 0;
+      await db.admin.updateTable('_fw_outbox').set({ status: 'pending', attempts: 0, available_at: sql`now()`, dead_at: null }).where('id', '=', row!.id).execute();
+      await drain(worker);
+      expect(await run(failing.result.runId)).toMatchObject({ status: 'completed', finishedAt: expect.any(String) });
+      expect(script.ran).toEqual(['charge@1', 'charge@2', 'charge@1', 'fulfil@1', 'journal@1']);
     });
 
     it('one idempotency key, one run; a rolled-back command starts nothing; bad starts fail the command', async () => {
