@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEventStream } from '../runtime/live/test-support.ts';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
+import { until } from './support/until.ts';
 
 // N `fw start` processes on one PostgreSQL, as docs/deploy.md describes: the same DATABASE_URL, JWT
 // settings, admin token and approval secret everywhere; no sticky sessions.
@@ -88,16 +89,6 @@ export default workflow({
 `,
 };
 
-async function until<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let database: Awaited<ReturnType<typeof createTestPostgresDatabase>>;
@@ -179,7 +170,7 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
     const deliveries = await until(async () => {
       const found = await rows('select key, pid from deliveries');
       return found.length === 20 && found;
-    }, 'all 20 events delivered');
+    }, 'all 20 events delivered', { timeoutMs: 60_000 });
     const [events] = await rows(`select count(*)::int as n, count(*) filter (where status = 'delivered')::int as delivered from _fw_outbox where event = 'note.created'`);
     expect(events).toEqual({ n: 20, delivered: 20 });
     const pids = new Set(deliveries.map((d: { pid: number }) => d.pid));
@@ -190,7 +181,7 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
     const runs = await until(async () => {
       const { runs } = (await (await fetch(`${urlTwo}/_fw/workflows?workflow=stampNote&limit=100`, { headers: admin })).json()) as { runs: Array<{ status: string }> };
       return runs.length === 20 && runs.every((r) => r.status === 'completed') && runs;
-    }, 'all 20 stampNote runs completed');
+    }, 'all 20 stampNote runs completed', { timeoutMs: 60_000 });
     expect(runs).toHaveLength(20);
     expect(await rows(`select count(*)::int as n from notes where body like 'stamped: %'`)).toEqual([{ n: 20 }]);
     expect((await fetch(`${urlOne}/_fw/workflows`)).status).toBe(401); // the admin plane needs the token
@@ -225,7 +216,7 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
     const run = await until(async () => {
       const body = (await (await fetch(`${url}/_fw/workflows/${runId}`, { headers: admin })).json()) as { status: string };
       return body.status === 'completed' && (body as any);
-    }, 'the run to complete on the second worker', 30_000);
+    }, 'the run to complete on the second worker');
     expect(run).toMatchObject({ runId, workflow: 'resumable', attempts: 2 });
     expect(run.steps.map((s: { name: string; attempt: number }) => [s.name, s.attempt])).toEqual([['first', 1], ['second', 2]]);
     const log = await rows('select key, pid from step_log order by key');

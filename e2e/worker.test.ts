@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
+import { until } from './support/until.ts';
 
 const ACME = '00000000-0000-4000-8000-000000000001';
 const acmeAgent = { 'x-fw-user-id': 'agent-1', 'x-fw-tenant-id': ACME, 'x-fw-role': 'agent' };
 const env = { FW_AI: 'mock' };
-
-async function until<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const getJson = async (url: string) => (await (await fetch(url)).json()) as any;
 

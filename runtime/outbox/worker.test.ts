@@ -17,6 +17,7 @@ import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { backoffDelay, resolveBackoff } from './backoff.ts';
 import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from './worker.ts';
+import { until } from '../../e2e/support/until.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';
 const TENANT_B = '00000000-0000-4000-8000-00000000000b';
@@ -138,16 +139,6 @@ function randomUuid(): string {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 describe('backoff', () => {
   it('doubles the ceiling per attempt up to the cap, with full jitter below it', () => {
@@ -316,7 +307,7 @@ for (const target of databaseTargets) {
       const summary = await until(async () => {
         const s = await b.runOnce();
         return s.claimed > 0 && s;
-      }, 'the lease to expire');
+      }, 'the lease to expire', { intervalMs: 25 });
       expect(summary).toMatchObject({ claimed: 1, delivered: 1 });
       const [row] = await rows(traceId);
       expect(row).toMatchObject({ status: 'delivered', attempts: 2, lease_owner: null });
@@ -359,7 +350,7 @@ for (const target of databaseTargets) {
       await until(async () => {
         const left = await db.admin.selectFrom('_fw_outbox').select(sql<number>`count(*)::int`.as('n')).where('status', '<>', 'delivered').executeTakeFirstOrThrow();
         return left.n === 0;
-      }, 'every row delivered');
+      }, 'every row delivered', { intervalMs: 25 });
       await Promise.all([a.stop(), b.stop()]);
       const seen = script.calls.map((c) => (c.args as { n: number }).n).sort((x, y) => x - y);
       expect(seen).toEqual(Array.from({ length: 40 }, (_, n) => n));
@@ -393,7 +384,7 @@ for (const target of databaseTargets) {
       worker.start();
       expect(worker.status().state).toBe('running');
       const { traceId } = await run('createNote', { title: 'Eggs' });
-      await until(async () => (await rows(traceId))[0]?.status === 'delivered', 'the delivery');
+      await until(async () => (await rows(traceId))[0]?.status === 'delivered', 'the delivery', { intervalMs: 25 });
       await worker.stop();
       expect(worker.status()).toMatchObject({ state: 'stopped', delivered: 1, inFlight: 0 });
     });
