@@ -24,6 +24,8 @@ export interface CheckReport {
 }
 
 const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed_context']);
+/** Backend findings that come with the contract checks but belong to the entry analysis. */
+const analysisCodes = new Set(['unknown_workflow']);
 
 /**
  * Runs every static check of an app without writing anything: the app loads (policies defined),
@@ -56,8 +58,8 @@ export async function runChecks(options: { root: string }): Promise<CheckReport>
       })]
       : [],
   );
-  const analysis = generated.diagnostics.map(fromGenerateDiagnostic);
-  const frontend = generated.checks.filter((d) => !boundaryCodes.has(d.code));
+  const analysis = [...generated.diagnostics.map(fromGenerateDiagnostic), ...generated.checks.filter((d) => analysisCodes.has(d.code))];
+  const frontend = generated.checks.filter((d) => !boundaryCodes.has(d.code) && !analysisCodes.has(d.code));
   const boundaries = generated.checks.filter((d) => boundaryCodes.has(d.code));
   const checks = [
     result('load', []),
@@ -67,7 +69,7 @@ export async function runChecks(options: { root: string }): Promise<CheckReport>
     result('boundaries', boundaries),
     result('policies', []),
   ];
-  const diagnostics = sortDiagnostics([...drift, ...analysis, ...generated.checks]);
+  const diagnostics = sortDiagnostics([...drift, ...analysis, ...frontend, ...boundaries]);
   return { ok: checks.every((c) => c.ok), checks, diagnostics };
 }
 

@@ -10,6 +10,7 @@ import { invalidatedTables, normalizeEffect } from '../../runtime/external/effec
 import { entryDefaults } from '../../runtime/external/services.ts';
 import { listAiFiles, listEntryFiles } from '../load-app.ts';
 import { entryAgentRuns } from './agent-calls.ts';
+import { entryWorkflowStarts } from './workflow-starts.ts';
 import { type ArgsSchema, argsJsonSchema } from '../../runtime/args-schema.ts';
 import type { CheckDiagnostic } from './check-diagnostic.ts';
 import { describeUnresolved, type EntryAccess, summarizeAccess, type Unresolved } from './entry-access.ts';
@@ -125,6 +126,8 @@ export interface AppModel {
   diagnostics: GenerateDiagnostic[];
   /** Agent or model runs in commands, queries and liveQueries (spec Errors 4): `agent_in_disallowed_context` errors. */
   agentRuns: CheckDiagnostic[];
+  /** `ctx.startWorkflow('name')` in commands naming no workflow: `unknown_workflow` errors. */
+  workflowStarts: CheckDiagnostic[];
 }
 
 /**
@@ -153,9 +156,10 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
   const files = await listEntryFiles(root);
   const tables = app.schema.tables;
   const names = [...app.entries.keys()].sort();
+  const workflows = names.filter((name) => app.entries.get(name)!.kind === 'workflow');
 
   const analysed = await Promise.all(
-    names.map(async (name): Promise<{ model: EntryModel; diagnostics: GenerateDiagnostic[]; agentRuns: CheckDiagnostic[] }> => {
+    names.map(async (name): Promise<{ model: EntryModel; diagnostics: GenerateDiagnostic[]; agentRuns: CheckDiagnostic[]; workflowStarts: CheckDiagnostic[] }> => {
       const entry = app.entries.get(name)!;
       const file = files.find((f) => f.name === name && f.kinds.includes(entry.kind))?.file;
       if (file === undefined) {
@@ -179,7 +183,12 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
         access,
         tenantScoped: tenantScope(access, tables),
       };
-      return { model, diagnostics: entryDiagnostics(model, findings, tables), agentRuns: entryAgentRuns(model, source, parsed) };
+      return {
+        model,
+        diagnostics: entryDiagnostics(model, findings, tables),
+        agentRuns: entryAgentRuns(model, source, parsed),
+        workflowStarts: entryWorkflowStarts(model, source, parsed, workflows),
+      };
     }),
   );
 
@@ -195,6 +204,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
     // In entry-name order, and within an entry in source order.
     diagnostics: analysed.flatMap((a) => a.diagnostics),
     agentRuns: analysed.flatMap((a) => a.agentRuns),
+    workflowStarts: analysed.flatMap((a) => a.workflowStarts),
   };
 }
 

@@ -30,6 +30,7 @@ export type CheckCode =
   | 'entry_without_ui'
   | 'server_import_in_frontend'
   | 'agent_in_disallowed_context'
+  | 'unknown_workflow'
   | 'parse_error'
   | 'unknown_policy'
   | 'generated_drift'

@@ -31,7 +31,7 @@ export interface GenerateResult {
   diagnostics: GenerateDiagnostic[];
   /** The analysed web/ (empty, layout `none`, without one). */
   frontend: FrontendGraph;
-  /** Contract checks: the frontend's diagnostics plus agent runs in commands and queries, sorted. */
+  /** Contract checks: the frontend's diagnostics plus agent runs in commands and queries and unknown workflow starts, sorted. */
   checks: CheckDiagnostic[];
 }
 
@@ -62,7 +62,7 @@ export async function generateFromApp(app: AppDefinition, options: GenerateOptio
   const root = path.resolve(options.root);
   const model = await analyseApp(root, app);
   const frontend = await analyseFrontend(root, model.entries, options.frontend);
-  const checks = sortDiagnostics([...frontend.diagnostics, ...model.agentRuns]);
+  const checks = sortDiagnostics([...frontend.diagnostics, ...model.agentRuns, ...model.workflowStarts]);
   const files = await syncArtifacts(root, artifactsOf(model, frontend), { check: options.check ?? false });
   return { files, diagnostics: model.diagnostics, frontend, checks };
 }
