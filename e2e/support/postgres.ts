@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
 
 export const testDatabaseUrl = process.env.FW_TEST_DATABASE_URL;
 
@@ -32,3 +33,15 @@ export const databaseTargets = [
   { name: 'pglite', enabled: true },
   { name: 'postgres', enabled: Boolean(testDatabaseUrl) },
 ] as const;
+
+/**
+ * A fresh database of a target for one suite: a throwaway PostgreSQL database (dropped by `drop`,
+ * after `db.close()`), or an in-memory PGlite (`drop` does nothing).
+ */
+export async function openTestDatabase(target: (typeof databaseTargets)[number]): Promise<{ db: FwDatabase; drop(): Promise<void> }> {
+  if (target.name === 'postgres') {
+    const pg = await createTestPostgresDatabase();
+    return { db: await createDatabase({ url: pg.url }), drop: pg.drop };
+  }
+  return { db: await createDatabase({ dataDir: 'memory://' }), drop: async () => {} };
+}

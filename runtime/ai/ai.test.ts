@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createTestPostgresDatabase, databaseTargets } from '../../e2e/support/postgres.ts';
+import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { AI_RUNS_TABLE } from '../db/ddl.ts';
 import { applyMigration } from '../db/migrate.ts';
@@ -89,11 +89,7 @@ for (const target of databaseTargets) {
     let drop: (() => Promise<void>) | undefined;
 
     beforeAll(async () => {
-      if (target.name === 'postgres') {
-        const pg = await createTestPostgresDatabase();
-        drop = pg.drop;
-        db = await createDatabase({ url: pg.url });
-      } else db = await createDatabase({ dataDir: 'memory://' });
+      ({ db, drop } = await openTestDatabase(target));
       const app = testApp();
       expect((await applyMigration(db, app.schema)).blocked).toEqual([]);
       process.env.TOOL_KEY = 'tool-key-value';

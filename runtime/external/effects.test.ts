@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestPostgresDatabase, databaseTargets } from '../../e2e/support/postgres.ts';
-import { createDatabase, type FwDatabase } from '../db/database.ts';
+import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
+import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { liveQuery, query } from '../entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
@@ -89,13 +89,7 @@ for (const target of databaseTargets) {
       });
       await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
       const app = testApp(`http://127.0.0.1:${(service.address() as AddressInfo).port}`);
-      if (target.name === 'postgres') {
-        const pg = await createTestPostgresDatabase();
-        drop = pg.drop;
-        db = await createDatabase({ url: pg.url });
-      } else {
-        db = await createDatabase();
-      }
+      ({ db, drop } = await openTestDatabase(target));
       await applyMigration(db, app.schema);
       hub = createLiveHub(db, { dev: true, pollIntervalMs: 200, pruneIntervalMs: 0 });
       hub.setApp(app);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestPostgresDatabase, databaseTargets } from '../../e2e/support/postgres.ts';
+import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../entries.ts';
@@ -101,13 +101,7 @@ for (const target of databaseTargets) {
     const errors: string[] = [];
 
     beforeAll(async () => {
-      if (target.name === 'postgres') {
-        const pg = await createTestPostgresDatabase();
-        dropDatabase = pg.drop;
-        db = await createDatabase({ url: pg.url });
-      } else {
-        db = await createDatabase({ dataDir: 'memory://' });
-      }
+      ({ db, drop: dropDatabase } = await openTestDatabase(target));
       await ensureSystemTables(db);
       const app = testApp();
       const migration = await applyMigration(db, app.schema);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createTestPostgresDatabase, databaseTargets } from '../../e2e/support/postgres.ts';
+import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery } from '../entries.ts';
@@ -83,13 +83,7 @@ for (const target of databaseTargets) {
     let drop = async () => {};
 
     beforeAll(async () => {
-      if (target.name === 'postgres') {
-        const pg = await createTestPostgresDatabase();
-        drop = pg.drop;
-        db = await createDatabase({ url: pg.url });
-      } else {
-        db = await createDatabase();
-      }
+      ({ db, drop } = await openTestDatabase(target));
       const app = testApp();
       await applyMigration(db, app.schema);
       hub = createLiveHub(db, { dev: true, pollIntervalMs: 200, maxSubscriptionsPerTenant: 20, pruneIntervalMs: 0 });

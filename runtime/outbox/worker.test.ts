@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createTestPostgresDatabase, databaseTargets } from '../../e2e/support/postgres.ts';
-import { createDatabase, type FwDatabase } from '../db/database.ts';
+import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
+import type { FwDatabase } from '../db/database.ts';
 import { systemTables } from '../db/ddl.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { type ActionEvent, action, type Auth, command, liveQuery } from '../entries.ts';
@@ -180,13 +180,7 @@ for (const target of databaseTargets) {
       db.transaction({ readOnly: true, auth: tenant }, (trx) => trx.selectFrom('audit').select('text').orderBy('text').execute()).then((r) => r.map((a) => a.text as string));
 
     beforeAll(async () => {
-      if (target.name === 'postgres') {
-        const pg = await createTestPostgresDatabase();
-        drop = pg.drop;
-        db = await createDatabase({ url: pg.url });
-      } else {
-        db = await createDatabase({ dataDir: 'memory://' });
-      }
+      ({ db, drop } = await openTestDatabase(target));
       const migration = await applyMigration(db, app.schema);
       expect(migration.blocked).toEqual([]);
     });
@@ -450,13 +444,7 @@ for (const target of databaseTargets) {
     it('adds the worker’s columns to an outbox made by an earlier fw, and the app role may only insert', async () => {
       let other: FwDatabase;
       let dropOther = async () => {};
-      if (target.name === 'postgres') {
-        const pg = await createTestPostgresDatabase();
-        dropOther = pg.drop;
-        other = await createDatabase({ url: pg.url });
-      } else {
-        other = await createDatabase({ dataDir: 'memory://' });
-      }
+      ({ db: other, drop: dropOther } = await openTestDatabase(target));
       try {
         // The outbox as fw created it before the worker existed, with rows waiting in it.
         const original = systemTables.find((table) => table.name === '_fw_outbox')!.create[0]!;

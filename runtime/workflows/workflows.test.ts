@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createTestPostgresDatabase, databaseTargets } from '../../e2e/support/postgres.ts';
-import { createDatabase, type FwDatabase } from '../db/database.ts';
+import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
+import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { type Auth, command, workflow } from '../entries.ts';
 import { callEntry } from '../execute.ts';
@@ -138,13 +138,7 @@ for (const target of databaseTargets) {
     };
 
     beforeAll(async () => {
-      if (target.name === 'postgres') {
-        const pg = await createTestPostgresDatabase();
-        drop = pg.drop;
-        db = await createDatabase({ url: pg.url });
-      } else {
-        db = await createDatabase({ dataDir: 'memory://' });
-      }
+      ({ db, drop } = await openTestDatabase(target));
       expect((await applyMigration(db, app.schema)).blocked).toEqual([]);
     });
 
