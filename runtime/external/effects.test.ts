@@ -7,8 +7,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { liveQuery, query } from '../entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import { createLiveHub, type LiveHub } from '../live/hub.ts';
-import { openEventStream } from '../live/test-support.ts';
+import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../live/test-support.ts';
 import { type AppDefinition, checkApp } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { effectProblems, effectTables, invalidatedTables } from './effects.ts';
@@ -73,9 +72,8 @@ describe('effect tables', () => {
 for (const target of databaseTargets) {
   describe.skipIf(!target.enabled)(`external effects reach live subscribers (${target.name})`, () => {
     let db: FwDatabase;
-    let hub: LiveHub;
+    let runtime: LiveTestRuntime;
     let service: Server;
-    let server: Server;
     let url: string;
     let drop = async () => {};
     const calls: string[] = [];
@@ -91,18 +89,12 @@ for (const target of databaseTargets) {
       const app = testApp(`http://127.0.0.1:${(service.address() as AddressInfo).port}`);
       ({ db, drop } = await openTestDatabase(target));
       await applyMigration(db, app.schema);
-      hub = createLiveHub(db, { dev: true, pollIntervalMs: 200, pruneIntervalMs: 0 });
-      hub.setApp(app);
-      await hub.start();
-      server = createServer(createRuntimeHandler({ app, db, dev: true, live: hub }));
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 200 });
+      url = runtime.url;
     });
 
     afterAll(async () => {
-      await hub?.close();
-      server?.closeAllConnections();
-      await new Promise((resolve) => server?.close(resolve));
+      await runtime?.close();
       await new Promise((resolve) => service?.close(resolve));
       await db?.close();
       await drop();
@@ -158,8 +150,8 @@ for (const target of databaseTargets) {
     it('never calls the service when an effect names something unknown', async () => {
       const app = testApp(`http://127.0.0.1:${(service.address() as AddressInfo).port}`);
       app.external![0]!.manifest.entries[2]!.effects = [{ name: 'announced', tables: ['announcement'] }];
-      hub.setApp(app);
-      const local = createServer(createRuntimeHandler({ app, db, dev: true, live: hub }));
+      runtime.hub.setApp(app);
+      const local = createServer(createRuntimeHandler({ app, db, dev: true, live: runtime.hub }));
       await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
       try {
         const before = calls.length;

@@ -12,7 +12,7 @@ import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { createLiveHub, type LiveHub } from './hub.ts';
 import { logBounds, pruneInvalidations } from './log.ts';
-import { openEventStream } from './test-support.ts';
+import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from './test-support.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';
 const TENANT_B = '00000000-0000-4000-8000-00000000000b';
@@ -78,7 +78,7 @@ for (const target of databaseTargets) {
   describe.skipIf(!target.enabled)(`live queries over HTTP (${target.name})`, () => {
     let db: FwDatabase;
     let hub: LiveHub;
-    let server: Server;
+    let runtime: LiveTestRuntime;
     let url: string;
     let drop = async () => {};
 
@@ -86,18 +86,12 @@ for (const target of databaseTargets) {
       ({ db, drop } = await openTestDatabase(target));
       const app = testApp();
       await applyMigration(db, app.schema);
-      hub = createLiveHub(db, { dev: true, pollIntervalMs: 200, maxSubscriptionsPerTenant: 20, pruneIntervalMs: 0 });
-      hub.setApp(app);
-      await hub.start();
-      server = createServer(createRuntimeHandler({ app, db, dev: true, live: hub }));
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 200, maxSubscriptionsPerTenant: 20 });
+      ({ hub, url } = runtime);
     });
 
     afterAll(async () => {
-      await hub?.close();
-      server?.closeAllConnections();
-      await new Promise((resolve) => server?.close(resolve));
+      await runtime?.close();
       await db?.close();
       await drop();
     });

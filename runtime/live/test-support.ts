@@ -1,4 +1,35 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readEventStream, type SseEvent } from '../../client/sse.ts';
+import type { FwDatabase } from '../db/database.ts';
+import { createRuntimeHandler } from '../http/handler.ts';
+import type { AppDefinition } from '../registry.ts';
+import { createLiveHub, type LiveHub, type LiveOptions } from './hub.ts';
+
+/** A dev-mode runtime with live queries, served on a free local port; for tests. */
+export interface LiveTestRuntime {
+  hub: LiveHub;
+  url: string;
+  /** Closes the hub, then the server (dropping open streams); the database stays open. */
+  close(): Promise<void>;
+}
+
+export async function serveLiveRuntime(app: AppDefinition, db: FwDatabase, options: LiveOptions = {}): Promise<LiveTestRuntime> {
+  const hub = createLiveHub(db, { dev: true, pruneIntervalMs: 0, ...options });
+  hub.setApp(app);
+  await hub.start();
+  const server = createServer(createRuntimeHandler({ app, db, dev: true, live: hub }));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    hub,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      await hub.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 /** A live stream opened with fetch, its events queued for `next()`; for tests and benchmarks. */
 export interface EventStream {

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -10,9 +8,7 @@ import { systemTables } from '../db/ddl.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { type ActionEvent, action, type Auth, command, liveQuery } from '../entries.ts';
 import { callEntry } from '../execute.ts';
-import { createRuntimeHandler } from '../http/handler.ts';
-import { createLiveHub, type LiveHub } from '../live/hub.ts';
-import { openEventStream } from '../live/test-support.ts';
+import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../live/test-support.ts';
 import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { backoffDelay, resolveBackoff } from './backoff.ts';
@@ -384,22 +380,13 @@ for (const target of databaseTargets) {
     });
 
     describe('over HTTP', () => {
-      let hub: LiveHub;
-      let server: Server;
+      let runtime: LiveTestRuntime;
       let url: string;
       beforeAll(async () => {
-        hub = createLiveHub(db, { dev: true, pollIntervalMs: 50, pruneIntervalMs: 0 });
-        hub.setApp(app);
-        await hub.start();
-        server = createServer(createRuntimeHandler({ app, db, dev: true, live: hub }));
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 50 });
+        url = runtime.url;
       });
-      afterAll(async () => {
-        await hub?.close();
-        server?.closeAllConnections();
-        await new Promise((resolve) => server?.close(resolve));
-      });
+      afterAll(() => runtime?.close());
       const post = async (path: string, args: unknown) => {
         const response = await fetch(url + path, { method: 'POST', headers: { ...aliceHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ args }) });
         return { status: response.status, body: (await response.json()) as any };
