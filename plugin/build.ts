@@ -94,7 +94,8 @@ export async function buildServer(root: string, serverDir: string): Promise<{ di
  */
 function evaluationFailure(root: string, bundleFile: string, code: string, error: unknown): FwFailure {
   const message = error instanceof Error ? error.message : String(error);
-  const line = new RegExp(`${escapeRegExp(path.basename(bundleFile))}:(\\d+):\\d+`).exec((error as Error)?.stack ?? '')?.[1];
+  const after = ((error as Error)?.stack ?? '').split(`${path.basename(bundleFile)}:`)[1];
+  const line = after === undefined ? undefined : /^(\d+):\d+/.exec(after)?.[1];
   const source = line === undefined ? undefined : code.split('\n').slice(0, Number(line)).reverse().find((l) => /^\/\/ src\/\S+$/.test(l))?.slice(3);
   return new FwFailure(
     'build_failed',
@@ -146,10 +147,6 @@ export async function buildWeb(root: string, outDir: string, notes: string[]): P
     });
   }
   return outDir;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function toRel(root: string, file: string): string {
