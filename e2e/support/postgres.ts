@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
+import { requestLoginRole } from '../../runtime/db/request-login.ts';
 
 export const testDatabaseUrl = process.env.FW_TEST_DATABASE_URL;
 
@@ -23,6 +24,8 @@ export async function createTestPostgresDatabase(): Promise<{ url: string; drop(
       const client = new pg.Client({ connectionString: testDatabaseUrl });
       await client.connect();
       await client.query(`drop database if exists ${name} with (force)`);
+      // The request login fw made for this database (roles outlive databases).
+      await client.query(`drop role if exists ${requestLoginRole(name)}`);
       await client.end();
     },
   };

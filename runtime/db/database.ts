@@ -1,21 +1,26 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
+import type pg from 'pg';
 import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
 import { FwFailure } from '../failure.ts';
+import { APP_ROLE } from './app-role.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
+import { IDENTITY_SECRET, type RequestSession, identityFunctionsMarker, identityFunctionsSql, identityProof, requestSessionSql, storeIdentityPads } from './request-identity.ts';
+import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
+import { databaseSecret, secretsTableSql } from './secrets.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
-/** The non-superuser role every request transaction switches to, so row-level security applies. */
-export const APP_ROLE = 'fw_app';
+export { APP_ROLE } from './app-role.ts';
 
 export interface DatabaseOptions {
   /** A PostgreSQL URL. Without it fw uses embedded PGlite persisted in `dataDir`. */
   url?: string;
   /** PGlite data directory; `memory://` keeps it in memory. */
   dataDir?: string;
-  /** Connections in the PostgreSQL pool (default 10). */
+  /** Connections in the PostgreSQL request pool (default 10; the owner's pool gets half as many). */
   poolSize?: number;
   /** `statement_timeout` for request transactions, in ms (default 30 000). */
   statementTimeoutMs?: number;
@@ -36,7 +41,10 @@ export type DatabaseDriver = { kind: 'pglite'; pglite: PGlite } | { kind: 'postg
 export interface FwDatabase {
   readonly dialect: 'pglite' | 'postgres';
   readonly driver: DatabaseDriver;
-  /** Kysely as the connecting (owner) user: for migrations and fw's own bookkeeping only. */
+  /**
+   * Kysely as the connecting (owner) user: for migrations and fw's own bookkeeping only. On PostgreSQL,
+   * request transactions never use it: they run on connections of the request login (request-login.ts).
+   */
   readonly admin: Kysely<any>;
   /**
    * Runs `fn` in a fresh transaction on a connection of its own, as the app role, with the caller's
@@ -55,10 +63,12 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   let admin: Kysely<any>;
   let closeDriver: () => Promise<void>;
   let driver: DatabaseDriver;
+  const poolSize = options.poolSize ?? 10;
+  let pgModule: typeof pg | undefined;
 
   if (options.url) {
-    const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    pgModule = (await import('pg')).default;
+    const pool = new pgModule.Pool({ connectionString: options.url, max: Math.max(2, Math.ceil(poolSize / 2)) });
     // An idle client that loses its server must not crash the process.
     pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
     dialect = 'postgres';
@@ -90,64 +100,192 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     };
   }
 
+  let setup: { key: Buffer; login: RequestLogin | null };
   try {
     await ensureAppRole(admin);
+    setup = await setUpRequestIdentity(admin, dialect);
   } catch (error) {
     await admin.destroy();
     await closeDriver();
     throw error;
   }
 
-  return {
+  if (!pgModule || !setup.login) {
+    // PGlite: one session, which is the owner's (see docs/security.md for what that cannot enforce).
+    return {
+      dialect,
+      driver,
+      admin,
+      transaction: (txOptions, fn) =>
+        admin.connection().execute((connection) => runRequestTransaction(connection, transactionPrelude(txOptions, statementTimeoutMs), txOptions, fn)),
+      async close() {
+        await admin.destroy();
+        await closeDriver();
+      },
+    };
+  }
+
+  const requests = createRequestPool(pgModule, requestLoginUrl(options.url!, setup.login), poolSize);
+  const database: FwDatabase = {
     dialect,
     driver,
     admin,
-    transaction: (txOptions, fn) =>
-      admin.connection().execute(async (connection) => {
-        let result: Awaited<ReturnType<typeof fn>>;
-        try {
-          // Inside the try: a prelude that fails after BEGIN must not leave the pooled connection in
-          // an aborted transaction for the next request.
-          await sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection);
-          const trx = txOptions.plugins?.length ? txOptions.plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), connection) : connection;
-          result = await fn(guardTransaction(trx));
-        } catch (error) {
-          await sql.raw('rollback').execute(connection).catch(() => undefined);
-          throw error;
-        }
-        const commit = await sql.raw<{ command?: string }>('commit').execute(connection);
-        // PostgreSQL answers COMMIT with ROLLBACK when a statement failed and the handler swallowed it.
-        if (commit.rows[0]?.command === 'ROLLBACK') {
-          throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
-        }
-        return result;
-      }),
+    transaction: (txOptions, fn) => requests.run((connection, session) => runRequestTransaction(connection, transactionPrelude(txOptions, statementTimeoutMs, { key: setup.key, session }), txOptions, fn)),
     async close() {
+      await requests.end();
       await admin.destroy();
       await closeDriver();
     },
   };
+  try {
+    await selfTest(database);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
+}
+
+/** BEGIN … handler … COMMIT on one connection, which is left outside any transaction either way. */
+async function runRequestTransaction<R>(connection: Kysely<any>, prelude: string, txOptions: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R> {
+  let result: R;
+  try {
+    // Inside the try: a prelude that fails after BEGIN must not leave the pooled connection in
+    // an aborted transaction for the next request.
+    await sql.raw(prelude).execute(connection);
+    const trx = txOptions.plugins?.length ? txOptions.plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), connection) : connection;
+    result = await fn(guardTransaction(trx));
+  } catch (error) {
+    await sql.raw('rollback').execute(connection).catch(() => undefined);
+    throw error;
+  }
+  const commit = await sql.raw<{ command?: string }>('commit').execute(connection);
+  // PostgreSQL answers COMMIT with ROLLBACK when a statement failed and the handler swallowed it.
+  if (commit.rows[0]?.command === 'ROLLBACK') {
+    throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
+  }
+  return result;
+}
+
+interface RequestPool {
+  /** Runs `fn` on a connection of the request login, then resets the session before it is reused. */
+  run<R>(fn: (connection: Kysely<any>, session: RequestSession) => Promise<R>): Promise<R>;
+  end(): Promise<void>;
 }
 
 /**
+ * The pool of request connections (PostgreSQL), logged in as the request login role. Each connection
+ * learns its session once (for the identity proof) and gets a Kysely of its own. When a request is
+ * done, `DISCARD ALL` drops whatever session state its SQL made (session-level SETs, temp tables that
+ * could shadow app tables, prepared statements, advisory locks, LISTENs) before the connection serves
+ * anyone else; the caller does not wait for it.
+ */
+function createRequestPool(pgModule: typeof pg, url: string, max: number): RequestPool {
+  const pool = new pgModule.Pool({ connectionString: url, max });
+  pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
+  const connections = new WeakMap<pg.PoolClient, { kysely: Kysely<any>; session: RequestSession }>();
+
+  const prepare = async (client: pg.PoolClient) => {
+    const known = connections.get(client);
+    if (known) return known;
+    const row = (await client.query<RequestSession>(requestSessionSql)).rows[0];
+    if (!row?.startedUs) throw new FwError('internal', 'fw: a request connection could not read its own session (pg_stat_get_activity).');
+    // Kysely's pg driver releases the client when it is done; the release that matters is ours, below.
+    const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: async () => client, end: async () => {} } as never }) });
+    const made = { kysely, session: row };
+    connections.set(client, made);
+    return made;
+  };
+
+  return {
+    async run(fn) {
+      const client = await pool.connect();
+      const release = client.release.bind(client);
+      // Kysely calls client.release() after each use; the connection stays ours until DISCARD ALL ran.
+      client.release = () => {};
+      try {
+        const { kysely, session } = await prepare(client);
+        return await kysely.connection().execute((connection) => fn(connection, session));
+      } finally {
+        // A connection that cannot even DISCARD is broken: release(error) ends it instead of pooling it.
+        client.query('discard all').then(() => release(), (error: Error) => release(error));
+      }
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * Proves at start-up that a request transaction can prove its identity to the policies (the owner
+ * must be able to read the login's session start: a superuser, a member of the login, or
+ * pg_read_all_stats), so a misconfigured server fails here and not on every request.
+ */
+async function selfTest(database: FwDatabase): Promise<void> {
+  const tenantId = randomUUID();
+  try {
+    const row = await database.transaction({ readOnly: true, auth: { kind: 'user', userId: 'fw-self-test', tenantId, role: null } }, async (trx) =>
+      (await sql<{ tenant: string | null }>`select "_fw"."tenant_id"()::text as tenant`.execute(trx)).rows[0],
+    );
+    if (row?.tenant !== tenantId) throw new Error(`_fw.tenant_id() answered ${row?.tenant ?? 'null'}`);
+  } catch (error) {
+    const owner = (await sql<{ owner: string }>`select current_user as owner`.execute(database.admin)).rows[0]?.owner ?? 'the owner';
+    throw new FwFailure('database_role', `Request transactions cannot prove their identity to row-level security: ${(error as Error).message}.`, {
+      cause: error,
+      suggestions: [`As a superuser: GRANT pg_read_all_stats TO "${owner}"; (the owner must read the request login's session start time)`],
+    });
+  }
+}
+
+/**
+ * Creates, under a lock, what request identities need: the secrets table, the identity key and its
+ * HMAC pads, the `_fw.tenant_id()` family of functions and, on PostgreSQL, the request login role.
+ */
+async function setUpRequestIdentity(admin: Kysely<any>, dialect: FwDatabase['dialect']): Promise<{ key: Buffer; login: RequestLogin | null }> {
+  return admin.transaction().execute(async (trx) => {
+    await sql.raw(`select pg_advisory_xact_lock(${SETUP_LOCK_KEY.toString()})`).execute(trx);
+    for (const statement of secretsTableSql) await sql.raw(statement).execute(trx);
+    const key = await databaseSecret(trx, IDENTITY_SECRET);
+    await storeIdentityPads(trx, key);
+    const marker = identityFunctionsMarker(dialect);
+    const current = await sql<{ current: boolean }>`
+      select coalesce(obj_description(to_regprocedure('_fw.tenant_id()'), 'pg_proc') = ${marker}, false) as current`.execute(trx);
+    if (!current.rows[0]?.current) {
+      for (const statement of identityFunctionsSql(dialect)) await sql.raw(statement).execute(trx);
+      await sql.raw(`comment on function "_fw"."tenant_id"() is '${marker}'`).execute(trx);
+    }
+    const login = dialect === 'postgres' ? await ensureRequestLogin(trx) : null;
+    return { key, login };
+  });
+}
+
+/** The advisory lock of `setUpRequestIdentity` (distinct from the migration lock). */
+const SETUP_LOCK_KEY = 7_306_843_227_108_254_001n;
+
+/**
  * Everything a request transaction needs before the handler runs, as one simple-protocol round trip:
- * BEGIN (read-only for queries), the app role, a statement timeout, and the caller's identity.
+ * BEGIN (read-only for queries), the app role, a statement timeout, the caller's identity and, on
+ * PostgreSQL, the proof that fw set that identity for this session (request-identity.ts).
  * `SET TRANSACTION READ ONLY` must precede other statements, hence `BEGIN READ ONLY`.
  */
-export function transactionPrelude({ readOnly, auth, traceId }: RequestTransactionOptions, statementTimeoutMs: number): string {
-  // One SELECT of set_config(…, true) calls is cheaper for the server than three SET statements;
+export function transactionPrelude(
+  { readOnly, auth, traceId }: RequestTransactionOptions,
+  statementTimeoutMs: number,
+  proof?: { key: Buffer; session: RequestSession },
+): string {
+  // One SELECT of set_config(…, true) calls is cheaper for the server than several SET statements;
   // set_config('role', …) is SET LOCAL ROLE.
+  const identity = { tenantId: auth.tenantId ?? null, userId: auth.userId ?? null, role: auth.role ?? null };
   return (
     `${readOnly ? 'begin read only' : 'begin'}; ` +
     `select set_config('role', '${APP_ROLE}', true),` +
     ` set_config('statement_timeout', '${statementTimeoutMs}', true),` +
-    ` set_config('fw.tenant_id', ${literal(auth.tenantId ?? '')}, true),` +
-    ` set_config('fw.user_id', ${literal(auth.userId ?? '')}, true),` +
-    ` set_config('fw.role', ${literal(auth.role ?? '')}, true),` +
+    ` set_config('fw.tenant_id', ${literal(identity.tenantId ?? '')}, true),` +
+    ` set_config('fw.user_id', ${literal(identity.userId ?? '')}, true),` +
+    ` set_config('fw.role', ${literal(identity.role ?? '')}, true),` +
+    ` set_config('fw.identity', '${proof ? identityProof(proof.key, proof.session, identity) : ''}', true),` +
     ` set_config('fw.trace_id', ${literal(traceId ?? '')}, true)`
   );
 }
-
 /** A SQL string literal. With standard_conforming_strings (on since PostgreSQL 9.1) only `'` needs doubling. */
 function literal(value: string): string {
   if (value.includes('\0')) throw new FwError('bad_request', 'Identity values must not contain NUL characters.');

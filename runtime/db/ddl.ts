@@ -10,8 +10,18 @@ import { APP_ROLE } from './database.ts';
 export const PUBLIC = 'public';
 export const TENANT_COLUMN = 'tenant_id';
 export const TENANT_POLICY = 'fw_tenant_isolation';
-/** The request's tenant, as set by `FwDatabase.transaction` (NULL when there is none). */
+/**
+ * The request's tenant as a column default, as set by `FwDatabase.transaction` (NULL when there is
+ * none). Unverified on purpose (a default cannot hold a subquery, and a function call per inserted row
+ * would cost): the policy's WITH CHECK verifies every row against `VERIFIED_TENANT`.
+ */
 export const CURRENT_TENANT = "nullif(current_setting('fw.tenant_id', true), '')::uuid";
+/**
+ * The request's tenant as row-level security reads it: `_fw.tenant_id()` refuses a tenant that SQL in
+ * the transaction changed (db/request-identity.ts). A subquery, so PostgreSQL evaluates it once per
+ * statement (an InitPlan) rather than once per row.
+ */
+export const VERIFIED_TENANT = '(select "_fw"."tenant_id"())';
 /** The comment fw puts on the indexes it creates, so it only ever drops its own. */
 export const INDEX_MARKER = 'fw:index';
 
@@ -198,7 +208,7 @@ export function dropIndexSql(ns: string, name: string): string {
 /** Row-level security that confines every statement to the request's tenant (also for the owner). */
 export function tenantPolicySql(ns: string, table: string): string[] {
   const target = qualified(ns, table);
-  const check = `(${ident(TENANT_COLUMN)} = ${CURRENT_TENANT})`;
+  const check = `(${ident(TENANT_COLUMN)} = ${VERIFIED_TENANT})`;
   return [
     `alter table ${target} enable row level security`,
     `alter table ${target} force row level security`,
@@ -482,6 +492,23 @@ export const systemGrantsSql: readonly string[] = [
   `revoke select, update, delete, truncate on "public"."${OUTBOX_TABLE}" from ${app}`,
   `grant insert on "public"."${OUTBOX_TABLE}" to ${app}`,
   `grant usage on sequence "public"."_fw_outbox_id_seq" to ${app}`,
+];
+
+/**
+ * The outbox row's tenant and user are whom the worker runs the action as, so the app role may only
+ * insert rows of its own verified identity: without this, one `insert into _fw_outbox` in a handler
+ * would run an action in another tenant. The owner (the worker) is not subject to it (RLS not forced).
+ * Created once (`ensureSystemTables` checks `pg_policy`): policy DDL locks the table.
+ */
+export const OUTBOX_POLICY = 'fw_outbox_caller';
+export const outboxPolicySql: readonly string[] = [
+  // A row written without them is the caller's own (what the policy demands anyway).
+  `alter table "public"."${OUTBOX_TABLE}" alter column tenant_id set default ${CURRENT_TENANT},
+    alter column user_id set default nullif(current_setting('fw.user_id', true), '')`,
+  `alter table "public"."${OUTBOX_TABLE}" enable row level security`,
+  `drop policy if exists "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}"`,
+  `create policy "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}" for insert to ${app}
+    with check (tenant_id is not distinct from (select "_fw"."tenant_id"()) and user_id is not distinct from (select "_fw"."user_id"()))`,
 ];
 
 /**

@@ -7,6 +7,7 @@ import type { Auth } from '../entries.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { APP_ROLE, createDatabase, type FwDatabase } from './database.ts';
 import { applyMigration, ensureSystemTables, migrationStatus, planMigration } from './migrate.ts';
+import { requestLoginRole } from './request-login.ts';
 
 const url = process.env.FW_TEST_DATABASE_URL;
 if (!url) console.warn('migrate.test.ts: FW_TEST_DATABASE_URL is not set, so the PostgreSQL suite is skipped (PGlite runs).');
@@ -54,7 +55,10 @@ const targets: Target[] = [
         async close() {
           for (const other of others) await other.close();
           await db.close();
-          await withServer(url!, (client) => client.query(`drop database if exists ${name} with (force)`));
+          await withServer(url!, async (client) => {
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.query(`drop role if exists ${requestLoginRole(name)}`);
+    });
         },
       };
     },
@@ -495,6 +499,8 @@ describe.skipIf(!url)('migrations as a non-superuser owner on PostgreSQL', () =>
       await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_t_owner') then create role fw_t_owner login nosuperuser; end if; end $$`);
       await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = '${APP_ROLE}') then create role ${APP_ROLE} nologin; end if; end $$`);
       await once(`grant ${APP_ROLE} to fw_t_owner`);
+      // fw makes the request login role of the database as its owner (runtime/db/request-login.ts).
+      await once(`alter role fw_t_owner createrole`);
       await client.query(`create database ${name} owner fw_t_owner`);
     });
     const target = new URL(url!);
@@ -505,7 +511,10 @@ describe.skipIf(!url)('migrations as a non-superuser owner on PostgreSQL', () =>
 
   afterAll(async () => {
     await db?.close();
-    await withServer(url!, (client) => client.query(`drop database if exists ${name} with (force)`));
+    await withServer(url!, async (client) => {
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.query(`drop role if exists ${requestLoginRole(name)}`);
+    });
   });
 
   it('sees the rows of a tenant table when deciding whether a NOT NULL column can be added', async () => {

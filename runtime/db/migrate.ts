@@ -29,6 +29,8 @@ import {
   outboxWorkerSql,
   qualified,
   systemGrantsSql,
+  OUTBOX_POLICY,
+  outboxPolicySql,
   systemTables,
 } from './ddl.ts';
 import { introspect } from './introspect.ts';
@@ -88,6 +90,10 @@ export async function ensureSystemTables(db: FwDatabase): Promise<void> {
       for (const statement of outboxWorkerSql) await sql.raw(statement).execute(conn);
     }
     for (const statement of systemGrantsSql) await sql.raw(statement).execute(conn);
+    const outboxPolicy = await sql`select 1 from pg_policy where polrelid = 'public._fw_outbox'::regclass and polname = ${OUTBOX_POLICY}`.execute(conn);
+    if (outboxPolicy.rows.length === 0) {
+      for (const statement of outboxPolicySql) await sql.raw(statement).execute(conn);
+    }
     const functions = await sql<{ current: boolean }>`
       select coalesce(obj_description(to_regprocedure('public._fw_live_record(text, uuid)'), 'pg_proc') = ${LIVE_FUNCTIONS_MARKER}
         and obj_description(to_regprocedure('public._fw_live_capture()'), 'pg_proc') = ${LIVE_FUNCTIONS_MARKER}, false) as current`.execute(conn);
