@@ -167,7 +167,7 @@ async function runRequestTransaction<R>(connection: Kysely<any>, prelude: string
   return result;
 }
 
-interface RequestPool {
+export interface RequestPool {
   /** Runs `fn` on a connection of the request login, then resets the session before it is reused. */
   run<R>(fn: (connection: Kysely<any>, session: RequestSession) => Promise<R>): Promise<R>;
   end(): Promise<void>;
@@ -175,12 +175,10 @@ interface RequestPool {
 
 /**
  * The pool of request connections (PostgreSQL), logged in as the request login role. Each connection
- * learns its session once (for the identity proof) and gets a Kysely of its own. When a request is
- * done, `DISCARD ALL` drops whatever session state its SQL made (session-level SETs, temp tables that
- * could shadow app tables, prepared statements, advisory locks, LISTENs) before the connection serves
- * anyone else; the caller does not wait for it.
+ * learns its session once (for the identity proof) and gets a Kysely of its own. Whatever session state
+ * a request's SQL left behind is reset by the next request's prelude (`SESSION_RESET`).
  */
-function createRequestPool(pgModule: typeof pg, url: string, max: number): RequestPool {
+export function createRequestPool(pgModule: typeof pg, url: string, max: number): RequestPool {
   const pool = new pgModule.Pool({ connectionString: url, max });
   pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
   const connections = new WeakMap<pg.PoolClient, { kysely: Kysely<any>; session: RequestSession }>();
@@ -190,7 +188,6 @@ function createRequestPool(pgModule: typeof pg, url: string, max: number): Reque
     if (known) return known;
     const row = (await client.query<RequestSession>(requestSessionSql)).rows[0];
     if (!row?.startedUs) throw new FwError('internal', 'fw: a request connection could not read its own session (pg_stat_get_activity).');
-    // Kysely's pg driver releases the client when it is done; the release that matters is ours, below.
     const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: async () => client, end: async () => {} } as never }) });
     const made = { kysely, session: row };
     connections.set(client, made);
@@ -201,19 +198,40 @@ function createRequestPool(pgModule: typeof pg, url: string, max: number): Reque
     async run(fn) {
       const client = await pool.connect();
       const release = client.release.bind(client);
-      // Kysely calls client.release() after each use; the connection stays ours until DISCARD ALL ran.
+      // Kysely's driver calls client.release() after each use; the release that counts is ours, below.
       client.release = () => {};
+      let failed: Error | undefined;
       try {
         const { kysely, session } = await prepare(client);
         return await kysely.connection().execute((connection) => fn(connection, session));
+      } catch (error) {
+        // A connection whose session broke (terminated, protocol error) must not be pooled again.
+        if (isBrokenConnection(error)) failed = error as Error;
+        throw error;
       } finally {
-        // A connection that cannot even DISCARD is broken: release(error) ends it instead of pooling it.
-        client.query('discard all').then(() => release(), (error: Error) => release(error));
+        release(failed);
       }
     },
     end: () => pool.end(),
   };
 }
+
+/** SQLSTATE class 08 (connection exception), the shutdown/termination codes, or pg's own connection errors. */
+function isBrokenConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
+  return /Connection terminated|not queryable|ECONNRESET|EPIPE/.test(String((error as Error | null)?.message ?? ''));
+}
+
+/**
+ * Resets what SQL of an earlier request may have left in a pooled session, first thing in every
+ * request's prelude (so it costs no round trip of its own): session-level SETs, temp tables (which
+ * would shadow app tables for the next caller), cached sequence values (`currval`), prepared statements,
+ * cursors, advisory locks, LISTENs. It is `DISCARD ALL` without `DISCARD PLANS` (which would make
+ * every session re-plan `_fw.tenant_id()`); `DISCARD ALL` itself cannot run in a multi-statement string.
+ * Runs in the request's transaction: should it roll back, the next prelude resets again.
+ */
+const SESSION_RESET = 'reset all; discard temp; discard sequences; deallocate all; close all; select pg_advisory_unlock_all(); unlisten *; ';
 
 /**
  * Proves at start-up that a request transaction can prove its identity to the policies (the owner
@@ -264,7 +282,8 @@ const SETUP_LOCK_KEY = 7_306_843_227_108_254_001n;
 /**
  * Everything a request transaction needs before the handler runs, as one simple-protocol round trip:
  * BEGIN (read-only for queries), the app role, a statement timeout, the caller's identity and, on
- * PostgreSQL, the proof that fw set that identity for this session (request-identity.ts).
+ * PostgreSQL, the proof that fw set that identity for this session (request-identity.ts), after the
+ * reset of whatever an earlier request left in the session (`SESSION_RESET`).
  * `SET TRANSACTION READ ONLY` must precede other statements, hence `BEGIN READ ONLY`.
  */
 export function transactionPrelude(
@@ -276,6 +295,7 @@ export function transactionPrelude(
   // set_config('role', …) is SET LOCAL ROLE.
   const identity = { tenantId: auth.tenantId ?? null, userId: auth.userId ?? null, role: auth.role ?? null };
   return (
+    (proof ? SESSION_RESET : '') +
     `${readOnly ? 'begin read only' : 'begin'}; ` +
     `select set_config('role', '${APP_ROLE}', true),` +
     ` set_config('statement_timeout', '${statementTimeoutMs}', true),` +

@@ -76,6 +76,22 @@ describe.skipIf(!testDatabaseUrl)('the request role on PostgreSQL', () => {
     await expect(forged).rejects.toMatchObject({ code: '42501' });
   });
 
+  it('cannot change its tenant after a statement verified it (the per-transaction cache binds the settings)', async () => {
+    const attempt = asAlice(async (trx) => {
+      await trx.selectFrom('notes').select('title').execute();
+      await sql.raw(`select set_config('fw.tenant_id', '${bob.tenantId}', true)`).execute(trx);
+      return trx.selectFrom('notes').select('title').execute();
+    });
+    await expect(attempt).rejects.toMatchObject({ code: '42501' });
+    const copied = asAlice(async (trx) => {
+      await trx.selectFrom('notes').select('title').execute();
+      // Even with the verified tag copied along: it covers the tenant it was made for.
+      await sql.raw(`select set_config('fw.tenant_id', '${bob.tenantId}', true), set_config('fw.identity_verified', current_setting('fw.identity_verified'), true)`).execute(trx);
+      return trx.selectFrom('notes').select('title').execute();
+    });
+    await expect(copied).rejects.toMatchObject({ code: '42501' });
+  });
+
   it('cannot insert a row into another tenant', async () => {
     await expect(
       asAlice((trx) => sql.raw(`insert into notes (title, tenant_id) values ('planted', '${bob.tenantId}')`).execute(trx), false),

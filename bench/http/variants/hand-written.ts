@@ -3,13 +3,18 @@
  * gives: trace id, dev-header identity checks, body limit, content type, JSON envelope, zod validation,
  * and one transaction per request on a pooled connection that switches to the app role, sets the
  * tenant and a statement timeout in a single round trip (fw's own `transactionPrelude`), is read-only
- * for the query, and checks that COMMIT really committed. Same pool kind and size as fw.
+ * for the query, and checks that COMMIT really committed. Same pool kind and size as fw. On PostgreSQL
+ * also fw's request-role guarantees: connections log in as the request login role, the prelude carries
+ * the session-bound identity proof, and each session is reset (`DISCARD ALL`) before reuse.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { z } from 'zod';
-import { createDatabase, transactionPrelude } from '../../../runtime/db/database.ts';
+import { createDatabase, createRequestPool, transactionPrelude } from '../../../runtime/db/database.ts';
+import { IDENTITY_SECRET, type RequestSession } from '../../../runtime/db/request-identity.ts';
+import { requestLoginRole, requestLoginUrl } from '../../../runtime/db/request-login.ts';
+import { databaseSecret } from '../../../runtime/db/secrets.ts';
 import type { Auth } from '../../../runtime/entries.ts';
 import { type BenchDatabase, createNoteArgs, LIST_LIMIT, prepareBenchDatabase, STATEMENT_TIMEOUT_MS } from '../app.ts';
 import type { CreateVariant } from './types.ts';
@@ -63,19 +68,25 @@ const routes = new Map<string, Route<z.ZodType>>([
 ]);
 
 export const createHandWrittenVariant: CreateVariant = async (spec) => {
-  let db: Kysely<BenchDatabase>;
   let close: () => Promise<void>;
+  let run: <R>(fn: (conn: Kysely<BenchDatabase>, proof?: { key: Buffer; session: RequestSession }) => Promise<R>) => Promise<R>;
   if (spec.database === 'postgres') {
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ connectionString: spec.url!, max: spec.poolSize });
-    pool.on('error', (error) => console.error(`idle connection error: ${error.message}`));
-    db = new Kysely<BenchDatabase>({ dialect: new PostgresDialect({ pool }) });
-    close = () => db.destroy();
+    // The owner sets up the login role and the identity key (createDatabase does); requests use the
+    // login, through fw's request pool (session learnt once per connection, DISCARD ALL before reuse).
+    const setup = await createDatabase({ url: spec.url!, poolSize: 1 });
+    const key = await databaseSecret(setup.admin, IDENTITY_SECRET);
+    const login = { role: requestLoginRole(new URL(spec.url!).pathname.slice(1)), password: (await databaseSecret(setup.admin, 'request.login')).toString('hex') };
+    await setup.close();
+    const requests = createRequestPool(pg, requestLoginUrl(spec.url!, login), spec.poolSize);
+    run = (fn) => requests.run((conn, session) => fn(conn as Kysely<BenchDatabase>, { key, session }));
+    close = () => requests.end();
   } else {
     // The same one-connection PGlite pool fw uses; createDatabase is only the way to get it prepared.
     const fwDb = await createDatabase({ dataDir: 'memory://' });
     await prepareBenchDatabase(fwDb);
-    db = fwDb.admin as Kysely<BenchDatabase>;
+    const db = fwDb.admin as Kysely<BenchDatabase>;
+    run = (fn) => db.connection().execute((conn) => fn(conn));
     close = () => fwDb.close();
   }
 
@@ -88,8 +99,8 @@ export const createHandWrittenVariant: CreateVariant = async (spec) => {
     const raw = parseEnvelope(await readBody(req), req.headers['content-type']);
     const parsed = target.args.safeParse(raw);
     if (!parsed.success) throw new HttpError(400, 'validation_failed', parsed.error.message);
-    return db.connection().execute(async (conn) => {
-      await sql.raw(transactionPrelude({ readOnly: target.readOnly, auth }, STATEMENT_TIMEOUT_MS)).execute(conn);
+    return run(async (conn, proof) => {
+      await sql.raw(transactionPrelude({ readOnly: target.readOnly, auth }, STATEMENT_TIMEOUT_MS, proof)).execute(conn);
       let result: unknown;
       try {
         result = await target.run(conn, parsed.data, auth);
