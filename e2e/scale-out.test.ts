@@ -167,12 +167,15 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
       expect(created.status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const deliveries = await until(async () => {
-      const found = await rows('select key, pid from deliveries');
-      return found.length === 20 && found;
-    }, 'all 20 events delivered', { timeoutMs: 60_000 });
-    const [events] = await rows(`select count(*)::int as n, count(*) filter (where status = 'delivered')::int as delivered from _fw_outbox where event = 'note.created'`);
+    // The final state is the outbox's: an action's delivery row commits before the worker marks its
+    // outbox row delivered, so waiting on the delivery rows alone reads too early on a busy machine.
+    const events = await until(async () => {
+      const [counts] = await rows(`select count(*)::int as n, count(*) filter (where status = 'delivered')::int as delivered from _fw_outbox where event = 'note.created'`);
+      return counts.delivered === 20 && counts;
+    }, 'all 20 outbox rows delivered', { timeoutMs: 60_000 });
     expect(events).toEqual({ n: 20, delivered: 20 });
+    const deliveries = await rows('select key, pid from deliveries');
+    expect(deliveries).toHaveLength(20);
     const pids = new Set(deliveries.map((d: { pid: number }) => d.pid));
     expect(pids).toEqual(new Set([one.child.pid, two.child.pid]));
 
