@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import {
@@ -18,10 +17,13 @@ import {
 import { z } from 'zod';
 import { argsJsonSchema } from '../args-schema.ts';
 import type { FwDatabase } from '../db/database.ts';
+import { databaseSecret } from '../db/secrets.ts';
 import type { Auth } from '../entries.ts';
 import { FwError, isFwError } from '../errors.ts';
 import type { AppDefinition } from '../registry.ts';
+import { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, decideApprovals, issueApprovals } from './approval-ledger.ts';
 import { agentTools } from './catalog.ts';
+import { sealMessages, sealOfCall, sealOfResult, verifyMessages, verifyUiMessages } from './history-seal.ts';
 import { type AgentDefinition, effectiveMaxSteps } from './define.ts';
 import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './models.ts';
 import { buildToolSet, permittedTools, type ToolCallRecord, type ToolSetOptions } from './tool-set.ts';
@@ -34,7 +36,8 @@ export interface AiRuntimeOptions {
   resolveModel?: ModelResolver;
   /**
    * Signs approval requests so a client cannot fabricate an approval (default `FW_AI_APPROVAL_SECRET`,
-   * else a random secret of this process: approvals then resume only on the process that issued them).
+   * else a random secret kept in the database, shared by every process of it). Who may decide an
+   * approval, once, before it expires, is kept in the approval ledger (approval-ledger.ts).
    */
   approvalSecret?: string;
   /** Keep prompts and final texts in traces (default: `FW_AI_RECORD_CONTENT=1`; off). */
@@ -48,6 +51,10 @@ export interface AiRuntimeOptions {
   unsafeUnsignedApprovals?: boolean;
   /** Calls external entries for tools (default: fw's bridge). */
   callExternal?: ToolSetOptions['callExternal'];
+  /** How long an approval may wait for its decision (default `FW_AI_APPROVAL_TTL_MS`, else 15 minutes). */
+  approvalTtlMs?: number;
+  /** The clock approvals are issued and expire by (tests move it; default the system clock). */
+  now?: () => Date;
 }
 
 /** Who runs the agent: tools run with exactly these rights. */
@@ -134,10 +141,6 @@ export interface AiRuntime {
   context(caller: AiCaller): AiContext;
 }
 
-// One per process, not per runtime: `fw dev` builds a new runtime on every backend edit, and an
-// approval issued before the edit must still resume after it.
-const processApprovalSecret = randomBytes(32).toString('base64');
-
 const approvalSchema = z.object({ approvalId: z.string().min(1).max(200), approved: z.boolean(), reason: z.string().max(1000).optional() }).strict();
 const runBodySchema = z
   .object({
@@ -163,8 +166,18 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
   const env = options.env ?? process.env;
   const resolveModel = options.resolveModel ?? defaultModelResolver(env);
   // An empty FW_AI_APPROVAL_SECRET counts as unset (an empty HMAC key cannot sign anything).
-  const approvalSecret = options.approvalSecret || env.FW_AI_APPROVAL_SECRET || processApprovalSecret;
+  const configuredSecret = options.approvalSecret || env.FW_AI_APPROVAL_SECRET;
+  let storedSecret: Promise<string> | undefined;
+  const approvalSecret = async (): Promise<string> =>
+    configuredSecret || (await (storedSecret ??= databaseSecret(db.admin, 'ai.approval').then((key) => key.toString('base64'))));
   const recordContent = options.recordContent ?? env.FW_AI_RECORD_CONTENT === '1';
+  const approvalTtlMs = options.approvalTtlMs ?? positiveMs(env.FW_AI_APPROVAL_TTL_MS, 'FW_AI_APPROVAL_TTL_MS') ?? DEFAULT_APPROVAL_TTL_MS;
+  const now = options.now ?? (() => new Date());
+  // The red team's unsafe fixture trusts client histories entirely (see unsafeUnsignedApprovals).
+  const ledger = !options.unsafeUnsignedApprovals;
+  let storedHistoryKey: Promise<Buffer> | undefined;
+  const historyKey = (): Promise<Buffer> => (storedHistoryKey ??= databaseSecret(db.admin, 'ai.history'));
+  const bindingOf = (agentName: string | null, caller: AiCaller): ApprovalBinding => ({ userId: caller.auth.userId, tenantId: caller.auth.tenantId, agent: agentName ?? '(inline)' });
   const agents = app.agents ?? new Map<string, AgentDefinition>();
 
   function pickAgent(name: string | undefined): { name: string; definition: AgentDefinition } {
@@ -221,7 +234,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
         ...(definition.instructions ? { instructions: definition.instructions } : {}),
         stopWhen: isStepCount(maxSteps),
         toolApproval: ({ toolCall }: { toolCall: { toolName: string } }) => (approvalNeeded.has(toolCall.toolName) ? ('user-approval' as const) : ('not-applicable' as const)),
-        ...(options.unsafeUnsignedApprovals ? {} : { experimental_toolApprovalSecret: approvalSecret }),
+        ...(options.unsafeUnsignedApprovals ? {} : { experimental_toolApprovalSecret: await approvalSecret() }),
       },
     };
   }
@@ -229,7 +242,15 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
   async function runAgent(agentName: string | null, definition: AgentDefinition, request: Omit<AgentRunRequest, 'agent'>, caller: AiCaller, kind: AiTrace['kind']): Promise<AgentRunResult> {
     const messages = buildMessages(request);
     const prepared = await prepare(agentName, definition, caller, request.maxSteps);
-    const approvals = describeApprovals(messages, request.approvals ?? []);
+    const binding = bindingOf(agentName, caller);
+    // Decisions come as `approvals`, or as approval responses a client put at the end of its history
+    // (which the SDK would act on too): every one of them goes through the ledger.
+    const decisions = [...newApprovalResponses(request.messages ?? []), ...(request.approvals ?? [])];
+    const approvals = describeApprovals(messages, decisions);
+    if (ledger) {
+      await decideApprovals(db, binding, decisions, messages, { now: now(), traceId: caller.traceId });
+      verifyMessages(await historyKey(), binding, messages);
+    }
     const started = performance.now();
     let result: Awaited<ReturnType<typeof generateText<ToolSet>>>;
     try {
@@ -244,6 +265,8 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
         ? [{ approvalId: part.approvalId, toolCallId: part.toolCall.toolCallId, toolName: part.toolCall.toolName, input: part.toolCall.input }]
         : [],
     );
+    if (ledger) await issueApprovals(db, binding, pendingApprovals, { now: now(), ttlMs: approvalTtlMs, traceId: caller.traceId });
+    const responseMessages = ledger ? sealMessages(await historyKey(), binding, result.responseMessages) : result.responseMessages;
     const steps = result.steps.map((step) => traceStep(step, prepared.calls.map((c) => c.record), pendingApprovals));
     const usage = sumUsage(steps);
     await recordTrace(db, {
@@ -278,7 +301,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
         ...approvals.filter((a) => !a.approved).map((a) => ({ toolCallId: toolCallIdOf(messages, a.approvalId) ?? a.approvalId, toolName: a.tool ?? '(unknown)', denied: true as const })),
       ],
       pendingApprovals,
-      messages: [...messages, ...result.responseMessages],
+      messages: [...messages, ...responseMessages],
       usage,
       traceId: caller.traceId,
     };
@@ -336,12 +359,31 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
       }
       if (uiMessages.some((m) => m.role === 'system')) throw systemMessageRefused();
       const messages = await convertToModelMessages(uiMessages, { tools: prepared.settings.tools });
-      const approvals = describeApprovals(messages, newApprovalResponses(messages));
+      const binding = bindingOf(name, caller);
+      const decisions = newApprovalResponses(messages);
+      const approvals = describeApprovals(messages, decisions);
+      const key = ledger ? await historyKey() : undefined;
+      if (key) {
+        await decideApprovals(db, binding, decisions, messages, { now: now(), traceId: caller.traceId });
+        verifyUiMessages(key, binding, uiMessages);
+      }
       const started = performance.now();
       let failure: FwError | undefined;
       const result = streamText({
         ...prepared.settings,
         messages,
+        // Recorded before the stream goes on (the SDK awaits onChunk before it transforms the next
+        // chunk), so the request is in the ledger before the client can see the stream finish.
+        onChunk: async ({ chunk }) => {
+          if (ledger && chunk.type === 'tool-approval-request' && !chunk.isAutomatic) {
+            const call = chunk.toolCall;
+            await issueApprovals(db, binding, [{ approvalId: chunk.approvalId, toolCallId: call.toolCallId, toolName: call.toolName, input: call.input }], {
+              now: now(),
+              ttlMs: approvalTtlMs,
+              traceId: caller.traceId,
+            });
+          }
+        },
         onError: ({ error }) => {
           failure = aiError(error, caller.traceId);
         },
@@ -364,6 +406,9 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
       await result.pipeUIMessageStreamToResponse(res, {
         headers,
         originalMessages: uiMessages,
+        // Seals of this response's tool calls and results, merged into the assistant message's
+        // metadata by the client (useChat), which sends them back with the history.
+        ...(key ? { messageMetadata: ({ part }: { part: { type: string } }) => chatSeal(key, binding, part) } : {}),
         onError: (error) => {
           const fw = failure ?? aiError(error, caller.traceId);
           if (!failure) failure = fw;
@@ -398,6 +443,22 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
       };
     },
   };
+}
+
+/** `metadata.fw.seals` for a tool call or result part of a chat stream (history-seal.ts). */
+function chatSeal(key: Buffer, binding: ApprovalBinding, part: { type: string }): unknown {
+  const p = part as { type: string; toolCallId?: string; toolName?: string; input?: unknown; output?: unknown; providerExecuted?: boolean; preliminary?: boolean };
+  if (p.providerExecuted || p.preliminary || typeof p.toolCallId !== 'string' || typeof p.toolName !== 'string') return undefined;
+  if (p.type === 'tool-call') return { fw: { seals: { [p.toolCallId]: sealOfCall(key, binding, p.toolCallId, p.toolName, p.input) } } };
+  if (p.type === 'tool-result') return { fw: { seals: { [p.toolCallId]: { result: sealOfResult(key, binding, p.toolCallId, p.toolName, { output: p.output ?? null }) } } } };
+  return undefined;
+}
+
+function positiveMs(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms <= 0) throw new TypeError(`fw: ${name} must be a whole number of milliseconds > 0, got "${value}".`);
+  return ms;
 }
 
 function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {

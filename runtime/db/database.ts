@@ -10,6 +10,7 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
 import { IDENTITY_SECRET, type RequestSession, identityFunctionsMarker, identityFunctionsSql, identityProof, requestSessionSql, storeIdentityPads } from './request-identity.ts';
 import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
+import { privateTablesSql } from './private-tables.ts';
 import { databaseSecret, secretsTableSql } from './secrets.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
@@ -261,7 +262,7 @@ async function selfTest(database: FwDatabase): Promise<void> {
 async function setUpRequestIdentity(admin: Kysely<any>, dialect: FwDatabase['dialect']): Promise<{ key: Buffer; login: RequestLogin | null }> {
   return admin.transaction().execute(async (trx) => {
     await sql.raw(`select pg_advisory_xact_lock(${SETUP_LOCK_KEY.toString()})`).execute(trx);
-    for (const statement of secretsTableSql) await sql.raw(statement).execute(trx);
+    for (const statement of [...secretsTableSql, ...privateTablesSql]) await sql.raw(statement).execute(trx);
     const key = await databaseSecret(trx, IDENTITY_SECRET);
     await storeIdentityPads(trx, key);
     const marker = identityFunctionsMarker(dialect);

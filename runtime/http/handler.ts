@@ -118,9 +118,6 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
   };
 
   const ai: AiRuntime = createAiRuntime({ ...options.ai, app, db });
-  if (!options.dev && (app.agents?.size ?? 0) > 0 && !options.ai?.approvalSecret && !process.env.FW_AI_APPROVAL_SECRET) {
-    console.warn('fw: FW_AI_APPROVAL_SECRET is not set: agent approvals resume only on the process that issued them. Set it (32+ random bytes) on every process.');
-  }
 
   const liveHub = (): LiveHub => {
     if (!options.live) throw new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntimeHandler({ live: createLiveHub(db) })).');

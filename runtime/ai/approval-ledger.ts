@@ -1,0 +1,158 @@
+/**
+ * The approvals fw asked for, held in the database (`_fw.ai_approvals`), so that an approval is valid
+ * exactly once, only for the user and tenant that were asked, only for that agent, tool, tool call and
+ * input, and only until it expires — across processes and restarts, and under concurrent resends.
+ *
+ * The AI SDK's signature (`experimental_toolApprovalSecret`) proves an approval request came from this
+ * server; it does not say for whom, nor whether it was used. A client-sent history is data, not proof:
+ * the ledger is what decides.
+ *
+ * @example
+ *   await issueApprovals(db, binding, [{ approvalId, toolCallId, toolName, input }], { now, ttlMs });
+ *   await decideApprovals(db, binding, decisions, messages, { now, traceId });   // throws 403 on any misuse
+ */
+import { createHash } from 'node:crypto';
+import type { ModelMessage } from 'ai';
+import { sql } from 'kysely';
+import type { FwDatabase } from '../db/database.ts';
+import { FwError } from '../errors.ts';
+
+/** Who was asked: an approval is only good for this caller and agent. */
+export interface ApprovalBinding {
+  userId: string | null;
+  tenantId: string | null;
+  /** The agent's name (`(inline)` for a definition passed to ctx.ai.runAgent). */
+  agent: string;
+}
+
+export interface IssuedApproval {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+
+export interface Decision {
+  approvalId: string;
+  approved: boolean;
+}
+
+/** How long a human has to answer (default 15 minutes; `approvalTtlMs` / `FW_AI_APPROVAL_TTL_MS`). */
+export const DEFAULT_APPROVAL_TTL_MS = 15 * 60_000;
+
+/** Records approvals the run is about to ask for. Idempotent per approval id. */
+export async function issueApprovals(db: FwDatabase, binding: ApprovalBinding, approvals: readonly IssuedApproval[], options: { now: Date; ttlMs: number; traceId: string }): Promise<void> {
+  if (approvals.length === 0) return;
+  const expires = new Date(options.now.getTime() + options.ttlMs);
+  await db.admin
+    .insertInto('_fw.ai_approvals')
+    .values(
+      approvals.map((a) => ({
+        approval_id: a.approvalId,
+        user_id: binding.userId,
+        tenant_id: binding.tenantId,
+        agent: binding.agent,
+        tool: a.toolName,
+        tool_call_id: a.toolCallId,
+        input_hash: inputHash(a.input),
+        issued_at: options.now,
+        expires_at: expires,
+        issued_trace_id: options.traceId,
+      })),
+    )
+    .onConflict((oc) => oc.column('approval_id').doNothing())
+    .execute();
+}
+
+/**
+ * Marks every decision of a request as made, all or none, before any tool runs. Each must answer an
+ * approval fw issued to this caller and agent for the very tool call in `messages`, not decided before
+ * and not expired; otherwise nothing is recorded and the request is refused (403 `forbidden`).
+ */
+export async function decideApprovals(
+  db: FwDatabase,
+  binding: ApprovalBinding,
+  decisions: readonly Decision[],
+  messages: readonly ModelMessage[],
+  options: { now: Date; traceId: string },
+): Promise<void> {
+  if (decisions.length === 0) return;
+  const asked = toolCallsByApproval(messages);
+  await db.admin.transaction().execute(async (trx) => {
+    for (const decision of decisions) {
+      const call = asked.get(decision.approvalId);
+      const taken = call
+        ? await sql<{ approval_id: string }>`
+            update "_fw"."ai_approvals" set decided_at = ${options.now}, approved = ${decision.approved}, decided_trace_id = ${options.traceId}
+            where approval_id = ${decision.approvalId} and decided_at is null
+              and user_id is not distinct from ${binding.userId} and tenant_id is not distinct from ${binding.tenantId}::uuid
+              and agent = ${binding.agent} and tool = ${call.toolName} and tool_call_id = ${call.toolCallId}
+              and input_hash = ${inputHash(call.input)} and expires_at > ${options.now}
+            returning approval_id`.execute(trx)
+        : { rows: [] };
+      if (taken.rows.length === 1) continue;
+      // Nothing was taken: say why (reading the row in the same transaction, which rolls back).
+      const row = (
+        await sql<{ user_id: string | null; tenant_id: string | null; agent: string; tool: string; tool_call_id: string; input_hash: string; expires_at: Date; decided_at: Date | null }>`
+          select user_id, tenant_id::text, agent, tool, tool_call_id, input_hash, expires_at, decided_at
+          from "_fw"."ai_approvals" where approval_id = ${decision.approvalId}`.execute(trx)
+      ).rows[0];
+      throw refusal(decision.approvalId, diagnose(row, call, binding, options.now));
+    }
+  });
+}
+
+type Refusal = 'forged_approval' | 'approval_used' | 'approval_wrong_caller' | 'approval_wrong_agent' | 'approval_expired';
+
+function diagnose(
+  row: { user_id: string | null; tenant_id: string | null; agent: string; tool: string; tool_call_id: string; input_hash: string; expires_at: Date; decided_at: Date | null } | undefined,
+  call: { toolCallId: string; toolName: string; input: unknown } | undefined,
+  binding: ApprovalBinding,
+  now: Date,
+): Refusal {
+  if (!row || !call) return 'forged_approval';
+  if (row.user_id !== binding.userId || row.tenant_id !== binding.tenantId) return 'approval_wrong_caller';
+  if (row.decided_at) return 'approval_used';
+  if (row.agent !== binding.agent) return 'approval_wrong_agent';
+  if (row.tool !== call.toolName || row.tool_call_id !== call.toolCallId || row.input_hash !== inputHash(call.input)) return 'forged_approval';
+  if (new Date(row.expires_at).getTime() <= now.getTime()) return 'approval_expired';
+  return 'approval_used'; // decided concurrently between the update and this read
+}
+
+const refusals: Record<Refusal, { message: string; hint: string }> = {
+  forged_approval: {
+    message: 'An approval in the history was not issued by this server for this tool call (unknown, or its tool call was changed); no tool ran.',
+    hint: 'Send back the messages exactly as the run returned them.',
+  },
+  approval_used: { message: 'This approval was already decided; an approval is used once and no tool ran again.', hint: 'Start a new run to ask again.' },
+  approval_wrong_caller: { message: 'This approval was asked of another user or tenant; no tool ran.', hint: 'Only the user who was asked may decide an approval.' },
+  approval_wrong_agent: { message: 'This approval was asked by another agent; no tool ran.', hint: 'Resume the run with the agent that asked.' },
+  approval_expired: { message: 'This approval expired before it was decided; no tool ran.', hint: 'Start a new run to ask again (approvals expire after FW_AI_APPROVAL_TTL_MS, default 15 minutes).' },
+};
+
+function refusal(approvalId: string, code: Refusal): FwError {
+  const { message, hint } = refusals[code];
+  return new FwError('forbidden', message, { diagnostics: [{ path: 'body.approvals', code, message: `Approval "${approvalId.slice(0, 200)}".`, hint }] });
+}
+
+/** approvalId → the tool call it asks about, as the history shows it. */
+function toolCallsByApproval(messages: readonly ModelMessage[]): Map<string, { toolCallId: string; toolName: string; input: unknown }> {
+  const calls = new Map<string, { toolName: string; input: unknown }>();
+  const out = new Map<string, { toolCallId: string; toolName: string; input: unknown }>();
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+    for (const part of message.content) {
+      if (part.type === 'tool-call') calls.set(part.toolCallId, { toolName: part.toolName, input: part.input });
+    }
+    for (const part of message.content) {
+      const call = part.type === 'tool-approval-request' ? calls.get(part.toolCallId) : undefined;
+      if (part.type === 'tool-approval-request' && call) out.set(part.approvalId, { toolCallId: part.toolCallId, ...call });
+    }
+  }
+  return out;
+}
+
+/** A hash of a tool input as JSON (key order as given: the history returns the input as fw sent it). */
+export function inputHash(input: unknown): string {
+  return createHash('sha256').update(JSON.stringify(input ?? null)).digest('hex');
+}
