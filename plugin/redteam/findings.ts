@@ -24,7 +24,9 @@ export type RedteamCode =
   | 'external_approval_bypass'
   | 'cross_tenant_data'
   | 'indirect_injection_write'
-  | 'forged_approval_accepted';
+  | 'forged_approval_accepted'
+  | 'approval_replayed'
+  | 'approval_cross_user';
 
 /** Fails make the run fail; critical and high findings are fails, the rest warnings. */
 export function statusOf(severity: RedteamFinding['severity']): RedteamFinding['status'] {

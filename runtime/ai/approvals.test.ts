@@ -32,6 +32,7 @@ function testApp(): AppDefinition {
   const tools = { listNotes, createNote };
   return {
     entries: new Map(Object.entries(tools)),
+    policies: {},
     schema,
     agents: new Map(Object.entries({ notes: agent({ model: 'openai/gpt-4o-mini', tools }), other: agent({ model: 'openai/gpt-4o-mini', tools }) })),
   };
