@@ -85,6 +85,7 @@ export function toFwError(error: unknown): FwError {
     const known = sqlStateErrors[sqlState]!;
     return new FwError(known.code, known.message, { cause: error });
   }
+  if (typeof sqlState === 'string' && sqlState.startsWith('22')) return dataError(error as PgError, sqlState);
   if (sqlState === '25006') {
     return new FwError(
       'internal',
@@ -94,4 +95,22 @@ export function toFwError(error: unknown): FwError {
   }
   const message = error instanceof Error ? error.message : String(error);
   return new FwError('internal', message, { cause: error });
+}
+
+interface PgError extends Error {
+  column?: string;
+  table?: string;
+}
+
+/**
+ * PostgreSQL class 22 (data exception: invalid text for a uuid or number, a value too long or out of
+ * range, a bad date) is the caller's value not fitting a column or a cast: 400, not 500. The message
+ * names the type, and the column where PostgreSQL knows it.
+ */
+function dataError(error: PgError, sqlState: string): FwError {
+  const where = error.column ? `column.${error.column}` : 'args';
+  return new FwError('validation_failed', `A value does not fit the database: ${error.message}`, {
+    cause: error,
+    diagnostics: [{ path: where, code: `sqlstate_${sqlState}`, message: error.message, hint: 'Check the value against the argument’s type and length (validate it in the entry’s args to get a precise path).' }],
+  });
 }

@@ -3,6 +3,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { AI_RUNS_TABLE } from '../db/ddl.ts';
 import type { Auth } from '../entries.ts';
 import type { ToolCallRecord } from './tool-set.ts';
+import { printable } from '../printable.ts';
 
 /** One model step of a run: what it cost and what it called — never what was said. */
 export interface TraceStep {
@@ -72,7 +73,7 @@ export async function recordTrace(db: FwDatabase, trace: AiTrace): Promise<void>
       })
       .execute();
   } catch (error) {
-    console.error(`fw: could not record AI trace ${trace.traceId}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`fw: could not record AI trace ${printable(trace.traceId)}: ${printable(error instanceof Error ? error.message : String(error))}`);
   }
 }
 

@@ -23,6 +23,32 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
+/**
+ * How deeply a request body may nest arrays and objects. Far beyond any real argument, and far below
+ * what recursive code on the way (validation, serialisation) can take without running out of stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The offset where `text` first nests deeper than `max` arrays/objects, or undefined. Brackets inside
+ * strings do not count. One pass, no recursion: it must hold for any input.
+ */
+function nestingBeyond(text: string, max: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return i;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return undefined;
+}
+
 const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
@@ -35,11 +61,22 @@ export function parseJsonBody(body: Buffer, contentType: string | undefined): un
       diagnostics: [{ path: 'headers.content-type', code: 'unsupported', message: `Got ${contentType ?? 'no content type'}.` }],
     });
   }
+  return parseJsonText(body.toString('utf8'), 'body');
+}
+
+/** JSON text from a caller (`where` names it in diagnostics): nesting capped, 400 `bad_json` when it does not parse. */
+export function parseJsonText(text: string, where: string): unknown {
+  const depth = nestingBeyond(text, MAX_JSON_DEPTH);
+  if (depth !== undefined) {
+    throw new FwError('bad_json', `The JSON in ${where} nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+      diagnostics: [{ path: where, code: 'too_deep', message: `Nesting passes ${MAX_JSON_DEPTH} levels at character ${depth}.`, hint: 'Send flatter JSON; no fw argument needs this depth.' }],
+    });
+  }
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JSON.parse(text);
   } catch (error) {
-    throw new FwError('bad_json', `The body is not valid JSON: ${(error as Error).message}`, {
-      diagnostics: [{ path: 'body', code: 'bad_json', message: (error as Error).message }],
+    throw new FwError('bad_json', `The JSON in ${where} is not valid: ${(error as Error).message}`, {
+      diagnostics: [{ path: where, code: 'bad_json', message: (error as Error).message }],
     });
   }
 }

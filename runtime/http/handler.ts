@@ -4,6 +4,8 @@ import { type AuthOption, createAuthenticator } from '../auth/authenticator.ts';
 import { parseAuthConfig } from '../auth/config.ts';
 import type { FwDatabase } from '../db/database.ts';
 import type { EntryDefinition } from '../entries.ts';
+import { printable, printableFrames } from '../printable.ts';
+import { publicError } from '../public-error.ts';
 import { FwError, toFwError } from '../errors.ts';
 import { callEntry } from '../execute.ts';
 import type { AppDefinition } from '../registry.ts';
@@ -105,8 +107,12 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
   const onError =
     options.onError ??
     ((error: FwError, traceId: string) => {
-      const cause = error.cause instanceof Error ? (error.cause.stack ?? error.cause.message) : error.stack;
-      console.error(`fw: ${error.code} [trace ${traceId}] ${error.message}\n${cause ?? ''}`);
+      // The whole story goes to the log (the caller of a 5xx gets only its code and the trace id),
+      // with caller-controlled text made printable.
+      const cause = error.cause instanceof Error ? error.cause : error;
+      const diagnostics = error.diagnostics.length > 0 ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : '';
+      const causeMessage = cause !== error && cause.message !== error.message ? ` cause=${printable(cause.message)}` : '';
+      console.error(`fw: ${error.code} [trace ${traceId}] ${printable(error.message)}${causeMessage}${diagnostics}\n${printableFrames(cause)}`);
     });
   const { app, db } = options;
 
@@ -242,18 +248,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 }
 
 function errorBody(error: FwError, traceId: string, dev: boolean) {
-  const internal = error.status >= 500;
-  return {
-    ok: false,
-    error: {
-      code: error.code,
-      // Internal messages can carry SQL or paths: shown in dev only.
-      message: internal && !dev ? `Internal error. Quote trace id ${traceId} when reporting it.` : error.message,
-      diagnostics: error.diagnostics,
-      ...(internal && dev && error.cause instanceof Error && error.cause.stack ? { stack: error.cause.stack } : {}),
-    },
-    traceId,
-  };
+  return { ok: false, error: publicError(error, traceId, dev), traceId };
 }
 
 function send(res: ServerResponse, req: IncomingMessage, reply: Reply, cors: ReturnType<typeof resolveCorsOptions>): void {

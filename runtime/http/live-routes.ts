@@ -5,7 +5,7 @@ import type { Auth } from '../entries.ts';
 import { type Diagnostic, FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { SseConnection } from '../live/sse-connection.ts';
-import { parseJsonBody, readBody } from './body.ts';
+import { parseJsonBody, parseJsonText, readBody } from './body.ts';
 import { endStreamAtExpiry, type StreamSubscription } from './live-expiry.ts';
 
 export interface LiveRouteContext {
@@ -130,13 +130,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
 
 function parseArgsParameter(raw: string | null): unknown {
   if (raw === null || raw === '') return {};
-  try {
-    return JSON.parse(raw);
-  } catch (error) {
-    throw new FwError('bad_json', `The args parameter is not valid JSON: ${(error as Error).message}`, {
-      diagnostics: [{ path: 'query.args', code: 'bad_json', message: 'Send args as URL-encoded JSON: ?args=%7B%7D' }],
-    });
-  }
+  return parseJsonText(raw, 'query.args');
 }
 
 function parseRevision(raw: string | string[] | null | undefined, path: string): number | undefined {

@@ -9,6 +9,8 @@ import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
 import { createReadRecorder } from './read-recorder.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import type { SseConnection } from './sse-connection.ts';
+import { printable } from '../printable.ts';
+import { publicError } from '../public-error.ts';
 
 export interface LiveOptions {
   /** Dev mode: internal error messages reach subscribers (otherwise only a trace id to quote). */
@@ -164,7 +166,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   const pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
   const onError =
     options.onError ??
-    ((error: FwError, traceId: string) => console.error(`fw live: ${error.code} [trace ${traceId}] ${error.message}`));
+    ((error: FwError, traceId: string) => console.error(`fw live: ${error.code} [trace ${traceId}] ${printable(error.message)}${error.diagnostics.length ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : ''}`));
 
   let app: AppDefinition | undefined;
   const groups = new Map<string, Group>();
@@ -307,7 +309,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   }
 
   function sendError(subscription: Subscription, error: FwError, traceId: string, fatal: boolean): void {
-    const body = { code: error.code, message: visibleMessage(error, traceId, options.dev === true), diagnostics: error.diagnostics };
+    const body = publicError(error, traceId, options.dev === true);
     subscription.connection.send(subscription.id, {
       event: 'error',
       data: `${head(subscription)},"fatal":${fatal},"error":${JSON.stringify(body)},"traceId":${JSON.stringify(traceId)}}`,
@@ -490,7 +492,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       if (pruneIntervalMs > 0) {
         const prune = setInterval(() => {
           pruneInvalidations(db.admin, { olderThanMs: retentionMs }).catch((error: unknown) =>
-            console.error(`fw live: pruning the invalidation log failed: ${(error as Error).message}`),
+            console.error(`fw live: pruning the invalidation log failed: ${printable((error as Error).message)}`),
           );
         }, pruneIntervalMs);
         prune.unref();
@@ -600,9 +602,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 }
 
 /** Messages of internal errors can carry SQL: subscribers see them only with the trace id to quote. */
-function visibleMessage(error: FwError, traceId: string, dev: boolean): string {
-  return error.status >= 500 && !dev ? `Internal error. Quote trace id ${traceId} when reporting it.` : error.message;
-}
 
 /** JSON with sorted object keys, so `{a,b}` and `{b,a}` form one group. */
 function canonicalJson(value: unknown): string {

@@ -15,6 +15,7 @@
 import type { FwDatabase } from '../db/database.ts';
 import { initialCursor, readInvalidations, type Invalidation, type LogCursor } from './log.ts';
 import { createWakeups, type WakeReason, type WakeupOptions, type WakeupStatus } from './wakeups.ts';
+import { printable } from '../printable.ts';
 
 export interface InvalidationBatch {
   /** The rows read, in order of revision (may be empty only when `expired`). */
@@ -92,7 +93,7 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
         lastError = (error as Error).message;
         if (!failing) {
           failing = true;
-          console.error(`fw live: reading the invalidation log failed (retrying on the next wakeup): ${lastError}`);
+          console.error(`fw live: reading the invalidation log failed (retrying on the next wakeup): ${printable(String(lastError))}`);
         }
         return;
       }
@@ -104,7 +105,7 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
         try {
           options.onInvalidations({ rows: result.rows, revision: result.cursor.revision, expired: result.expired });
         } catch (error) {
-          console.error(`fw live: handling invalidations failed: ${(error as Error).message}`);
+          console.error(`fw live: handling invalidations failed: ${printable((error as Error).message)}`);
         }
       }
       if (!result.more) return;

@@ -18,6 +18,7 @@
 import type pg from 'pg';
 import type { FwDatabase } from '../db/database.ts';
 import { LIVE_CHANNEL } from './log.ts';
+import { printable } from '../printable.ts';
 
 export type WakeReason = 'notify' | 'poll' | 'reconnect';
 
@@ -86,7 +87,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
     try {
       options.onWake(reason);
     } catch (error) {
-      console.error(`fw live: a wakeup handler failed: ${(error as Error).message}`);
+      console.error(`fw live: a wakeup handler failed: ${printable((error as Error).message)}`);
     }
   };
 

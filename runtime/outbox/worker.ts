@@ -9,6 +9,7 @@ import { isWorkflowEvent, workflowOfEvent, workflowsOn } from '../workflows/star
 import { settleFailedRun } from '../workflows/store.ts';
 import { type ActionBinding, actionsByEvent, deliverRow, type DeliveryResult, MAX_ERROR_LENGTH } from './deliver.ts';
 import { claimRows, type DeliveryOutcome, finishDelivery, type OutboxRow, releaseLeases, renewLeases } from './store.ts';
+import { printable } from '../printable.ts';
 
 export interface OutboxWorkerOptions {
   app: AppDefinition;
@@ -337,5 +338,5 @@ function reportToStderr(error: unknown, context: OutboxErrorContext): void {
     context.phase === 'deliver'
       ? `action ${context.action} failed on event "${context.event}" (outbox #${context.outboxId}, attempt ${context.attempt}, trace ${context.traceId ?? '–'})`
       : `outbox worker: ${context.phase} failed${context.outboxId ? ` (outbox #${context.outboxId})` : ''}`;
-  console.error(`fw: ${where}: ${message}`);
+  console.error(`fw: ${where}: ${printable(message)}`);
 }
