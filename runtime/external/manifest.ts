@@ -34,6 +34,11 @@ export interface Manifest {
     health?: string;
     command?: string;
     commandArgs?: string[];
+    /**
+     * http only: forward the caller's `Authorization` header to the service (default false). The
+     * caller's token is valid against fw itself, so it goes only where the manifest says so.
+     */
+    forwardAuthorization?: boolean;
     /** Per-call timeout of the bridge, ms (default 5 000). */
     timeoutMs?: number;
     /** Largest response the bridge reads, bytes (default 1 MiB). */
@@ -190,7 +195,7 @@ function ruleDiagnostics(value: unknown): Finding[] {
 /** Fields a transport never reads: kept, but said (a warning), since they suggest a mix-up. */
 const unusedByTransport: Record<string, { fields: string[]; why: string }> = {
   http: { fields: ['command', 'commandArgs'], why: 'an http service is reached at service.baseUrl; fw starts no process for it' },
-  stdio: { fields: ['baseUrl', 'health'], why: 'a stdio service is a process fw starts per call; it has no address' },
+  stdio: { fields: ['baseUrl', 'health', 'forwardAuthorization'], why: 'a stdio service is a process fw starts per call; it has no address' },
 };
 
 function serviceDiagnostics(service: Record<string, unknown>): Finding[] {

@@ -20,7 +20,7 @@ export interface ExternalCall {
   auth: Auth;
   traceId: string;
   args: unknown;
-  /** The inbound `Authorization` header, forwarded to http services. */
+  /** The inbound `Authorization` header, forwarded to http services whose manifest sets `forwardAuthorization`. */
   authorization?: string;
   limits?: Partial<BridgeLimits>;
 }
@@ -89,7 +89,7 @@ export async function callExternalEntry(app: AppDefinition, db: FwDatabase | und
     args: call.args as Record<string, unknown>,
     auth: { kind: call.auth.kind, userId: call.auth.userId, tenantId: call.auth.tenantId, role: call.auth.role },
     fw: { service: manifest.service.name, entry: entry.name, kind: entry.kind, traceId: call.traceId },
-  }, { limits, ...(call.authorization ? { authorization: call.authorization } : {}) });
+  }, { limits, ...(call.authorization && manifest.service.forwardAuthorization === true ? { authorization: call.authorization } : {}) });
   if (effectsDb) await recordEffects(app, effectsDb, { service: manifest.service.name, entry }, call);
   return result;
 }
