@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { FwFailure } from '../runtime/failure.ts';
 import { createDevRuntime, type DevRuntime, type DevRuntimeOptions, type ReloadOutcome } from './dev-runtime.ts';
+import { type AllowedHosts, allowedHostsFromEnv, hostRefusal, isHostAllowed } from './host-check.ts';
+import { applyServerLimits, serverLimits, serverOptions } from './server-limits.ts';
 
 export { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 
@@ -16,6 +18,8 @@ export interface ApiServerOptions extends DevRuntimeOptions {
   onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
   /** Serve this runtime (possibly still starting) instead of creating one, e.g. one shared with Vite. */
   runtime?: DevRuntime | Promise<DevRuntime>;
+  /** Hosts beyond loopback names and IPs this port answers (default `FW_ALLOWED_HOSTS`; host-check.ts). */
+  allowedHosts?: AllowedHosts;
 }
 
 export interface ApiServer {
@@ -32,11 +36,18 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 3100;
   let runtime: DevRuntime | undefined;
-  const server = createServer((req, res) => {
+  const allowedHosts = options.allowedHosts ?? allowedHostsFromEnv();
+  const limits = serverLimits();
+  const server = createServer(serverOptions(limits), (req, res) => {
+    if (!isHostAllowed(req.headers.host, allowedHosts)) {
+      res.writeHead(403, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
+      return void res.end(hostRefusal(req.headers.host));
+    }
     if (runtime) return runtime.handler(req, res);
     res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
     res.end(JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'fw is starting.', diagnostics: [] } }));
   });
+  applyServerLimits(server, limits);
   await listen(server, port, host);
   const stopListening = () =>
     new Promise<void>((resolve) => {

@@ -12,6 +12,7 @@ import type { AppDefinition } from '../runtime/registry.ts';
 import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from './build.ts';
 import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 import { migrateOrFail } from './dev-runtime.ts';
+import { applyServerLimits, serverLimits, serverOptions } from './server-limits.ts';
 import { createStaticHandler } from './static-files.ts';
 
 export interface StartOptions extends DatabaseTarget {
@@ -73,13 +74,15 @@ export async function startProduction(options: StartOptions): Promise<Production
     const webDir = path.join(buildDir, 'web');
     const web = existsSync(path.join(webDir, 'index.html'));
     const serveStatic = web ? createStaticHandler(webDir) : undefined;
-    const server = createServer((req, res) => {
+    const limits = serverLimits();
+    const server = createServer(serverOptions(limits), (req, res) => {
       handler(req, res, () => {
         if (serveStatic) return serveStatic(req, res);
         res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
         res.end(JSON.stringify({ ok: false, error: { code: 'not_found', message: `No route ${req.method} ${req.url}.`, diagnostics: [] } }));
       });
     });
+    applyServerLimits(server, limits);
     const host = options.host ?? '0.0.0.0';
     await listen(server, options.port ?? 3000, host);
     const address = server.address() as AddressInfo;

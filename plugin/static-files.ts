@@ -1,4 +1,4 @@
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, realpathSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 
@@ -23,44 +23,81 @@ const contentTypes: Record<string, string> = {
 };
 
 /**
+ * The Content-Security-Policy of the built app: its own scripts, styles (inline ones too: frameworks set
+ * style attributes), images and fonts, API calls to its own origin, never framed. `FW_CSP` replaces it
+ * (an empty value sends none).
+ */
+export const DEFAULT_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; " +
+  "connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'";
+
+/** Headers on every static answer, file or not. */
+export function staticSecurityHeaders(csp: string = process.env.FW_CSP ?? DEFAULT_CSP): Record<string, string> {
+  return {
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'strict-origin-when-cross-origin',
+    ...(csp ? { 'content-security-policy': csp } : {}),
+  };
+}
+
+/**
  * Serves built web assets (`vite build` output) for GET/HEAD: a file when one matches, else — for
  * requests that accept HTML — `index.html` (client-side routes), else 404. Hashed assets under
  * `assets/` are cached for a year; everything else is revalidated.
+ *
+ * Only what the build meant to publish: no dotfiles (a `.env` copied from `web/public`), and nothing
+ * whose real path (symlinks resolved) leaves the build folder.
  */
 export function createStaticHandler(dir: string): (req: IncomingMessage, res: ServerResponse) => void {
-  const base = path.resolve(dir);
+  const base = realpathSync(path.resolve(dir));
+  const headers = staticSecurityHeaders();
+  /** The real file to send; `refused` when the path exists but leads out of the build (a symlink). */
+  const resolve = (file: string): string | 'refused' | undefined => {
+    let real: string;
+    try {
+      real = realpathSync(file);
+    } catch {
+      return undefined;
+    }
+    if (real !== base && !real.startsWith(base + path.sep)) return 'refused';
+    return statSync(real).isFile() ? real : undefined;
+  };
   return function serveStatic(req, res) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res, headers);
     let pathname: string;
     try {
       pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     } catch {
-      return notFound(res);
+      return notFound(res, headers);
     }
-    const file = path.join(base, pathname);
-    // path.join normalises `..`; anything that lands outside the build is not ours to serve.
-    if (file.startsWith(base + path.sep) && isFile(file)) return send(req, res, file, pathname.startsWith('/assets/'));
-    if (String(req.headers.accept ?? '').includes('text/html') && isFile(path.join(base, 'index.html'))) return send(req, res, path.join(base, 'index.html'), false);
-    notFound(res);
+    if (hasDotSegment(pathname) || pathname.includes('\0')) return notFound(res, headers);
+    const file = resolve(path.join(base, pathname));
+    if (file === 'refused') return notFound(res, headers);
+    if (file) return send(req, res, file, pathname.startsWith('/assets/'), headers);
+    const index = resolve(path.join(base, 'index.html'));
+    if (String(req.headers.accept ?? '').includes('text/html') && index && index !== 'refused') return send(req, res, index, false, headers);
+    notFound(res, headers);
   };
 }
 
-function isFile(file: string): boolean {
-  return existsSync(file) && statSync(file).isFile();
+/** A path segment that starts with a dot (`/.env`, `/.git/config`, `/a/../b`), except `/.well-known/`. */
+function hasDotSegment(pathname: string): boolean {
+  return pathname.split(/[/\\]/).some((segment, i, all) => segment.startsWith('.') && !(segment === '.well-known' && i === 1 && all.length > 2));
 }
 
-function send(req: IncomingMessage, res: ServerResponse, file: string, immutable: boolean): void {
+function send(req: IncomingMessage, res: ServerResponse, file: string, immutable: boolean, headers: Record<string, string>): void {
   res.writeHead(200, {
+    ...headers,
     'content-type': contentTypes[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
     'content-length': String(statSync(file).size),
     'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
-    'x-content-type-options': 'nosniff',
   });
   if (req.method === 'HEAD') res.end();
   else createReadStream(file).pipe(res);
 }
 
-function notFound(res: ServerResponse): void {
-  res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+function notFound(res: ServerResponse, headers: Record<string, string>): void {
+  res.writeHead(404, { ...headers, 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify({ ok: false, error: { code: 'not_found', message: 'Not found.', diagnostics: [] } }));
 }
