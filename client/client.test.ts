@@ -86,7 +86,8 @@ interface ServiceCall {
 function ticketsManifest(baseUrl: string): ExternalService['manifest'] {
   return {
     fwProtocol: '1.0',
-    service: { name: 'tickets', transport: 'http', baseUrl },
+    // The test service checks that the caller's token reaches it, which a manifest must ask for.
+    service: { name: 'tickets', transport: 'http', baseUrl, forwardAuthorization: true },
     entries: [
       { name: 'createTicket', kind: 'command' },
       { name: 'listTickets', kind: 'query' },

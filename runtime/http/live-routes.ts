@@ -35,6 +35,7 @@ export async function servePerNameStream(req: IncomingMessage, res: ServerRespon
     auth: context.auth,
     traceId: context.traceId,
     exclusive: true,
+    clientAddress: clientAddressOf(req),
     ...(lastRevision === undefined ? {} : { lastRevision }),
   });
   if (!outcome.ok) {
@@ -97,7 +98,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
       { diagnostics: [{ path: 'subscriptions', code: 'too_many', message: `At most ${maxSubscriptionsPerConnection}.` }] },
     );
   }
-  context.hub.checkCapacity(context.auth, subscriptions.length);
+  context.hub.checkCapacity(context.auth, subscriptions.length, clientAddressOf(req));
 
   const connection = new SseConnection(connectionId(), req, res);
   connection.open(context.headers);
@@ -113,6 +114,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
         args: subscription.args ?? {},
         auth: context.auth,
         traceId: context.traceId,
+        clientAddress: clientAddressOf(req),
         ...(subscription.lastRevision === undefined ? {} : { lastRevision: subscription.lastRevision }),
       });
       if (outcome.ok) {
@@ -128,6 +130,14 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
   );
 }
 
+/**
+ * The client's address, by which anonymous callers are counted against the live limits. It is the
+ * socket's peer: behind a reverse proxy every anonymous caller is the proxy (docs/live.md).
+ */
+function clientAddressOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
 function parseArgsParameter(raw: string | null): unknown {
   if (raw === null || raw === '') return {};
   return parseJsonText(raw, 'query.args');
@@ -136,7 +146,7 @@ function parseArgsParameter(raw: string | null): unknown {
 function parseRevision(raw: string | string[] | null | undefined, path: string): number | undefined {
   const value = Array.isArray(raw) ? raw[0] : raw;
   if (value === undefined || value === null || value === '') return undefined;
-  if (!/^\d{1,15}$/.test(value)) {
+  if (!/^\d{1,16}$/.test(value) || Number(value) > Number.MAX_SAFE_INTEGER) {
     throw new FwError('validation_failed', `${path} must be a revision (a whole number ≥ 0), got "${value.slice(0, 40)}".`, {
       diagnostics: [{ path, code: 'invalid_revision', message: 'Send the revision of the last snapshot you received.' }],
     });

@@ -10,6 +10,8 @@ import { createReadRecorder } from './read-recorder.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import type { SseConnection } from './sse-connection.ts';
 import { printable } from '../printable.ts';
+import { databaseSecret } from '../db/secrets.ts';
+import { createRevisionCodec, type RevisionCodec } from './revision-codec.ts';
 import { publicError } from '../public-error.ts';
 
 export interface LiveOptions {
@@ -21,6 +23,16 @@ export interface LiveOptions {
   maxSubscriptionsPerConnection?: number;
   /** Subscriptions one tenant may hold in this process (default 10 000). */
   maxSubscriptionsPerTenant?: number;
+  /**
+   * Subscriptions one caller may hold in this process (default 1 000): a signed-in user, or for
+   * anonymous callers their client address — so one of them cannot use up the tenant's budget.
+   */
+  maxSubscriptionsPerCaller?: number;
+  /**
+   * Distinct live groups (liveQuery × args) one caller may keep in this process (default 200). Each
+   * group is a query re-run on a write; distinct args must not let one caller multiply that work.
+   */
+  maxGroupsPerCaller?: number;
   /** How long log rows are kept, i.e. how far back a resume is exact (default one hour). */
   retentionMs?: number;
   /** How often old log rows are pruned (default one minute; 0 disables pruning). */
@@ -48,6 +60,8 @@ export interface SubscribeRequest {
   traceId: string;
   /** The stream carries only this subscription (`GET /live/:name`): a fatal error ends it. */
   exclusive?: boolean;
+  /** The client's address: the caller limits count anonymous callers by it. */
+  clientAddress?: string;
 }
 
 /** How a subscription started: its first event went out, or it failed before any (then it is gone). */
@@ -82,6 +96,8 @@ interface Subscription {
   readonly group: Group;
   readonly createdAt: number;
   readonly tenantKey: string;
+  /** Whom the caller limits count it against (`callerKey`). */
+  readonly caller: string;
   readonly exclusive: boolean;
   /** The group seq the client holds: -1 = nothing yet (or data of unknown seq after `up-to-date`). */
   sentSeq: number;
@@ -96,8 +112,8 @@ export interface LiveHub {
   /** The app to run liveQueries from; on a change every group re-runs (dev reloads). */
   setApp(app: AppDefinition): void;
   /** Throws `too_many_subscriptions` when `count` more subscriptions would pass a limit. */
-  checkCapacity(auth: Auth, count: number): void;
-  readonly limits: { maxSubscriptionsPerConnection: number; maxSubscriptionsPerTenant: number; heartbeatMs: number };
+  checkCapacity(auth: Auth, count: number, clientAddress?: string): void;
+  readonly limits: { maxSubscriptionsPerConnection: number; maxSubscriptionsPerTenant: number; maxSubscriptionsPerCaller: number; maxGroupsPerCaller: number; heartbeatMs: number };
   /** Tracks a stream for heartbeats and shutdown (subscriptions attach theirs too). */
   attach(connection: SseConnection): void;
   /** Admits and starts one subscription; resolves when its first event was sent or it failed. */
@@ -161,6 +177,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     heartbeatMs: options.heartbeatMs ?? 15_000,
     maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection ?? 64,
     maxSubscriptionsPerTenant: options.maxSubscriptionsPerTenant ?? 10_000,
+    maxSubscriptionsPerCaller: options.maxSubscriptionsPerCaller ?? 1_000,
+    maxGroupsPerCaller: options.maxGroupsPerCaller ?? 200,
   };
   const retentionMs = options.retentionMs ?? 60 * 60_000;
   const pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
@@ -178,6 +196,13 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   const learned = new Set<string>();
   const subscriptions = new Map<string, Subscription>();
   const perTenant = new Map<string, number>();
+  /** caller → group key → that caller's subscriptions in the group. */
+  const perCaller = new Map<string, Map<string, number>>();
+  let codec: RevisionCodec | undefined;
+  const codecReady = databaseSecret(db.admin, 'live.revision').then((key) => (codec = createRevisionCodec(key)));
+  codecReady.catch(() => undefined); // reported by the subscribe that awaits it
+  /** The revision as this subscription's tenant sees it (revision-codec.ts). */
+  const visible = (subscription: Subscription, revision: number) => codec!.encode(revision, subscription.tenantKey);
   const connections = new Set<SseConnection>();
   const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0 };
   let closed = false;
@@ -303,8 +328,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     // The result is serialised once per run; only the small head differs between subscribers.
     subscription.connection.send(subscription.id, {
       event: 'snapshot',
-      id: group.revision,
-      data: `${head(subscription)},"revision":${group.revision},"result":${group.json}}`,
+      id: visible(subscription, group.revision),
+      data: `${head(subscription)},"revision":${visible(subscription, group.revision)},"result":${group.json}}`,
     });
   }
 
@@ -328,6 +353,11 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     if (count > 0) perTenant.set(subscription.tenantKey, count);
     else perTenant.delete(subscription.tenantKey);
     const { group } = subscription;
+    const held = perCaller.get(subscription.caller);
+    const inGroup = (held?.get(group.key) ?? 1) - 1;
+    if (inGroup > 0) held!.set(group.key, inGroup);
+    else held?.delete(group.key);
+    if (held && held.size === 0) perCaller.delete(subscription.caller);
     group.subscribers.delete(subscription);
     if (group.subscribers.size === 0) disposeGroup(group);
   }
@@ -338,8 +368,10 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     for (const table of group.reads) readers.get(table)?.delete(group);
   }
 
-  async function start(subscription: Subscription, lastRevision: number | undefined): Promise<void> {
+  async function start(subscription: Subscription, token: number | undefined): Promise<void> {
     const { group } = subscription;
+    // What the client holds is its tenant's token for a revision (revision-codec.ts).
+    const lastRevision = token === undefined ? undefined : codec!.decode(token, subscription.tenantKey);
     if (lastRevision !== undefined) {
       // Until the liveQuery has run once in this process its tables are unknown (declared `reads` may
       // cover only its raw SQL): run it first. Deciding "up-to-date" on too few tables would also
@@ -356,8 +388,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         subscription.sentRevision = Math.max(lastRevision, revision);
         subscription.connection.send(subscription.id, {
           event: 'up-to-date',
-          id: subscription.sentRevision,
-          data: `${head(subscription)},"revision":${subscription.sentRevision}}`,
+          id: visible(subscription, subscription.sentRevision),
+          data: `${head(subscription)},"revision":${visible(subscription, subscription.sentRevision)}}`,
         });
         return;
       }
@@ -366,12 +398,12 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         if (subscription.ended) return;
         const message =
           check.reason === 'revision_expired'
-            ? `Revision ${lastRevision} is older than the retained log (from ${check.oldestRevision}); start again from this snapshot.`
-            : `Revision ${lastRevision} is unknown to this database; start again from this snapshot.`;
+            ? `Revision ${token} is older than the retained log; start again from this snapshot.`
+            : `Revision ${token} is unknown to this database; start again from this snapshot.`;
         // Its own slot, queued before the snapshot: a snapshot must not replace it while unsent.
         subscription.connection.send(`${subscription.id}:reset`, {
           event: 'reset',
-          data: `${head(subscription)},"reason":"${check.reason}","message":${JSON.stringify(message)},"oldestRevision":${check.oldestRevision}}`,
+          data: `${head(subscription)},"reason":"${check.reason}","message":${JSON.stringify(message)},"oldestRevision":${visible(subscription, check.oldestRevision)}}`,
         });
         subscription.started = true;
         sendSnapshot(subscription);
@@ -400,13 +432,16 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       const entry = app.entries.get(request.name);
       if (!entry || entry.kind !== 'liveQuery') {
         const known = [...app.entries].filter(([, e]) => e.kind === 'liveQuery').map(([n]) => n).sort();
-        throw new FwError('not_found', `No liveQuery named "${request.name}".`, {
-          diagnostics: [{ path: 'name', code: 'unknown_entry', message: `Known liveQueries: ${known.join(', ') || '(none)'}` }],
+        // The names are help in dev; in production they are the app's surface, not for whoever asks.
+        throw new FwError('not_found', options.dev ? `No liveQuery named "${request.name}".` : 'No such liveQuery.', {
+          diagnostics: [{ path: 'name', code: 'unknown_entry', message: options.dev ? `Known liveQueries: ${known.join(', ') || '(none)'}` : 'No such liveQuery.' }],
         });
       }
       const args = await admitCall(app, entry, { auth: request.auth, traceId: request.traceId, args: request.args, external: true });
-      checkCapacity(request.auth, 1);
+      await codecReady;
       const key = groupKey(request.name, canonicalJson(request.args), request.auth);
+      const caller = callerKey(request.auth, request.clientAddress);
+      checkCapacity(request.auth, 1, request.clientAddress, key);
       let group = groups.get(key);
       if (!group) {
         group = {
@@ -441,6 +476,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         group,
         createdAt: Date.now(),
         tenantKey,
+        caller,
         exclusive: request.exclusive === true,
         sentSeq: -1,
         sentRevision: undefined,
@@ -449,6 +485,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       };
       subscriptions.set(subscription.id, subscription);
       perTenant.set(tenantKey, (perTenant.get(tenantKey) ?? 0) + 1);
+      const held = perCaller.get(caller) ?? new Map<string, number>();
+      held.set(key, (held.get(key) ?? 0) + 1);
+      perCaller.set(caller, held);
       group.subscribers.add(subscription);
       attach(request.connection);
       request.connection.onClose(() => remove(subscription));
@@ -470,13 +509,22 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     connection.onClose(() => connections.delete(connection));
   }
 
-  function checkCapacity(auth: Auth, count: number): void {
+  /**
+   * Refuses (429 `too_many_subscriptions`, naming the limit) `count` more subscriptions of a caller —
+   * and, with `groupKey`, one in a group the caller does not hold yet — past any limit.
+   */
+  function checkCapacity(auth: Auth, count: number, clientAddress?: string, groupKey?: string): void {
     const held = perTenant.get(auth.tenantId ?? '') ?? 0;
     if (held + count > limits.maxSubscriptionsPerTenant) {
-      throw new FwError(
-        'too_many_subscriptions',
-        `This tenant holds ${held} live subscriptions in this process; the limit is ${limits.maxSubscriptionsPerTenant}. Close unused subscriptions (or raise live.maxSubscriptionsPerTenant).`,
-      );
+      throw tooMany('tenant', `This tenant holds ${held} live subscriptions in this process; the limit is ${limits.maxSubscriptionsPerTenant}.`, 'maxSubscriptionsPerTenant');
+    }
+    const caller = perCaller.get(callerKey(auth, clientAddress));
+    const callerHeld = caller ? [...caller.values()].reduce((a, b) => a + b, 0) : 0;
+    if (callerHeld + count > limits.maxSubscriptionsPerCaller) {
+      throw tooMany('caller', `You hold ${callerHeld} live subscriptions in this process; the limit per ${auth.userId ? 'user' : 'client'} is ${limits.maxSubscriptionsPerCaller}.`, 'maxSubscriptionsPerCaller');
+    }
+    if (groupKey !== undefined && !caller?.has(groupKey) && (caller?.size ?? 0) >= limits.maxGroupsPerCaller) {
+      throw tooMany('groups', `You keep ${caller!.size} distinct live queries (liveQuery × args) open in this process; the limit is ${limits.maxGroupsPerCaller}.`, 'maxGroupsPerCaller');
     }
   }
 
@@ -610,4 +658,15 @@ function canonicalJson(value: unknown): string {
       ? Object.fromEntries(Object.entries(member as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : member,
   );
+}
+
+/** Whom the caller limits count: a signed-in user (in their tenant), or an anonymous client by address. */
+function callerKey(auth: Auth, clientAddress: string | undefined): string {
+  return auth.userId ? `user:${auth.tenantId ?? ''}:${auth.userId}` : `client:${clientAddress ?? 'unknown'}`;
+}
+
+function tooMany(limit: 'tenant' | 'caller' | 'groups', message: string, option: string): FwError {
+  return new FwError('too_many_subscriptions', `${message} Close unused subscriptions.`, {
+    diagnostics: [{ path: 'subscriptions', code: `limit_${limit}`, message, hint: `Close subscriptions you no longer render, or raise live.${option} (docs/live.md).` }],
+  });
 }

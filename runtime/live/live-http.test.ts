@@ -12,12 +12,19 @@ import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { createLiveHub, type LiveHub } from './hub.ts';
 import { logBounds, pruneInvalidations } from './log.ts';
+import { databaseSecret } from '../db/secrets.ts';
+import { createRevisionCodec } from './revision-codec.ts';
 import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from './test-support.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';
 const TENANT_B = '00000000-0000-4000-8000-00000000000b';
 const alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT_A, 'x-fw-role': 'member' };
 const bob = { 'x-fw-user-id': 'bob', 'x-fw-tenant-id': TENANT_B, 'x-fw-role': 'member' };
+
+/** The log revision behind a tenant's revision token (clients get tokens: revision-codec.ts). */
+async function logRevision(db: FwDatabase, token: number, tenantId: string): Promise<number> {
+  return createRevisionCodec(await databaseSecret(db.admin, 'live.revision')).decode(token, tenantId)!;
+}
 
 const schema = defineSchema({
   notes: table({
@@ -120,7 +127,7 @@ for (const target of databaseTargets) {
         const second = await stream.next();
         expect(second.event).toBe('snapshot');
         expect(second.json.result).toEqual([{ title: 'alpha' }]);
-        expect(second.json.revision).toBeGreaterThan(first.json.revision);
+        expect(await logRevision(db, second.json.revision, TENANT_A)).toBeGreaterThan(await logRevision(db, first.json.revision, TENANT_A));
         expect(stream.buffered).toBe(0);
       } finally {
         stream.close();
@@ -200,7 +207,7 @@ for (const target of databaseTargets) {
       const upToDate = await quiet.next();
       quiet.close();
       expectNothingNew(upToDate, snapshot);
-      expect(upToDate.json.revision).toBeGreaterThanOrEqual(snapshot.json.revision);
+      expect(await logRevision(db, upToDate.json.revision, TENANT_B)).toBeGreaterThanOrEqual(await logRevision(db, snapshot.json.revision, TENANT_B));
 
       await run('createNote', { title: 'while-away' }, bob);
       const resumed = await live('liveNotes', { ...bob, 'last-event-id': snapshot.id! });
@@ -452,13 +459,14 @@ describe('retention on a schedule', () => {
       await fetch(`${url}/commands/createNote`, { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: '{"args":{"title":"aging"}}' });
       const second = (await stream.next()).json.revision as number;
       stream.close();
-      expect(second).toBeGreaterThan(first);
+      expect(await logRevision(db, second, TENANT_A)).toBeGreaterThan(await logRevision(db, first, TENANT_A));
       // Inside the window (the pruner runs every 100 ms meanwhile): exact.
       expect(await resume(first)).toMatchObject({ result: [{ title: 'aging' }] });
       expect(await resume(second)).not.toHaveProperty('result');
 
       // Once the write has aged out of the window, the pruner removes what it can and raises the floor.
-      await expect.poll(async () => (await logBounds(db.admin)).prunedThrough, { timeout: 15_000, interval: 100 }).toBe(second);
+      const secondInLog = await logRevision(db, second, TENANT_A);
+      await expect.poll(async () => (await logBounds(db.admin)).prunedThrough, { timeout: 15_000, interval: 100 }).toBe(secondInLog);
       const reset = await openEventStream(`${url}/live/liveNotes?lastRevision=${first}`, { headers: alice });
       try {
         expect((await reset.next()).json).toMatchObject({ reason: 'revision_expired', oldestRevision: second });
