@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { SignJWT } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
+import { type Hs256Settings, hs256Token } from './support/hs256-token.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 
 // The minimal-web assistant served by two `fw start` processes on one PostgreSQL, as a deployment runs
@@ -20,7 +20,7 @@ describe.skipIf(!testDatabaseUrl)('AI approvals under fw start on PostgreSQL', (
   const running: RunningFw[] = [];
   const urls: string[] = [];
   const tokens: Record<'alice' | 'bob', string> = { alice: '', bob: '' };
-  const env: Record<string, string> = {
+  const env: Record<string, string> & Hs256Settings = {
     FW_AUTH: 'jwt',
     FW_JWT_ISSUER: 'https://issuer.test/',
     FW_JWT_AUDIENCE: 'fw-ai-approvals',
@@ -38,15 +38,7 @@ describe.skipIf(!testDatabaseUrl)('AI approvals under fw start on PostgreSQL', (
     env.DATABASE_URL = database.url;
     client = new pg.Client({ connectionString: database.url });
     await client.connect();
-    for (const [name, tenant] of [['alice', ALICE_TENANT], ['bob', BOB_TENANT]] as const) {
-      tokens[name] = await new SignJWT({ tenant_id: tenant, role: 'member' })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject(name)
-        .setIssuer(env.FW_JWT_ISSUER!)
-        .setAudience(env.FW_JWT_AUDIENCE!)
-        .setExpirationTime('30m')
-        .sign(new TextEncoder().encode(SECRET));
-    }
+    for (const [name, tenant] of [['alice', ALICE_TENANT], ['bob', BOB_TENANT]] as const) tokens[name] = await hs256Token(env, name, tenant);
     const built = await runFw(['build', '--json'], { cwd: app.dir, env });
     expect(built.code, built.stdout + built.stderr).toBe(0);
     for (const args of [['--migrate'], []]) {

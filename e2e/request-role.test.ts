@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
+import { type Hs256Settings, hs256Token } from './support/hs256-token.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 
 // An app with an SQL-injection bug, served by `fw start` on PostgreSQL as a deployment would be (the
@@ -33,7 +33,7 @@ describe.skipIf(!testDatabaseUrl)('an SQL-injection bug in a handler under fw st
   let server: RunningFw | undefined;
   let url: string;
   const tokens: Record<'alice' | 'bob', string> = { alice: '', bob: '' };
-  const env: Record<string, string> = {
+  const env: Record<string, string> & Hs256Settings = {
     FW_AUTH: 'jwt',
     FW_JWT_ISSUER: 'https://issuer.test/',
     FW_JWT_AUDIENCE: 'fw-request-role',
@@ -48,15 +48,7 @@ describe.skipIf(!testDatabaseUrl)('an SQL-injection bug in a handler under fw st
     await rm(path.join(app.dir, 'web'), { recursive: true, force: true });
     database = await createTestPostgresDatabase();
     env.DATABASE_URL = database.url;
-    for (const [name, tenant] of [['alice', ALICE_TENANT], ['bob', BOB_TENANT]] as const) {
-      tokens[name] = await new SignJWT({ tenant_id: tenant, role: 'member' })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject(name)
-        .setIssuer(env.FW_JWT_ISSUER!)
-        .setAudience(env.FW_JWT_AUDIENCE!)
-        .setExpirationTime('30m')
-        .sign(new TextEncoder().encode(SECRET));
-    }
+    for (const [name, tenant] of [['alice', ALICE_TENANT], ['bob', BOB_TENANT]] as const) tokens[name] = await hs256Token(env, name, tenant);
     const built = await runFw(['build', '--json'], { cwd: app.dir, env });
     expect(built.code, built.stdout + built.stderr).toBe(0);
     server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--json'], { cwd: app.dir, env });

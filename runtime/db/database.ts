@@ -169,7 +169,7 @@ async function runRequestTransaction<R>(connection: Kysely<any>, prelude: string
 }
 
 export interface RequestPool {
-  /** Runs `fn` on a connection of the request login, then resets the session before it is reused. */
+  /** Runs `fn` on a connection of the request login (the next request's prelude resets its session). */
   run<R>(fn: (connection: Kysely<any>, session: RequestSession) => Promise<R>): Promise<R>;
   end(): Promise<void>;
 }
