@@ -1,3 +1,5 @@
+import { sqlStateMeaning } from './sql-state.ts';
+
 /**
  * The one error type of fw: a closed set of codes, each with its HTTP status.
  *
@@ -67,50 +69,16 @@ export function isFwError(value: unknown): value is FwError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
 }
 
-/** PostgreSQL SQLSTATEs that say something the caller can act on. */
-const sqlStateErrors: Record<string, { code: FwErrorCode; message: string }> = {
-  '23505': { code: 'conflict', message: 'A row with the same unique value already exists.' },
-  '23503': { code: 'conflict', message: 'The row refers to a row that does not exist, or is still referred to.' },
-  '42501': { code: 'forbidden', message: 'The database refused the operation for this caller (row-level security or privileges).' },
-};
-
 /**
  * Turns anything thrown while handling a request into an FwError, keeping the original as `cause`.
- * Unknown errors become `internal`; their message is kept for logs and dev mode only.
+ * PostgreSQL errors the caller can act on get their code (sql-state.ts; with the `args` the statement
+ * ran on, a data error points at the argument). Unknown errors become `internal`; their message is
+ * kept for logs and dev mode only.
  */
-export function toFwError(error: unknown): FwError {
+export function toFwError(error: unknown, args?: unknown): FwError {
   if (isFwError(error)) return error;
-  const sqlState = (error as { code?: unknown } | null)?.code;
-  if (typeof sqlState === 'string' && sqlState in sqlStateErrors) {
-    const known = sqlStateErrors[sqlState]!;
-    return new FwError(known.code, known.message, { cause: error });
-  }
-  if (typeof sqlState === 'string' && sqlState.startsWith('22')) return dataError(error as PgError, sqlState);
-  if (sqlState === '25006') {
-    return new FwError(
-      'internal',
-      'A write was attempted inside a read-only transaction: queries and liveQueries are read-only. Move the write into a command.',
-      { cause: error },
-    );
-  }
+  const meaning = sqlStateMeaning(error, args);
+  if (meaning) return new FwError(meaning.code, meaning.message, { cause: error, diagnostics: meaning.diagnostics });
   const message = error instanceof Error ? error.message : String(error);
   return new FwError('internal', message, { cause: error });
-}
-
-interface PgError extends Error {
-  column?: string;
-  table?: string;
-}
-
-/**
- * PostgreSQL class 22 (data exception: invalid text for a uuid or number, a value too long or out of
- * range, a bad date) is the caller's value not fitting a column or a cast: 400, not 500. The message
- * names the type, and the column where PostgreSQL knows it.
- */
-function dataError(error: PgError, sqlState: string): FwError {
-  const where = error.column ? `column.${error.column}` : 'args';
-  return new FwError('validation_failed', `A value does not fit the database: ${error.message}`, {
-    cause: error,
-    diagnostics: [{ path: where, code: `sqlstate_${sqlState}`, message: error.message, hint: 'Check the value against the argument’s type and length (validate it in the entry’s args to get a precise path).' }],
-  });
 }

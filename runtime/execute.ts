@@ -2,7 +2,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { type KyselyPlugin, sql } from 'kysely';
 import type { FwDatabase } from './db/database.ts';
 import type { Auth, EntryDefinition } from './entries.ts';
-import { type Diagnostic, FwError } from './errors.ts';
+import { type Diagnostic, FwError, toFwError } from './errors.ts';
 import type { AppDefinition } from './registry.ts';
 import { callerOf, outboxValues, planWorkflowStart, type WorkflowStartRow } from './workflows/start.ts';
 
@@ -21,7 +21,12 @@ export interface CallOptions {
  */
 export async function callEntry(app: AppDefinition, db: FwDatabase, entry: EntryDefinition, call: CallOptions): Promise<unknown> {
   const args = await admitCall(app, entry, call);
-  return runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args, app });
+  try {
+    return await runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args, app });
+  } catch (error) {
+    // Here the args are known, so a value PostgreSQL rejected can be traced to the argument that sent it.
+    throw toFwError(error, args);
+  }
 }
 
 /** The checks before an entry runs: a callable kind, the policy, then the args. Returns the validated args. */

@@ -12,11 +12,14 @@ export function printable(text: string): string {
 
 const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\x1b' };
 
-/** The frames of an error's stack, each line made printable (the message line is left out: log it with `printable`). */
+/** The frames of an error's stack, each line made printable (the message is left out: log it with `printable`). */
 export function printableFrames(error: unknown): string {
   const stack = error instanceof Error ? error.stack : undefined;
   if (!stack) return '';
-  return stack
+  // The stack starts with "Name: message", and a caller's message may hold "\n    at …" lines of its
+  // own: cut the message off first, so only real frames remain.
+  const header = String(error);
+  return (stack.startsWith(header) ? stack.slice(header.length) : stack)
     .split('\n')
     .filter((line) => /^\s+at\s/.test(line))
     .map((line) => printable(line))

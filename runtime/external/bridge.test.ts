@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,4 +83,40 @@ describe.skipIf(process.platform === 'win32')('stdio bridge: wrapper commands', 
     const pid = await readPid(pidFile);
     await expect.poll(() => isRunning(pid), { timeout: 5_000 }).toBe(false);
   }, 20_000);
+});
+
+// Only a 4xx says the caller's input was at fault. A service's 5xx stays a 502 even when its error
+// envelope carries diagnostics (a crash handler's traceback), so production answers never show them.
+describe('http bridge: who is at fault', () => {
+  let server: Server;
+  let baseUrl: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const status = Number(req.url!.split('/').at(-1));
+      const body = { ok: false, error: { code: 'boom', message: 'failed' }, diagnostics: [{ path: 'args.x', code: 'detail', message: 'Traceback: DATABASE_URL=postgres://u:pw@db/x' }] };
+      req.resume();
+      req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => server?.close());
+
+  const codeFor = async (status: number) => {
+    const error = await callExternal({ transport: 'http', baseUrl, path: `/queries/${status}` }, envelope).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    return isFwError(error) ? [error.code, error.status] : error;
+  };
+
+  it('a 4xx with diagnostics is the caller’s validation_failed', async () => {
+    expect(await codeFor(400)).toEqual(['validation_failed', 400]);
+    expect(await codeFor(422)).toEqual(['validation_failed', 400]);
+  });
+
+  it('a 5xx with diagnostics is bad_gateway', async () => {
+    expect(await codeFor(500)).toEqual(['bad_gateway', 502]);
+    expect(await codeFor(503)).toEqual(['bad_gateway', 502]);
+  });
 });

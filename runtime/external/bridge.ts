@@ -272,7 +272,15 @@ function serviceError(qualified: string, status: number, body: unknown): FwError
       })
     : [];
   // The caller's mistakes (the service's 4xx) stay the caller's; anything else is the service failing.
-  const fwCode = status === 400 || status === 422 || diagnostics.length > 0 ? 'validation_failed' : status === 404 ? 'not_found' : status === 409 ? 'conflict' : status === 403 ? 'forbidden' : 'bad_gateway';
+  // A 5xx (or a stdio process that exits non-zero) is a failure even with diagnostics: a crash handler
+  // that puts its traceback there must not turn it into a 400 that shows it to the caller.
+  const fwCode =
+    status >= 500 ? 'bad_gateway'
+    : status === 400 || status === 422 || diagnostics.length > 0 ? 'validation_failed'
+    : status === 404 ? 'not_found'
+    : status === 409 ? 'conflict'
+    : status === 403 ? 'forbidden'
+    : 'bad_gateway';
   return new FwError(fwCode, `${qualified}: ${message}`, {
     diagnostics: [{ path: 'external', code, message, hint: `Reported by the service (status ${status}).` }, ...diagnostics],
   });

@@ -134,6 +134,14 @@ describe('validateManifest', () => {
       m.entries[0].needsApproval = 'yes';
       expectDiagnostic(m, 'entries[0].needsApproval', 'invalid_type');
     });
+    it('forwardAuthorization that is not a boolean', () => {
+      const m: Any = httpManifest();
+      m.service.forwardAuthorization = 'yes';
+      expectDiagnostic(m, 'service.forwardAuthorization', 'invalid_type');
+      const opted: Any = httpManifest();
+      opted.service.forwardAuthorization = true;
+      expectValid(opted);
+    });
     it('commandArgs as a string, or with non-string items', () => {
       const m: Any = stdioManifest();
       m.service.commandArgs = '-m tools';
@@ -192,10 +200,13 @@ describe('validateManifest', () => {
       n.service.commandArgs = ['-jar', 'billing.jar'];
       expectWarning(n, 'service.commandArgs', 'unused_field');
     });
-    it('baseUrl on a stdio service', () => {
+    it('baseUrl or forwardAuthorization on a stdio service', () => {
       const m: Any = stdioManifest();
       m.service.baseUrl = 'http://localhost:8080';
       expectWarning(m, 'service.baseUrl', 'unused_field');
+      const n: Any = stdioManifest();
+      n.service.forwardAuthorization = true;
+      expectWarning(n, 'service.forwardAuthorization', 'unused_field');
     });
     it('warnings follow the errors of an invalid manifest', () => {
       const m: Any = stdioManifest();
