@@ -1,11 +1,11 @@
 import { mkdirSync, watch } from 'node:fs';
 import { isManifestFile } from './external-manifests.ts';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, isIP } from 'node:net';
 import path from 'node:path';
 import { FwFailure } from '../runtime/failure.ts';
 import { createDevRuntime, type DevRuntime, type DevRuntimeOptions, type ReloadOutcome } from './dev-runtime.ts';
-import { type AllowedHosts, allowedHostsFromEnv, hostRefusal, isHostAllowed } from './host-check.ts';
+import { type AllowedHosts, allowedHostsFromEnv, hostRefusal, isHostAllowed, mergeAllowedHosts } from './host-check.ts';
 import { applyServerLimits, serverLimits, serverOptions } from './server-limits.ts';
 
 export { openAppDatabase, type DatabaseTarget } from './database-target.ts';
@@ -18,8 +18,11 @@ export interface ApiServerOptions extends DevRuntimeOptions {
   onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
   /** Serve this runtime (possibly still starting) instead of creating one, e.g. one shared with Vite. */
   runtime?: DevRuntime | Promise<DevRuntime>;
-  /** Hosts beyond loopback names and IPs this port answers (default `FW_ALLOWED_HOSTS`; host-check.ts). */
-  allowedHosts?: AllowedHosts;
+  /**
+   * Hosts beyond loopback names and IPs this port answers (default `FW_ALLOWED_HOSTS`; host-check.ts).
+   * A function is asked on every request: `fw dev` adds Vite's `server.allowedHosts` once Vite is up.
+   */
+  allowedHosts?: AllowedHosts | (() => AllowedHosts);
 }
 
 export interface ApiServer {
@@ -36,11 +39,16 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 3100;
   let runtime: DevRuntime | undefined;
-  const allowedHosts = options.allowedHosts ?? allowedHostsFromEnv();
+  const configured = options.allowedHosts ?? allowedHostsFromEnv();
+  // The name it listens on is its own (`--host mybox.lan`), as Vite adds `server.host`.
+  const ownName: AllowedHosts = isIP(host) === 0 ? [host.toLowerCase()] : [];
+  const allowedHosts = () => mergeAllowedHosts(typeof configured === 'function' ? configured() : configured, ownName);
   const limits = serverLimits();
   const server = createServer(serverOptions(limits), (req, res) => {
-    if (!isHostAllowed(req.headers.host, allowedHosts)) {
-      res.writeHead(403, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
+    // JSON answers are never to be sniffed into HTML or script by a browser.
+    res.setHeader('x-content-type-options', 'nosniff');
+    if (!isHostAllowed(req.headers.host, allowedHosts())) {
+      res.writeHead(403, { 'content-type': 'application/json; charset=utf-8' });
       return void res.end(hostRefusal(req.headers.host));
     }
     if (runtime) return runtime.handler(req, res);

@@ -6,6 +6,7 @@ import type { ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/failure.ts';
 import { type ApiServer, startApiServer } from './api-server.ts';
 import { createDevRuntime, type DevRuntime, type ReloadOutcome } from './dev-runtime.ts';
+import { type AllowedHosts, allowedHostsFromEnv, mergeAllowedHosts } from './host-check.ts';
 import { isNuxtWeb, startNuxtDev } from './nuxt-dev.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
 import { shareRuntime } from './shared-runtime.ts';
@@ -18,6 +19,11 @@ export interface DevOptions {
   /** API port (default 3100; 0 picks a free one). */
   port?: number;
   host?: string;
+  /**
+   * Host names the dev ports answer beyond loopback names and IPs (default `FW_ALLOWED_HOSTS`; `true`:
+   * any). Given to Vite as well, and the API port also admits Vite's own `server.allowedHosts`.
+   */
+  allowedHosts?: AllowedHosts;
   /** Web port (default 5173; when busy, the next free one). */
   webPort?: number;
   apiOnly?: boolean;
@@ -56,9 +62,10 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   }
   const watch = options.watch ?? true;
   const worker = options.worker ?? true;
+  const allowedHosts = options.allowedHosts ?? allowedHostsFromEnv();
 
   if (options.apiOnly || !hasWeb) {
-    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, onReload: options.onReload });
+    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, allowedHosts, onReload: options.onReload });
     const forget = writeRuntimeFile(root, { serverUrl: api.url });
     return {
       serverUrl: api.url,
@@ -71,12 +78,14 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   }
 
   // A Nuxt web/ runs its own `nuxt dev`, calling the API server across origins (plugin/nuxt-dev.ts).
-  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker });
+  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker, allowedHosts });
 
   // Bind the API port before the slow part so a busy port fails at once.
   let api: ApiServer | undefined;
   let runtime: DevRuntime | undefined;
   let web: ViteDevServer | undefined;
+  // One setting for both ports: whatever the web port admits (the app's vite.config), the API port does.
+  let viteHosts: AllowedHosts = [];
   let withdraw = () => {};
   let forget = () => {};
   const closeAll = async () => {
@@ -91,7 +100,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   try {
     const starting = createDevRuntime({ root, worker });
     if (!options.webOnly) {
-      api = await startApiServer({ root, port: options.port, host: options.host, runtime: starting }).catch((error: unknown) => {
+      api = await startApiServer({ root, port: options.port, host: options.host, runtime: starting, allowedHosts: () => mergeAllowedHosts(allowedHosts, viteHosts) }).catch((error: unknown) => {
         void starting.then((r) => r.close(), () => undefined);
         throw error;
       });
@@ -107,9 +116,12 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
         port: options.webPort ?? 5173,
         strictPort: false,
         host: options.host ?? '127.0.0.1',
+        // Merged into the app's own server.allowedHosts (Vite concatenates; `true` wins).
+        allowedHosts: allowedHosts === true ? true : [...allowedHosts],
         ...(watch ? {} : { watch: null }),
       },
     });
+    viteHosts = web.config.server.allowedHosts;
     await web.listen();
     // Ready means edits are seen: every folder of web/ and of the backend is watched.
     await untilWatched(web, await sourceDirs(root));

@@ -42,6 +42,8 @@ export async function startNuxtDev(root: string, options: DevOptions): Promise<D
     watch: options.watch ?? true,
     worker: options.worker ?? true,
     cors: { origins },
+    // The API port's Host allow-list; Nuxt's own port follows nuxt.config's vite.server.allowedHosts.
+    ...(options.allowedHosts !== undefined ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.onReload ? { onReload: options.onReload } : {}),
   });
   let child: ChildProcess | undefined;

@@ -76,6 +76,8 @@ export async function startProduction(options: StartOptions): Promise<Production
     const serveStatic = web ? createStaticHandler(webDir) : undefined;
     const limits = serverLimits();
     const server = createServer(serverOptions(limits), (req, res) => {
+      // Every answer, API or file: a browser never sniffs JSON or text into HTML or script.
+      res.setHeader('x-content-type-options', 'nosniff');
       handler(req, res, () => {
         if (serveStatic) return serveStatic(req, res);
         res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });

@@ -25,17 +25,23 @@ const contentTypes: Record<string, string> = {
 /**
  * The Content-Security-Policy of the built app: its own scripts, styles (inline ones too: frameworks set
  * style attributes), images and fonts, API calls to its own origin, never framed. `FW_CSP` replaces it
- * (an empty value sends none).
+ * (an empty value sends none) — e.g. to allow an API on another origin (`VITE_FW_URL`) in `connect-src`.
  */
 export const DEFAULT_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; " +
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'";
 
-/** Headers on every static answer, file or not. */
+/**
+ * Headers on every static answer, file or not. `X-Frame-Options: DENY` is for browsers without CSP
+ * `frame-ancestors`; a policy that sets `frame-ancestors` to anything but `'none'` (an app meant to be
+ * framed, through `FW_CSP`) drops it, so the two never disagree.
+ */
 export function staticSecurityHeaders(csp: string = process.env.FW_CSP ?? DEFAULT_CSP): Record<string, string> {
+  const frameAncestors = /(?:^|;)\s*frame-ancestors\s+([^;]*)/i.exec(csp)?.[1]?.trim();
+  const framable = frameAncestors !== undefined && frameAncestors !== "'none'";
   return {
     'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
+    ...(framable ? {} : { 'x-frame-options': 'DENY' }),
     'referrer-policy': 'strict-origin-when-cross-origin',
     ...(csp ? { 'content-security-policy': csp } : {}),
   };
@@ -53,15 +59,15 @@ export function createStaticHandler(dir: string): (req: IncomingMessage, res: Se
   const base = realpathSync(path.resolve(dir));
   const headers = staticSecurityHeaders();
   /** The real file to send; `refused` when the path exists but leads out of the build (a symlink). */
-  const resolve = (file: string): string | 'refused' | undefined => {
-    let real: string;
+  const resolve = (file: string): RealFile | 'refused' | undefined => {
     try {
-      real = realpathSync(file);
+      const real = realpathSync(file);
+      if (real !== base && !real.startsWith(base + path.sep)) return 'refused';
+      const stats = statSync(real);
+      return stats.isFile() ? { path: real, size: stats.size } : undefined;
     } catch {
       return undefined;
     }
-    if (real !== base && !real.startsWith(base + path.sep)) return 'refused';
-    return statSync(real).isFile() ? real : undefined;
   };
   return function serveStatic(req, res) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(res, headers);
@@ -86,15 +92,21 @@ function hasDotSegment(pathname: string): boolean {
   return pathname.split(/[/\\]/).some((segment, i, all) => segment.startsWith('.') && !(segment === '.well-known' && i === 1 && all.length > 2));
 }
 
-function send(req: IncomingMessage, res: ServerResponse, file: string, immutable: boolean, headers: Record<string, string>): void {
+interface RealFile {
+  path: string;
+  size: number;
+}
+
+function send(req: IncomingMessage, res: ServerResponse, file: RealFile, immutable: boolean, headers: Record<string, string>): void {
   res.writeHead(200, {
     ...headers,
-    'content-type': contentTypes[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
-    'content-length': String(statSync(file).size),
+    'content-type': contentTypes[path.extname(file.path).toLowerCase()] ?? 'application/octet-stream',
+    'content-length': String(file.size),
     'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
   });
   if (req.method === 'HEAD') res.end();
-  else createReadStream(file).pipe(res);
+  // A file that vanishes mid-send (a redeploy) ends this answer, not the process.
+  else createReadStream(file.path).on('error', () => res.destroy()).pipe(res);
 }
 
 function notFound(res: ServerResponse, headers: Record<string, string>): void {

@@ -4,6 +4,7 @@ import { type Plugin, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/failure.ts';
 import { isBackendSource } from './api-server.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
+import { hostRefusal, isHostAllowed } from './host-check.ts';
 import { fwPackageRoot } from './package-root.ts';
 import { AppLoadError } from './load-app.ts';
 import { claimSharedRuntime } from './shared-runtime.ts';
@@ -47,7 +48,16 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
       if (!shared) server.httpServer?.once('close', () => void runtime.close());
 
       // Mounted before Vite's own middlewares; anything that is not an fw route falls through.
+      // Vite 6 (and the 5.4/4.5 backports) ran plugin middlewares ahead of its Host check, so fw's
+      // routes check it themselves, against the same server.allowedHosts — and, like Vite, not over
+      // HTTPS, which a rebinding page cannot reach under a certificate for another name. A Vite
+      // without allowedHosts gets loopback names and IPs only.
+      const { allowedHosts = [], https } = server.config.server;
       server.middlewares.use(function fwRuntime(req, res, next) {
+        if (!https && !isHostAllowed(req.headers.host, allowedHosts)) {
+          res.writeHead(403, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
+          return void res.end(hostRefusal(req.headers.host, 'Add it to server.allowedHosts in vite.config (or fw dev --allowed-hosts / FW_ALLOWED_HOSTS under fw dev).'));
+        }
         runtime.handler(req, res, next);
       });
       watchBackend(server, runtime);

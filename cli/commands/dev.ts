@@ -2,6 +2,7 @@ import path from 'node:path';
 import { defineCommand } from 'citty';
 import { runDevOnce } from '../../plugin/dev-once.ts';
 import { startDev } from '../../plugin/dev-server.ts';
+import { parseAllowedHosts } from '../../plugin/host-check.ts';
 import { log, printFailure, printJson, untilSignal } from '../output.ts';
 
 export default defineCommand({
@@ -15,6 +16,7 @@ export default defineCommand({
     port: { type: 'string', description: 'API port (0 picks a free one)', default: '3100' },
     'web-port': { type: 'string', description: 'Web port (the next free one when busy)', default: '5173' },
     host: { type: 'string', description: 'Interface to listen on', default: '127.0.0.1' },
+    'allowed-hosts': { type: 'string', description: 'Host names the dev ports answer besides localhost and IPs, comma-separated (".example.test": and subdomains; "true": any); default FW_ALLOWED_HOSTS' },
     root: { type: 'string', description: 'The app directory', default: '.' },
     json: { type: 'boolean', description: 'Print one JSON line with "serverUrl" (and "webUrl") once serving' },
   },
@@ -34,6 +36,7 @@ export default defineCommand({
       port: parsePort(args.port, '--port'),
       webPort: parsePort(args['web-port'], '--web-port'),
       host: args.host,
+      ...(args['allowed-hosts'] !== undefined ? { allowedHosts: parseAllowedHosts(args['allowed-hosts']) } : {}),
       apiOnly: Boolean(args['api-only']),
       webOnly: Boolean(args['web-only']),
       watch: args.watch !== false,
