@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,7 +11,11 @@ export default function setup(): void {
     cwd: repoRoot,
     stdio: 'inherit',
   });
-  if (!process.env.FW_TEST_DATABASE_URL) {
-    console.warn('\nFW_TEST_DATABASE_URL is not set: PostgreSQL suites are skipped (PGlite suites still run).\n');
-  }
+  const missing = [
+    ...(process.env.FW_TEST_DATABASE_URL ? [] : ['FW_TEST_DATABASE_URL is not set: PostgreSQL suites are skipped (PGlite suites still run)']),
+    ...(existsSync('/usr/bin/chromium') ? [] : ['/usr/bin/chromium is missing: browser suites are skipped (apt-get install -y chromium)']),
+  ];
+  // CI runs everything: fail before the first test rather than after a run of skips.
+  if (missing.length > 0 && process.env.FW_TEST_REQUIRE_ALL === '1') throw new Error(`FW_TEST_REQUIRE_ALL=1, but ${missing.join('; ')}`);
+  for (const line of missing) console.warn(`\n${line}. The run ends with a list of what was skipped.\n`);
 }
