@@ -4,6 +4,7 @@ export { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions }
 export { callEntry } from './execute.ts';
 export { createAuthenticator, type AuthOption, type Authenticator, type AuthResult } from './auth/authenticator.ts';
 export { createJwtAuthenticator, type JwtAuthOptions } from './auth/jwt.ts';
+export { systemClock, type Clock } from './auth/clock.ts';
 export { parseAuthConfig } from './auth/config.ts';
 export type { AppDefinition } from './registry.ts';
 export { createLiveHub, type LiveHub, type LiveOptions } from './live/hub.ts';

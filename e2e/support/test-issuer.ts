@@ -22,6 +22,8 @@ export interface SignOptions {
   expiresIn?: number;
   /** Seconds from now for `nbf`. */
   notBefore?: number;
+  /** "Now" in epoch ms (default Date.now()): to sign for a runtime on a test clock. */
+  now?: number;
   issuer?: string;
   audience?: string;
 }
@@ -85,7 +87,7 @@ export async function startTestIssuer(alg = 'RS256'): Promise<TestIssuer> {
     },
     async sign(claims, options = {}) {
       const key = options.key ?? published[0]!;
-      const now = Math.floor(Date.now() / 1000);
+      const now = Math.floor((options.now ?? Date.now()) / 1000);
       const jwt = new SignJWT({ sub: 'user-1', ...claims })
         .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
         .setIssuer(options.issuer ?? issuer)

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
+import { type Clock, systemClock } from './clock.ts';
 import { ANONYMOUS, authFromDevHeaders } from './dev-headers.ts';
 import { createJwtAuthenticator, type JwtAuthOptions } from './jwt.ts';
 
@@ -26,13 +27,15 @@ const DEV_HEADERS = ['x-fw-user-id', 'x-fw-tenant-id', 'x-fw-role'] as const;
  *
  * @example
  *   const authenticate = createAuthenticator({ kind: 'jwt', issuer, audience: 'notes-api' }, false);
+ *
+ * @param clock The time tokens are checked by; only tests pass one (see clock.ts).
  */
-export function createAuthenticator(option: AuthOption, dev: boolean): Authenticator {
+export function createAuthenticator(option: AuthOption, dev: boolean, clock: Clock = systemClock): Authenticator {
   if (option === 'dev-headers') {
     if (!dev) throw new Error('fw: dev-headers auth is for development only; configure JWT auth for production (FW_AUTH=jwt, docs/auth.md).');
     return async (headers) => ({ auth: authFromDevHeaders(headers) });
   }
-  const identify: Authenticator = option === 'none' ? async () => ({ auth: ANONYMOUS }) : createJwtAuthenticator(option);
+  const identify: Authenticator = option === 'none' ? async () => ({ auth: ANONYMOUS }) : createJwtAuthenticator(option, clock);
   if (dev) return identify;
   return async function refuseDevHeaders(headers) {
     const sent = DEV_HEADERS.find((name) => headers[name] !== undefined);

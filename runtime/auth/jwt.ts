@@ -4,6 +4,7 @@ import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
 import { FwFailure } from '../failure.ts';
 import type { Authenticator, AuthResult } from './authenticator.ts';
+import { type Clock, systemClock } from './clock.ts';
 import { uuidPattern } from './dev-headers.ts';
 
 /**
@@ -137,8 +138,10 @@ class KeysUnavailable extends Error {}
  * @example
  *   const authenticate = createJwtAuthenticator({ kind: 'jwt', issuer, audience: 'notes-api' });
  *   const { auth, expiresAt } = await authenticate(req.headers);
+ *
+ * @param clock The time `exp` and `nbf` are checked at; only tests pass one (see clock.ts).
  */
-export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
+export function createJwtAuthenticator(options: JwtAuthOptions, clock: Clock = systemClock): Authenticator {
   const resolved = resolveJwtOptions(options);
   const key: Uint8Array | JWTVerifyGetKey = resolved.secret ?? createKeyResolver(resolved);
   const verifyOptions = {
@@ -157,7 +160,7 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
     if (!token) throw unauthenticated('token_invalid', 'The Authorization header must be "Bearer <JWT>".');
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, key, verifyOptions));
+      ({ payload } = await jwtVerify(token, key, { ...verifyOptions, currentDate: new Date(clock.now()) }));
     } catch (error) {
       throw verificationError(error, resolved);
     }

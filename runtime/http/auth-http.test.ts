@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,8 @@ import type { FwError as ClientFwError } from '../../client/errors.ts';
 import { createLiveConnection, type LiveStatus } from '../../client/live.ts';
 import { requestHeaders } from '../../client/request-headers.ts';
 import { startTestIssuer, type TestIssuer } from '../../e2e/support/test-issuer.ts';
+import { until } from '../../e2e/support/until.ts';
+import type { Clock } from '../auth/clock.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../entries.ts';
@@ -15,13 +18,40 @@ import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { createRuntimeHandler, type RuntimeHandlerOptions } from './handler.ts';
 
-const TENANT_A = '00000000-0000-4000-8000-00000000000a';
-const TENANT_B = '00000000-0000-4000-8000-00000000000b';
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 
 const schema = defineSchema({
   notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text(), created_at: t.timestamptz().defaultNow() }),
 });
+
+/**
+ * The runtime's clock in these tests: it moves only when a test moves it, so a token expires when the
+ * test says so, however slow the machine (createRuntimeHandler({ clock })).
+ */
+function testClock(start: number): Clock & { advance(ms: number): void } {
+  let time = start;
+  const timers = new Set<{ at: number; fn: () => void }>();
+  const fire = () => {
+    for (const timer of [...timers]) {
+      if (timer.at > time) continue;
+      timers.delete(timer);
+      timer.fn();
+    }
+  };
+  return {
+    now: () => time,
+    at(at, fn) {
+      const timer = { at, fn };
+      timers.add(timer);
+      if (at <= time) queueMicrotask(fire);
+      return () => void timers.delete(timer);
+    },
+    advance(ms) {
+      time += ms;
+      fire();
+    },
+  };
+}
 
 function testApp(): AppDefinition {
   const entries = {
@@ -47,6 +77,7 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
   let url: string;
   let closedAdminUrl: string;
   let noAuthUrl: string;
+  const clock = testClock(Date.parse('2026-11-25T10:00:00Z'));
 
   async function serve(options: Omit<RuntimeHandlerOptions, 'app' | 'db'>): Promise<string> {
     const server = createServer(createRuntimeHandler({ app: testApp(), db, onError: () => {}, ...options }));
@@ -64,11 +95,11 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
     hub = createLiveHub(db, { pollIntervalMs: 200, pruneIntervalMs: 0 });
     hub.setApp(app);
     await hub.start();
-    // Clock tolerance 0 so that the short-lived tokens below expire on time.
+    // Clock tolerance 0: a token stops being accepted exactly at its `exp` on the test clock.
     const jwt = { kind: 'jwt' as const, issuer: idp.issuer, audience: idp.audience, jwksUrl: idp.jwksUrl, clockToleranceSeconds: 0 };
-    url = await serve({ dev: false, auth: jwt, live: hub, adminToken: ADMIN_TOKEN });
-    closedAdminUrl = await serve({ dev: false, auth: jwt, live: hub });
-    noAuthUrl = await serve({ dev: false, live: hub });
+    url = await serve({ dev: false, auth: jwt, live: hub, adminToken: ADMIN_TOKEN, clock });
+    closedAdminUrl = await serve({ dev: false, auth: jwt, live: hub, clock });
+    noAuthUrl = await serve({ dev: false, live: hub, clock });
   });
 
   afterAll(async () => {
@@ -81,9 +112,11 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
     await idp?.close();
   });
 
-  const token = (claims: Record<string, unknown>, expiresIn = 60) => idp.sign(claims, { expiresIn });
-  const alice = () => token({ sub: 'alice', tenant_id: TENANT_A, role: 'member' });
-  const bob = () => token({ sub: 'bob', tenant_id: TENANT_B, role: 'admin' });
+  // Tokens are signed at the runtime's (test) clock; lifetimes are in seconds of that clock.
+  const token = (claims: Record<string, unknown>, expiresIn = 60) => idp.sign(claims, { expiresIn, now: clock.now() });
+  // Every test has its own tenants, so it sees only its own notes, alone or in any order.
+  const alice = (tenant: string) => token({ sub: 'alice', tenant_id: tenant, role: 'member' });
+  const bob = (tenant = randomUUID()) => token({ sub: 'bob', tenant_id: tenant, role: 'admin' });
 
   async function call(base: string, path: string, headers: Record<string, string>, args: unknown = {}) {
     const response = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ args }) });
@@ -92,18 +125,19 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
   const bearer = (value: string) => ({ authorization: `Bearer ${value}` });
 
   it('runs a command with a valid token, in the tenant of the token (row-level security)', async () => {
-    const created = await call(url, '/commands/createNote', bearer(await alice()), { title: 'alice-note' });
+    const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+    const created = await call(url, '/commands/createNote', bearer(await alice(tenantA)), { title: 'alice-note' });
     expect(created.status).toBe(200);
-    expect(created.body.result).toMatchObject({ title: 'alice-note', tenant_id: TENANT_A });
+    expect(created.body.result).toMatchObject({ title: 'alice-note', tenant_id: tenantA });
 
-    const asAlice = await call(url, '/queries/listNotes', bearer(await alice()));
-    expect(asAlice.body.result).toEqual([{ title: 'alice-note', tenant_id: TENANT_A }]);
-    const asBob = await call(url, '/queries/listNotes', bearer(await bob()));
+    const asAlice = await call(url, '/queries/listNotes', bearer(await alice(tenantA)));
+    expect(asAlice.body.result).toEqual([{ title: 'alice-note', tenant_id: tenantA }]);
+    const asBob = await call(url, '/queries/listNotes', bearer(await bob(tenantB)));
     expect(asBob.body.result).toEqual([]);
 
-    expect((await call(url, '/queries/whoAmI', bearer(await bob()))).body.result).toEqual({ kind: 'user', userId: 'bob', tenantId: TENANT_B, role: 'admin' });
-    expect((await call(url, '/queries/adminOnly', bearer(await alice()))).status).toBe(403);
-    expect((await call(url, '/queries/adminOnly', bearer(await bob()))).status).toBe(200);
+    expect((await call(url, '/queries/whoAmI', bearer(await bob(tenantB)))).body.result).toEqual({ kind: 'user', userId: 'bob', tenantId: tenantB, role: 'admin' });
+    expect((await call(url, '/queries/adminOnly', bearer(await alice(tenantA)))).status).toBe(403);
+    expect((await call(url, '/queries/adminOnly', bearer(await bob(tenantB)))).status).toBe(200);
   });
 
   it('answers 401 with a diagnostic code for bad tokens, and never echoes the token', async () => {
@@ -128,7 +162,8 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
   });
 
   it('refuses dev headers in production with 401 dev_headers_in_production', async () => {
-    const devHeaders = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT_A, 'x-fw-role': 'admin' };
+    const tenant = randomUUID();
+    const devHeaders = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': tenant, 'x-fw-role': 'admin' };
     for (const [base, hint] of [[url, /Authorization: Bearer/], [noAuthUrl, /FW_AUTH=jwt/]] as const) {
       const r = await call(base, '/queries/publicPing', devHeaders);
       expect(r.status).toBe(401);
@@ -137,7 +172,7 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
       expect(r.body.error.message).toMatch(hint);
     }
     // Even next to a valid token: a client built with devAuth must fail loudly.
-    expect((await call(url, '/queries/listNotes', { ...bearer(await alice()), 'x-fw-role': 'admin' })).status).toBe(401);
+    expect((await call(url, '/queries/listNotes', { ...bearer(await alice(tenant)), 'x-fw-role': 'admin' })).status).toBe(401);
     const live = await fetch(`${url}/live/liveNotes`, { headers: { 'x-fw-user-id': 'alice' } });
     expect(live.status).toBe(401);
     expect((await live.json()).error.diagnostics[0].code).toBe('dev_headers_in_production');
@@ -152,17 +187,18 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
       expect((await call(url, path, bearer('garbage'))).status, path).toBe(401);
     }
     expect((await fetch(`${url}/entries`)).status).toBe(401);
-    expect((await fetch(`${url}/entries`, { headers: bearer(await alice()) })).status).toBe(200);
+    expect((await fetch(`${url}/entries`, { headers: bearer(await alice(randomUUID())) })).status).toBe(200);
     const health = await (await fetch(`${url}/health`)).json();
     expect(Object.keys(health).sort()).toEqual(['database', 'status', 'version']);
   });
 
   it('ends live streams when the token expires, with a token_expired error event first', async () => {
-    const shortLived = await token({ sub: 'alice', tenant_id: TENANT_A }, 2);
-    const perName = await openEventStream(`${url}/live/liveNotes`, { headers: bearer(shortLived) });
+    const tenant = randomUUID();
+    const expiring = await token({ sub: 'alice', tenant_id: tenant }, 60);
+    const perName = await openEventStream(`${url}/live/liveNotes`, { headers: bearer(expiring) });
     const multiplexed = await openEventStream(`${url}/live`, {
       method: 'POST',
-      headers: { ...bearer(shortLived), 'content-type': 'application/json' },
+      headers: { ...bearer(expiring), 'content-type': 'application/json' },
       body: JSON.stringify({ subscriptions: [{ key: 'k1', name: 'liveNotes' }] }),
     });
     try {
@@ -170,16 +206,30 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
         expect(stream.status).toBe(200);
         expect((await stream.next()).event).toBe('snapshot');
       }
-      const [perNameError, multiplexedError] = await Promise.all([perName.next(), multiplexed.next()]);
+      // Still accepted one second before `exp`: the streams stay open (a write still reaches them).
+      clock.advance(59_000);
+      expect((await call(url, '/commands/createNote', bearer(expiring), { title: 'before-expiry' })).status).toBe(200);
+      for (const stream of [perName, multiplexed]) {
+        const update = await stream.nextWhere((event) => event.event === 'snapshot' && event.json.result.length > 0);
+        expect(update.json.result).toEqual([{ title: 'before-expiry' }]);
+      }
+      // The token's `exp` passes on the runtime's clock: both streams get the error event, then end.
+      // (A conservative re-send of unchanged data may come first, see EventStream.nextWhere.)
+      clock.advance(2_000);
+      const isError = (event: { event?: string }) => event.event !== 'snapshot';
+      const [perNameError, multiplexedError] = await Promise.all([perName.nextWhere(isError), multiplexed.nextWhere(isError)]);
       for (const event of [perNameError, multiplexedError]) {
         expect(event.event).toBe('error');
         expect(event.json).toMatchObject({ fatal: false, error: { code: 'unauthenticated', diagnostics: [{ code: 'token_expired' }] } });
       }
       expect(multiplexedError.json.key).toBe('k1');
       await Promise.all([perName.ended, multiplexed.ended]);
-      await expect(perName.next(100)).rejects.toThrow(/ended/);
+      for (const stream of [perName, multiplexed]) {
+        expect(stream.buffered).toBe(0);
+        await expect(stream.next()).rejects.toThrow(/the stream ended/);
+      }
       // Once expired, the token opens nothing.
-      const again = await fetch(`${url}/live/liveNotes`, { headers: bearer(shortLived) });
+      const again = await fetch(`${url}/live/liveNotes`, { headers: bearer(expiring) });
       expect(again.status).toBe(401);
       expect((await again.json()).error.diagnostics[0].code).toBe('token_expired');
     } finally {
@@ -189,10 +239,11 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
   });
 
   it('the client reconnects after token_expired, asking getToken for a fresh token, and stays subscribed', async () => {
+    const tenant = randomUUID();
     const tokens: string[] = [];
+    // Each token lives 60 s of the runtime's clock from when it is asked for.
     const getToken = async () => {
-      // The first token lives 2 s, the next ones a minute.
-      const next = await token({ sub: 'carol', tenant_id: TENANT_A }, tokens.length === 0 ? 2 : 60);
+      const next = await token({ sub: 'carol', tenant_id: tenant }, 60);
       tokens.push(next);
       return next;
     };
@@ -209,23 +260,20 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
       onStatus: (status) => statuses.push(status),
       onError: (error) => errors.push(error),
     });
-    const waitFor = async (check: () => boolean, what: string) => {
-      const deadline = Date.now() + 10_000;
-      while (!check()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
     try {
-      await waitFor(() => data.length === 1, 'the first snapshot');
-      await waitFor(() => statuses.includes('reconnecting') && subscription.status === 'live', 'the reconnect');
+      await until(async () => data.length === 1, 'the first snapshot');
+      expect(data).toEqual([[]]);
+      expect(tokens).toHaveLength(1);
+      // The first token's `exp` passes: the stream ends, and the client comes back with a fresh token.
+      clock.advance(61_000);
+      await until(async () => statuses.includes('reconnecting') && subscription.status === 'live', 'the reconnect');
       expect(errors).toHaveLength(1);
       expect(errors[0]).toMatchObject({ code: 'unauthenticated', status: 401 });
       expect(errors[0]!.diagnostics[0]?.code).toBe('token_expired');
       expect(tokens).toHaveLength(2);
       // Still subscribed on the new stream: a write reaches it.
-      await call(url, '/commands/createNote', bearer(await alice()), { title: 'after-reconnect' });
-      await waitFor(() => JSON.stringify(data.at(-1)).includes('after-reconnect'), 'the update after reconnecting');
+      await call(url, '/commands/createNote', bearer(await alice(tenant)), { title: 'after-reconnect' });
+      await until(async () => JSON.stringify(data.at(-1)) === JSON.stringify([{ title: 'after-reconnect' }]), 'the update after reconnecting');
       expect(statuses).toEqual(['live', 'reconnecting', 'live']);
     } finally {
       subscription.close();

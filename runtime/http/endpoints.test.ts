@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,10 +10,11 @@ import { type AppDefinition, checkApp } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { createRuntimeHandler, listEntries } from './handler.ts';
 
-const TENANT_A = '00000000-0000-4000-8000-00000000000a';
-const TENANT_B = '00000000-0000-4000-8000-00000000000b';
-const alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT_A, 'x-fw-role': 'member' };
-const bob = { 'x-fw-user-id': 'bob', 'x-fw-tenant-id': TENANT_B, 'x-fw-role': 'admin' };
+// Dev-auth headers of a caller in a tenant of its own: every test owns the rows it writes and reads.
+const member = (tenant: string = randomUUID()) => ({ 'x-fw-user-id': 'alice', 'x-fw-tenant-id': tenant, 'x-fw-role': 'member' });
+const admin = (tenant: string = randomUUID()) => ({ 'x-fw-user-id': 'bob', 'x-fw-tenant-id': tenant, 'x-fw-role': 'admin' });
+const alice = member();
+const bob = admin();
 
 const schema = defineSchema({
   notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text() }),
@@ -96,26 +98,30 @@ describe('endpoints', () => {
   });
 
   it('validates a POST body against args (400) and answers respond(201, …) as given', async () => {
-    const bad = await request(`${dev.url}/api/notes`, 'POST', alice, { title: '' });
+    const tenant = randomUUID();
+    const bad = await request(`${dev.url}/api/notes`, 'POST', member(tenant), { title: '' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('validation_failed');
     expect(bad.body.error.diagnostics[0].path).toBe('args.title');
-    const created = await request(`${dev.url}/api/notes`, 'POST', alice, { title: 'From A' });
+    expect((await request(`${dev.url}/api/notes`, 'GET', member(tenant))).body.result).toEqual([]);
+    const created = await request(`${dev.url}/api/notes`, 'POST', member(tenant), { title: 'From A' });
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe('/api/notes');
-    expect(created.body).toMatchObject({ title: 'From A' });
+    expect(created.body).toEqual({ id: expect.any(String), title: 'From A', tenant_id: tenant });
     const gone = await fetch(`${dev.url}/api/tickets/1`, { method: 'DELETE', headers: alice });
     expect(gone.status).toBe(204);
     expect(await gone.text()).toBe('');
   });
 
   it('writes through ctx.db as the caller: tenant-isolated, and visible to queries', async () => {
-    await request(`${dev.url}/api/notes`, 'POST', bob, { title: 'From B' });
-    const a = await request(`${dev.url}/api/notes`, 'GET', alice);
-    const b = await request(`${dev.url}/api/notes`, 'GET', bob);
-    expect(a.body.result.map((n: { title: string }) => n.title)).not.toContain('From B');
-    expect(b.body.result.map((n: { title: string }) => n.title)).toEqual(['From B']);
-    const viaQuery = await request(`${dev.url}/queries/notesQuery`, 'POST', bob, {});
+    const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+    expect((await request(`${dev.url}/api/notes`, 'POST', member(tenantA), { title: 'From A' })).status).toBe(201);
+    expect((await request(`${dev.url}/api/notes`, 'POST', admin(tenantB), { title: 'From B' })).status).toBe(201);
+    const a = await request(`${dev.url}/api/notes`, 'GET', member(tenantA));
+    const b = await request(`${dev.url}/api/notes`, 'GET', admin(tenantB));
+    expect(a.body.result).toEqual([{ title: 'From A' }]);
+    expect(b.body.result).toEqual([{ title: 'From B' }]);
+    const viaQuery = await request(`${dev.url}/queries/notesQuery`, 'POST', admin(tenantB), {});
     expect(viaQuery.body.result).toEqual([{ title: 'From B' }]);
   });
 
@@ -141,7 +147,7 @@ describe('endpoints', () => {
     expect(r.body.ok).toBe(false);
     expect(r.body.error.code).toBe('internal');
     expect(JSON.stringify(r.body)).not.toContain('hunter2');
-    expect(r.body.traceId).toEqual(expect.any(String));
+    expect(r.body.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect((await request(`${dev.url}/hooks/crash`, 'POST', {}, {})).body.error.message).toContain('hunter2');
   });
 

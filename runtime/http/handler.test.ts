@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,10 +12,11 @@ import { defineSchema, t, table } from '../schema.ts';
 import { z } from 'zod';
 import { createRuntimeHandler, type RuntimeHandlerOptions } from './handler.ts';
 
-const TENANT_A = '00000000-0000-4000-8000-00000000000a';
-const TENANT_B = '00000000-0000-4000-8000-00000000000b';
-const alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT_A, 'x-fw-role': 'member' };
-const bob = { 'x-fw-user-id': 'bob', 'x-fw-tenant-id': TENANT_B, 'x-fw-role': 'admin' };
+// Dev-auth headers of a caller in a tenant of its own: every test owns the rows it writes and reads.
+const member = (tenant: string = randomUUID()) => ({ 'x-fw-user-id': 'alice', 'x-fw-tenant-id': tenant, 'x-fw-role': 'member' });
+const admin = (tenant: string = randomUUID()) => ({ 'x-fw-user-id': 'bob', 'x-fw-tenant-id': tenant, 'x-fw-role': 'admin' });
+const alice = member();
+const bob = admin();
 
 const schema = defineSchema({
   notes: table({
@@ -98,7 +100,7 @@ for (const target of databaseTargets) {
     let url: string;
     let server: Server;
     let dropDatabase: (() => Promise<void>) | undefined;
-    const errors: string[] = [];
+    const errors: Array<{ message: string; traceId: string }> = [];
 
     beforeAll(async () => {
       ({ db, drop: dropDatabase } = await openTestDatabase(target));
@@ -106,7 +108,7 @@ for (const target of databaseTargets) {
       const app = testApp();
       const migration = await applyMigration(db, app.schema);
       expect(migration.blocked).toEqual([]);
-      ({ url, server } = await serve({ app, db, dev: true, onError: (e) => errors.push(e.message) }));
+      ({ url, server } = await serve({ app, db, dev: true, onError: (e, traceId) => errors.push({ message: e.message, traceId }) }));
     });
 
     afterAll(async () => {
@@ -121,15 +123,16 @@ for (const target of databaseTargets) {
     };
 
     it('runs a command and a query with the success envelope and a trace id', async () => {
-      const created = await call(url, '/commands/createNote', { args: { title: 'First' }, headers: alice });
+      const tenant = randomUUID();
+      const created = await call(url, '/commands/createNote', { args: { title: 'First' }, headers: member(tenant) });
       expect(created.status).toBe(200);
-      expect(created.body).toMatchObject({ ok: true, result: { title: 'First', tenant_id: TENANT_A } });
+      expect(created.body).toMatchObject({ ok: true, result: { title: 'First', tenant_id: tenant } });
       expect(created.body.traceId).toMatch(/^[0-9a-f]{32}$/);
       expect(created.headers.get('x-fw-trace-id')).toBe(created.body.traceId);
 
-      const listed = await call(url, '/queries/listNotes', { headers: alice });
+      const listed = await call(url, '/queries/listNotes', { headers: member(tenant) });
       expect(listed.status).toBe(200);
-      expect(listed.body.result.map((n: { title: string }) => n.title)).toContain('First');
+      expect(listed.body.result).toEqual([created.body.result]);
     });
 
     it('keeps a well-formed inbound trace id and replaces a malformed one', async () => {
@@ -150,7 +153,7 @@ for (const target of databaseTargets) {
       const r = await call(url, '/commands/createNote', { body: '{"args": {"title": ', headers: alice });
       expect(r.status).toBe(400);
       expect(r.body).toMatchObject({ ok: false, error: { code: 'bad_json' } });
-      expect(r.body.traceId).toBeTruthy();
+      expect(r.body.traceId).toMatch(/^[0-9a-f]{32}$/);
       await stillServes();
     });
 
@@ -228,32 +231,36 @@ for (const target of databaseTargets) {
       await stillServes();
     });
 
+    // A refused or failed write leaves the caller's tenant exactly as it was: empty.
+    const notesOf = async (tenant: string) => (await db.admin.selectFrom('notes').select('title').where('tenant_id', '=', tenant).execute()).map((n) => n.title);
+
     it('500 internal with the trace id; stack only in dev; rolls back the write', async () => {
-      const r = await call(url, '/commands/createThenFail', { args: { title: 'ghost' }, headers: alice });
+      const tenant = randomUUID();
+      const r = await call(url, '/commands/createThenFail', { args: { title: 'ghost' }, headers: member(tenant) });
       expect(r.status).toBe(500);
       expect(r.body.error.code).toBe('internal');
-      expect(r.body.traceId).toBeTruthy();
+      expect(r.body.traceId).toMatch(/^[0-9a-f]{32}$/);
       expect(r.body.error.stack).toContain('boom after write');
-      expect(errors.some((m) => m.includes('boom after write'))).toBe(true);
-      const listed = await call(url, '/queries/listNotes', { headers: alice });
-      expect(listed.body.result.map((n: { title: string }) => n.title)).not.toContain('ghost');
+      expect(errors.filter((e) => e.traceId === r.body.traceId).map((e) => e.message)).toEqual([expect.stringContaining('boom after write')]);
+      expect(await notesOf(tenant)).toEqual([]);
+      expect((await call(url, '/queries/listNotes', { headers: member(tenant) })).body.result).toEqual([]);
       await stillServes();
     });
 
     it('an FwError thrown after a write keeps its status and still rolls back', async () => {
-      const r = await call(url, '/commands/createThenConflict', { args: { title: 'conflicted' }, headers: alice });
+      const tenant = randomUUID();
+      const r = await call(url, '/commands/createThenConflict', { args: { title: 'conflicted' }, headers: member(tenant) });
       expect(r.status).toBe(409);
       expect(r.body.error).toMatchObject({ code: 'conflict', message: 'Title taken' });
-      const listed = await call(url, '/queries/listNotes', { headers: alice });
-      expect(listed.body.result.map((n: { title: string }) => n.title)).not.toContain('conflicted');
+      expect(await notesOf(tenant)).toEqual([]);
     });
 
     it('refuses a write inside a query (read-only transaction)', async () => {
-      const r = await call(url, '/queries/writeInQuery', { headers: alice });
+      const tenant = randomUUID();
+      const r = await call(url, '/queries/writeInQuery', { headers: member(tenant) });
       expect(r.status).toBe(500);
       expect(r.body.error.message).toMatch(/read-only/);
-      const listed = await call(url, '/queries/listNotes', { headers: alice });
-      expect(listed.body.result.map((n: { title: string }) => n.title)).not.toContain('sneaky');
+      expect(await notesOf(tenant)).toEqual([]);
     });
 
     it('refuses ctx.db.transaction() inside an entry', async () => {
@@ -263,16 +270,17 @@ for (const target of databaseTargets) {
     });
 
     it('isolates tenants through row-level security, even for a query without a where', async () => {
-      await call(url, '/commands/createNote', { args: { title: 'bob-only' }, headers: bob });
-      const forAlice = await call(url, '/queries/listNotes', { headers: alice });
-      const forBob = await call(url, '/queries/listNotes', { headers: bob });
-      expect(forAlice.body.result.every((n: { tenant_id: string }) => n.tenant_id === TENANT_A)).toBe(true);
-      expect(forAlice.body.result.map((n: { title: string }) => n.title)).not.toContain('bob-only');
-      expect(forBob.body.result.map((n: { title: string }) => n.title)).toEqual(['bob-only']);
+      const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+      expect((await call(url, '/commands/createNote', { args: { title: 'alice-only' }, headers: member(tenantA) })).status).toBe(200);
+      expect((await call(url, '/commands/createNote', { args: { title: 'bob-only' }, headers: admin(tenantB) })).status).toBe(200);
+      const forAlice = await call(url, '/queries/listNotes', { headers: member(tenantA) });
+      const forBob = await call(url, '/queries/listNotes', { headers: admin(tenantB) });
+      expect(forAlice.body.result.map((n: { title: string; tenant_id: string }) => [n.title, n.tenant_id])).toEqual([['alice-only', tenantA]]);
+      expect(forBob.body.result.map((n: { title: string; tenant_id: string }) => [n.title, n.tenant_id])).toEqual([['bob-only', tenantB]]);
     });
 
     it('handles 50 concurrent commands: all succeed and all are listed', async () => {
-      const tenant = { ...alice, 'x-fw-tenant-id': '00000000-0000-4000-8000-0000000000cc' };
+      const tenant = member();
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) => call(url, '/commands/createNote', { args: { title: `c${i}` }, headers: tenant })),
       );
@@ -284,11 +292,12 @@ for (const target of databaseTargets) {
     });
 
     it('records ctx.emit events in the outbox inside the command transaction', async () => {
-      const r = await call(url, '/commands/emitEvent', { headers: alice });
+      const tenant = randomUUID();
+      const r = await call(url, '/commands/emitEvent', { headers: member(tenant) });
       expect(r.status).toBe(200);
-      const rows = await db.admin.selectFrom('_fw_outbox').selectAll().where('trace_id', '=', r.body.traceId).execute();
+      const rows = await db.admin.selectFrom('_fw_outbox').selectAll().where('tenant_id', '=', tenant).execute();
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ event: 'note.touched', tenant_id: TENANT_A, user_id: 'alice', payload: { at: 1 } });
+      expect(rows[0]).toMatchObject({ event: 'note.touched', tenant_id: tenant, user_id: 'alice', payload: { at: 1 }, trace_id: r.body.traceId });
     });
 
     it('lists entries and reports health', async () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sql } from 'kysely';
 import { type AuthOption, createAuthenticator } from '../auth/authenticator.ts';
+import { type Clock, systemClock } from '../auth/clock.ts';
 import { parseAuthConfig } from '../auth/config.ts';
 import type { FwDatabase } from '../db/database.ts';
 import type { EntryDefinition } from '../entries.ts';
@@ -46,6 +47,8 @@ export interface RuntimeHandlerOptions {
   ai?: Omit<AiRuntimeOptions, 'app' | 'db'>;
   /** Timeout and response size limit of calls to external services (default 5 s, 1 MiB). */
   external?: { limits?: Partial<BridgeLimits> };
+  /** The clock tokens and the live streams opened with them expire by: for tests (default the system clock). */
+  clock?: Clock;
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -101,7 +104,8 @@ function isEntryForPrefix(entry: EntryDefinition, prefix: string): boolean {
  * `GET /entries`, the app's endpoints, with fw's envelope, statuses and trace ids.
  */
 export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHandler {
-  const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(process.env) ?? (options.dev ? 'dev-headers' : 'none'), options.dev);
+  const clock = options.clock ?? systemClock;
+  const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(process.env) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
   const cors = resolveCorsOptions(options.cors);
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const onError =
@@ -153,12 +157,12 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         return { status: 200, body: { entries: listEntries(app) } };
       }
       case 'live': {
-        const context = { hub: liveHub(), ...(await authenticate(req)), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
+        const context = { hub: liveHub(), ...(await authenticate(req)), clock, traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
         await servePerNameStream(req, res, route.name, context);
         return 'streamed';
       }
       case 'live-multiplexed': {
-        const context = { hub: liveHub(), ...(await authenticate(req)), traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
+        const context = { hub: liveHub(), ...(await authenticate(req)), clock, traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
         await serveMultiplexedStream(req, res, context);
         return 'streamed';
       }

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../auth/clock.ts';
 import type { SseConnection } from '../live/sse-connection.ts';
 
 /** A subscription on a stream, as its events name it. */
@@ -5,9 +6,6 @@ export interface StreamSubscription {
   id: string;
   key?: string;
 }
-
-// setTimeout fires at once for delays above 2^31 - 1 ms (about 24.8 days): wait in steps.
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const expired = {
   code: 'unauthenticated',
@@ -20,10 +18,15 @@ const expired = {
  * ms): each subscription first gets an `error` event `unauthenticated` / `token_expired` with
  * `fatal: false` — nothing is wrong with the subscription, the client reconnects with a fresh token
  * and resumes it from its revision. `subscriptions` may still grow after this call (a multiplexed
- * stream admits its subscriptions after opening).
+ * stream admits its subscriptions after opening). `clock` is the one the token was checked by.
  */
-export function endStreamAtExpiry(connection: SseConnection, expiresAt: number, traceId: string, subscriptions: readonly StreamSubscription[]): void {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+export function endStreamAtExpiry(
+  connection: SseConnection,
+  expiresAt: number,
+  traceId: string,
+  subscriptions: readonly StreamSubscription[],
+  clock: Clock = systemClock,
+): void {
   const expire = () => {
     for (const { id, key } of subscriptions) {
       connection.send(`${id}:expired`, {
@@ -33,10 +36,6 @@ export function endStreamAtExpiry(connection: SseConnection, expiresAt: number, 
     }
     connection.end();
   };
-  const arm = () => {
-    const delay = expiresAt - Date.now();
-    timer = delay > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(expire, Math.max(0, delay));
-  };
-  arm();
-  connection.onClose(() => clearTimeout(timer));
+  const cancel = clock.at(expiresAt, expire);
+  connection.onClose(cancel);
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { Clock } from '../auth/clock.ts';
 import type { Auth } from '../entries.ts';
 import { type Diagnostic, FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
@@ -13,6 +14,8 @@ export interface LiveRouteContext {
   auth: Auth;
   /** When the caller's token stops being accepted (epoch ms): the stream ends then, see live-expiry.ts. */
   expiresAt?: number;
+  /** The clock `expiresAt` is on (the authenticator's). */
+  clock?: Clock;
   traceId: string;
   bodyLimit: number;
   /** Headers every response carries (CORS, trace id). */
@@ -43,7 +46,7 @@ export async function servePerNameStream(req: IncomingMessage, res: ServerRespon
     throw outcome.error;
   }
   connection.open(context.headers);
-  if (context.expiresAt !== undefined) endStreamAtExpiry(connection, context.expiresAt, context.traceId, [{ id: outcome.subscriptionId }]);
+  if (context.expiresAt !== undefined) endStreamAtExpiry(connection, context.expiresAt, context.traceId, [{ id: outcome.subscriptionId }], context.clock);
 }
 
 const subscriptionsBody = z
@@ -104,7 +107,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
   connection.open(context.headers);
   context.hub.attach(connection);
   const started: StreamSubscription[] = [];
-  if (context.expiresAt !== undefined) endStreamAtExpiry(connection, context.expiresAt, context.traceId, started);
+  if (context.expiresAt !== undefined) endStreamAtExpiry(connection, context.expiresAt, context.traceId, started, context.clock);
   await Promise.all(
     subscriptions.map(async (subscription) => {
       const outcome = await context.hub.subscribe({
