@@ -57,6 +57,22 @@ describe('validateManifest', () => {
     expect(result).toMatchObject({ ok: true, diagnostics: [] });
   });
 
+  it('accepts a grpc service at a grpc:// or grpcs:// address', () => {
+    for (const baseUrl of ['grpc://localhost:50051', 'grpcs://search.internal:443', 'http://localhost:50051']) {
+      expectValid({ fwProtocol: '1.2', service: { name: 'search', transport: 'grpc', baseUrl }, entries: [] });
+    }
+    expectDiagnostic({ fwProtocol: '1.2', service: { name: 'search', transport: 'grpc', baseUrl: 'localhost:50051' }, entries: [] }, 'service.baseUrl', 'invalid_url');
+    // grpc:// is an address for grpc services only.
+    expectDiagnostic({ ...httpManifest(), service: { name: 'billing', transport: 'http', baseUrl: 'grpc://localhost:50051' } }, 'service.baseUrl', 'invalid_url');
+  });
+
+  it('accepts argsSchema in draft 2020-12 and draft-07, and refuses one that is not a JSON Schema', () => {
+    const withArgsSchema = (argsSchema: unknown) => ({ ...stdioManifest(), entries: [{ name: 'summarize', kind: 'query', argsSchema }] });
+    expectValid(withArgsSchema({ type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: 10_000 }, at: { type: 'string', format: 'date-time' } } }));
+    expectValid(withArgsSchema({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', definitions: { t: { type: 'string' } }, properties: { text: { $ref: '#/definitions/t' } } }));
+    expectDiagnostic(withArgsSchema({ type: 'object', properties: { text: { type: 'text' } } }), 'entries[0].argsSchema', 'invalid_args_schema');
+  });
+
   describe('schema errors', () => {
     it('wrong transport', () => {
       const m: Any = httpManifest();

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { argsSchemaProblem } from './args-schema.ts';
 
 /** A side effect a command declares: a name, or a name with the tables and live queries it touches. */
 export type ManifestEffect = string | { name: string; tables?: string[]; liveQueries?: string[] };
@@ -206,8 +207,12 @@ function serviceDiagnostics(service: Record<string, unknown>): Finding[] {
       out.push({ path: 'service.baseUrl', code: 'missing_base_url', message: 'An http service needs service.baseUrl.', hint: 'Add "baseUrl": "http://localhost:8080" (where the service listens).' });
     }
   }
-  if (typeof baseUrl === 'string' && baseUrl !== '' && !isHttpUrl(baseUrl)) {
-    out.push({ path: 'service.baseUrl', code: 'invalid_url', message: `service.baseUrl "${baseUrl}" is not an absolute http(s) URL.`, hint: 'Use an absolute URL such as "http://localhost:8080".' });
+  if (typeof baseUrl === 'string' && baseUrl !== '' && !isServiceUrl(baseUrl, transport === 'grpc' ? ['grpc:', 'grpcs:', 'http:', 'https:'] : ['http:', 'https:'])) {
+    out.push(
+      transport === 'grpc'
+        ? { path: 'service.baseUrl', code: 'invalid_url', message: `service.baseUrl "${baseUrl}" is not an absolute grpc(s) or http(s) URL.`, hint: 'Use an absolute URL such as "grpc://localhost:50051".' }
+        : { path: 'service.baseUrl', code: 'invalid_url', message: `service.baseUrl "${baseUrl}" is not an absolute http(s) URL.`, hint: 'Use an absolute URL such as "http://localhost:8080".' },
+    );
   }
   if (transport === 'stdio' && command === undefined) {
     out.push({ path: 'service.command', code: 'missing_command', message: 'A stdio service needs service.command.', hint: 'Add "command": the program to start, with its arguments in "commandArgs".' });
@@ -234,10 +239,10 @@ function serviceDiagnostics(service: Record<string, unknown>): Finding[] {
   return out;
 }
 
-function isHttpUrl(text: string): boolean {
+function isServiceUrl(text: string, protocols: readonly string[]): boolean {
   try {
     const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
+    return protocols.includes(url.protocol) && url.host !== '';
   } catch {
     return false;
   }
@@ -276,6 +281,10 @@ function entryDiagnostics(entries: unknown[]): Finding[] {
       if (entry.effects !== undefined) {
         out.push({ path: `${at}.effects`, code: 'query_effects', message: `Query "${String(entry.name)}" declares effects; queries are read-only and fw records effects only for commands.`, hint: 'Remove "effects", or make the entry a command.' });
       }
+    }
+    if (isRecord(entry.argsSchema)) {
+      const problem = argsSchemaProblem(entry.argsSchema);
+      if (problem) out.push({ path: `${at}.argsSchema`, code: 'invalid_args_schema', message: `argsSchema of "${String(entry.name)}" is not a usable JSON Schema: ${problem}`, hint: 'fw checks args against it before every call; use JSON Schema draft 2020-12 (or set "$schema" to draft-07).' });
     }
     if (entry.kind === 'command' && entry.risk === 'read') {
       out.push({ path: `${at}.risk`, code: 'command_risk_read', message: `Command "${String(entry.name)}" declares risk "read"; commands declare write, destructive or external.`, hint: 'Use "write", "destructive" or "external"; if it only reads, make it a query.' });

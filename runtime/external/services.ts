@@ -3,6 +3,7 @@ import type { Auth } from '../entries.ts';
 import { FwError } from '../errors.ts';
 import { authorizePolicy } from '../execute.ts';
 import type { AppDefinition } from '../registry.ts';
+import { assertExternalArgs } from './args-schema.ts';
 import { type BridgeLimits, type BridgeTarget, callExternal } from './bridge.ts';
 import { assertEffectsKnown, recordEffects } from './effects.ts';
 import type { Manifest, ManifestEntry } from './manifest.ts';
@@ -77,6 +78,7 @@ export async function callExternalEntry(app: AppDefinition, db: FwDatabase | und
     throw new FwError('validation_failed', 'External entries take an object of args.', { diagnostics: [{ path: 'args', code: 'invalid_type', message: 'Send {"args": {…}}.' }] });
   }
   const { manifest } = service;
+  assertExternalArgs(`${manifest.service.name}.${entry.name}`, entry.argsSchema, call.args as Record<string, unknown>);
   // Checked before the call: a service that did its work must not be answered with "effects failed".
   const effectsDb = entry.kind === 'command' && (entry.effects?.length ?? 0) > 0 ? effectsDatabase(app, db, service, entry) : undefined;
   // The manifest's own limits, then the runtime's, then the defaults.
