@@ -234,14 +234,21 @@ export function liveQuery<A extends ArgsInput | undefined = undefined, R = unkno
  *   });
  */
 export function action<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, ActionContext, R> & { on?: string },
+  config: Omit<EntryConfig<A, ActionContext, R>, 'handler'> & { on?: string; handler: (ctx: ActionContext, args: ActionArgs<A>) => R | Promise<R> },
 ): EntryDefinition<'action'> {
   const on: unknown = (config as { on?: unknown }).on;
   if (on !== undefined && (typeof on !== 'string' || on.length === 0)) {
     throw new TypeError("fw: action({ on }) must be the event name given to ctx.emit, e.g. on: 'ticket.created'.");
   }
-  return define('action', config);
+  // Events carry payloads the action did not choose (an external effect's is {service, entry, external}):
+  // an action that declares no args takes the payload as it is, rather than refusing every event.
+  return define('action', config.args === undefined ? { ...config, args: anyPayload } : (config as EntryConfig<A, ActionContext, R>));
 }
+
+/** What an action's handler gets: its declared args, or the event's payload, unchecked, when it declares none. */
+export type ActionArgs<A> = [A] extends [undefined] ? unknown : InferArgs<A>;
+
+const anyPayload = z.unknown();
 
 /** The run a workflow handler is executing. */
 export interface WorkflowRun {

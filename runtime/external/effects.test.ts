@@ -3,9 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
+import { until } from '../../e2e/support/until.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { liveQuery, query } from '../entries.ts';
+import { action, liveQuery, query } from '../entries.ts';
+import { createOutboxWorker } from '../outbox/worker.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
 import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../live/test-support.ts';
 import { type AppDefinition, checkApp } from '../registry.ts';
@@ -35,8 +37,16 @@ function manifest(baseUrl: string): Manifest {
   };
 }
 
+/** What the argless action below received, by trace id: the effect event's payload, as it is. */
+const imported = new Map<string, unknown[]>();
+
 function testApp(baseUrl: string): AppDefinition {
   const entries = {
+    // Declares no args: it takes the event's payload ({service, entry, external}) as it is.
+    onImported: action({
+      on: 'notes.imported',
+      handler: (ctx, payload) => void imported.set(ctx.traceId, [...(imported.get(ctx.traceId) ?? []), payload]),
+    }),
     liveNotes: liveQuery({ handler: (ctx) => ctx.db.selectFrom('notes').select(['title']).orderBy('title').execute() }),
     liveCount: liveQuery({ reads: ['notes'], handler: async (ctx) => (await sql<{ n: number }>`select count(*)::int as n from notes`.execute(ctx.db)).rows[0] }),
     listNotes: query({ handler: (ctx) => ctx.db.selectFrom('notes').select(['title']).execute() }),
@@ -72,6 +82,7 @@ describe('effect tables', () => {
 for (const target of databaseTargets) {
   describe.skipIf(!target.enabled)(`external effects reach live subscribers (${target.name})`, () => {
     let db: FwDatabase;
+    let app: AppDefinition;
     let runtime: LiveTestRuntime;
     let service: Server;
     let url: string;
@@ -86,7 +97,7 @@ for (const target of databaseTargets) {
         res.end(JSON.stringify({ ok: true, result: { done: true } }));
       });
       await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
-      const app = testApp(`http://127.0.0.1:${(service.address() as AddressInfo).port}`);
+      app = testApp(`http://127.0.0.1:${(service.address() as AddressInfo).port}`);
       ({ db, drop } = await openTestDatabase(target));
       await applyMigration(db, app.schema);
       runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 200 });
@@ -132,6 +143,22 @@ for (const target of databaseTargets) {
       } finally {
         stream.close();
       }
+    });
+
+    it('delivers an external effect event to an action that declares no args, with the payload as it is', async () => {
+      const called = await callCommand('importCount');
+      expect(called.status, JSON.stringify(called.body)).toBe(200);
+      const failures: unknown[] = [];
+      const worker = createOutboxWorker({ app, db, pollMs: 50, onError: (error) => failures.push(error) });
+      const settled = () => db.admin.selectFrom('_fw_outbox').select(['event', 'status']).where('trace_id', '=', called.body.traceId).orderBy('event').execute();
+      // Final state: neither of the command's two events is pending any more (delivered, or dead).
+      const rows = await until(async () => (await worker.runOnce(), (await settled()).every((r) => r.status !== 'pending') && settled()), 'both events to settle');
+      expect(imported.get(called.body.traceId)).toEqual([{ service: 'sync', entry: 'importCount', external: true }]);
+      expect(rows).toEqual([
+        { event: 'notes.counted', status: 'delivered' },
+        { event: 'notes.imported', status: 'delivered' },
+      ]);
+      expect(failures).toEqual([]);
     });
 
     it('re-runs a liveQuery without declared reads (every table is invalidated)', async () => {
