@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FwFailure } from '../runtime/failure.ts';
 import { fwVersion } from '../runtime/version.ts';
+import { generateBeforeBuild } from './generate/build-generation.ts';
 import { bundleAppModules, loadAppOnce } from './load-app-once.ts';
 import { AppLoadError, appModuleFiles, assembleApp } from './load-app.ts';
 
@@ -40,7 +41,8 @@ export interface BuildResult {
 }
 
 /**
- * `fw build`: the backend as one ESM bundle (`.fw/build/server/app.mjs`, packages external, so it
+ * `fw build`: first `src/fw/_generated/` brought up to date (the web bundle imports the typed client),
+ * then the backend as one ESM bundle (`.fw/build/server/app.mjs`, packages external, so it
  * loads without Vite or rolldown) plus a manifest naming each module, and web/ through `vite build`.
  * The bundle is evaluated once before it is kept, so an app that would not start does not build.
  */
@@ -49,6 +51,8 @@ export async function buildApp(options: BuildOptions): Promise<BuildResult> {
   const root = path.resolve(options.root);
   const outDir = path.resolve(root, options.outDir ?? BUILD_DIR);
   const notes: string[] = [];
+  const regenerated = await generateBeforeBuild(root);
+  if (regenerated.length > 0) notes.push(`regenerated ${regenerated.join(', ')} (older than the entries); commit them with the change.`);
   const server = await buildServer(root, path.join(outDir, 'server'));
   const web = options.web === false ? null : await buildWeb(root, path.join(outDir, 'web'), notes);
   return { ok: true, server: server.dir, web, durationMs: Date.now() - started, notes };

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { createUnplugin } from 'unplugin';
-import { type Plugin, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
+import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/failure.ts';
 import { isBackendSource } from './api-server.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 import { hostRefusal, isHostAllowed } from './host-check.ts';
+import { generateBeforeBuild } from './generate/build-generation.ts';
 import { fwPackageRoot } from './package-root.ts';
 import { AppLoadError } from './load-app.ts';
 import { claimSharedRuntime } from './shared-runtime.ts';
@@ -28,43 +29,55 @@ export interface FwPluginOptions {
  *   import fw from 'fw/vite';
  *   export default defineConfig({ plugins: [react(), fw()] });
  */
-export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) => ({
-  name: 'fw:runtime',
-  vite: {
-    config(config) {
-      const viteRoot = path.resolve(config.root ?? process.cwd());
-      return {
-        // One React for the app and fw/react, even when fw is linked from elsewhere (`file:` installs).
-        resolve: { dedupe: ['react', 'react-dom'] },
-        // Serve fw's own files when it is linked from outside the app, plus the default workspace.
-        server: { fs: { allow: [searchForWorkspaceRoot(viteRoot), fwPackageRoot()] } },
-      };
-    },
-    async configureServer(server: ViteDevServer) {
-      const root = resolveAppRoot(server.config.root, options?.root);
-      // `fw dev` shares its runtime; a bare `vite` gets one of its own.
-      const shared = claimSharedRuntime(root);
-      const runtime = shared ?? (await createDevRuntime({ root, worker: options?.worker ?? true }).catch((error: unknown) => reportAndRethrow(server, error)));
-      if (!shared) server.httpServer?.once('close', () => void runtime.close());
+export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) => {
+  let build: { root: string; logger: ResolvedConfig['logger'] } | undefined;
+  return {
+    name: 'fw:runtime',
+    vite: {
+      configResolved(config) {
+        build = config.command === 'build' ? { root: resolveAppRoot(config.root, options?.root), logger: config.logger } : undefined;
+      },
+      // `vite build`: the typed client the web imports is regenerated first, never shipped stale.
+      async buildStart() {
+        if (!build) return;
+        const regenerated = await generateBeforeBuild(build.root);
+        if (regenerated.length > 0) build.logger.info(`fw: regenerated ${regenerated.join(', ')} (older than the entries)`);
+      },
+      config(config) {
+        const viteRoot = path.resolve(config.root ?? process.cwd());
+        return {
+          // One React for the app and fw/react, even when fw is linked from elsewhere (`file:` installs).
+          resolve: { dedupe: ['react', 'react-dom'] },
+          // Serve fw's own files when it is linked from outside the app, plus the default workspace.
+          server: { fs: { allow: [searchForWorkspaceRoot(viteRoot), fwPackageRoot()] } },
+        };
+      },
+      async configureServer(server: ViteDevServer) {
+        const root = resolveAppRoot(server.config.root, options?.root);
+        // `fw dev` shares its runtime; a bare `vite` gets one of its own.
+        const shared = claimSharedRuntime(root);
+        const runtime = shared ?? (await createDevRuntime({ root, worker: options?.worker ?? true }).catch((error: unknown) => reportAndRethrow(server, error)));
+        if (!shared) server.httpServer?.once('close', () => void runtime.close());
 
-      // Mounted before Vite's own middlewares; anything that is not an fw route falls through.
-      // Vite 6 (and the 5.4/4.5 backports) ran plugin middlewares ahead of its Host check, so fw's
-      // routes check it themselves, against the same server.allowedHosts — and, like Vite, not over
-      // HTTPS, which a rebinding page cannot reach under a certificate for another name. A Vite
-      // without allowedHosts gets loopback names and IPs only.
-      const { allowedHosts = [], https } = server.config.server;
-      server.middlewares.use(function fwRuntime(req, res, next) {
-        if (!https && !isHostAllowed(req.headers.host, allowedHosts)) {
-          res.writeHead(403, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
-          return void res.end(hostRefusal(req.headers.host, 'Add it to server.allowedHosts in vite.config (or fw dev --allowed-hosts / FW_ALLOWED_HOSTS under fw dev).'));
-        }
-        runtime.handler(req, res, next);
-      });
-      watchBackend(server, runtime);
-      watchFrontend(server, runtime);
+        // Mounted before Vite's own middlewares; anything that is not an fw route falls through.
+        // Vite 6 (and the 5.4/4.5 backports) ran plugin middlewares ahead of its Host check, so fw's
+        // routes check it themselves, against the same server.allowedHosts — and, like Vite, not over
+        // HTTPS, which a rebinding page cannot reach under a certificate for another name. A Vite
+        // without allowedHosts gets loopback names and IPs only.
+        const { allowedHosts = [], https } = server.config.server;
+        server.middlewares.use(function fwRuntime(req, res, next) {
+          if (!https && !isHostAllowed(req.headers.host, allowedHosts)) {
+            res.writeHead(403, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
+            return void res.end(hostRefusal(req.headers.host, 'Add it to server.allowedHosts in vite.config (or fw dev --allowed-hosts / FW_ALLOWED_HOSTS under fw dev).'));
+          }
+          runtime.handler(req, res, next);
+        });
+        watchBackend(server, runtime);
+        watchFrontend(server, runtime);
+      },
     },
-  },
-}));
+  };
+});
 
 const fw = fwUnplugin.vite as (options?: FwPluginOptions) => Plugin;
 export default fw;
