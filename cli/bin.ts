@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-import { main } from './main.ts';
+import { unsupportedNodeMessage } from './node-version.ts';
 
-const [major] = process.versions.node.split('.').map(Number);
-if ((major ?? 0) < 22) {
-  process.stderr.write(`fw needs Node.js 22.12 or newer (this is ${process.versions.node}).\n`);
+// Checked before fw's other modules load (they are imported below, dynamically): on an older Node
+// they might not even parse.
+const unsupported = unsupportedNodeMessage(process.versions.node);
+if (unsupported) {
+  process.stderr.write(`${unsupported}\n`);
   process.exit(1);
 }
+const { main } = await import('./main.ts');
 // Exit explicitly: a stopped server must not linger on a stray handle.
 process.exit(await main(process.argv.slice(2)));

@@ -66,9 +66,11 @@ describe('fw create', () => {
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ ok: true, template: 'minimal-web', installed: false });
-    expect(report.files).toEqual(expect.arrayContaining(['src/fw/schema.ts', 'src/commands/createNote.ts', 'src/queries/listNotes.ts', 'src/queries/liveNotes.ts', '.gitignore']));
+    expect(report.files).toEqual(expect.arrayContaining(['src/fw/schema.ts', 'src/commands/createNote.ts', 'src/queries/listNotes.ts', 'src/queries/liveNotes.ts', '.gitignore', '.node-version']));
     const pkg = JSON.parse(await readFile(path.join(parent, 'my-app', 'package.json'), 'utf8'));
     expect(pkg.name).toBe('my-app');
+    // The app says which Node it needs, as fw does (cli/node-version.ts).
+    expect(pkg.engines).toEqual({ node: '>=22.12' });
     expect(pkg.dependencies.fw).toBe(`file:${repoRoot}`);
   });
 

@@ -1,0 +1,46 @@
+import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../e2e/support/app.ts';
+import { minimumNode, unsupportedNodeMessage } from './node-version.ts';
+
+describe('the supported Node.js range', () => {
+  it('refuses older versions in one line that says what to install', () => {
+    for (const version of ['20.20.2', '22.11.0', '18.0.0']) {
+      expect(unsupportedNodeMessage(version)).toBe(`fw needs Node.js 22.12 or newer, and this is ${version}: install Node.js 24 LTS (nvm install 24, or https://nodejs.org) and run the command again.`);
+    }
+    for (const version of ['22.12.0', '22.20.1', '24.21.0', '25.0.0']) expect(unsupportedNodeMessage(version)).toBeUndefined();
+  });
+
+  it('is the same in fw’s engines, every template’s engines and .node-version', async () => {
+    const fw = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8'));
+    expect(fw.engines.node).toBe(`>=${minimumNode}`);
+    for (const template of ['minimal-web', 'nuxt-web', 'b2b-support-web']) {
+      const pkg = JSON.parse(await readFile(path.join(repoRoot, 'templates', template, 'package.json'), 'utf8'));
+      expect([template, pkg.engines.node]).toEqual([template, `>=${minimumNode}`]);
+      const pinned = (await readFile(path.join(repoRoot, 'templates', template, '.node-version'), 'utf8')).trim();
+      expect(unsupportedNodeMessage(`${pinned}.0.0`)).toBeUndefined();
+    }
+  });
+
+  it('fw under the machine’s own older Node prints that line and exits 1 before loading anything else', () => {
+    // The machine's system Node (20 here) when it is older than fw supports; the check itself is above.
+    const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((candidate) => {
+      try {
+        return unsupportedNodeMessage(execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim()) !== undefined;
+      } catch {
+        return false;
+      }
+    });
+    if (!systemNode) return expect(unsupportedNodeMessage(process.versions.node)).toBeUndefined();
+    let failure: { status: number; stderr: string } | undefined;
+    try {
+      execFileSync(systemNode, [path.join(repoRoot, 'dist/cli/bin.js'), 'create', 'x', '--json'], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (error) {
+      failure = error as { status: number; stderr: string };
+    }
+    expect(failure?.status).toBe(1);
+    expect(failure?.stderr).toMatch(/^fw needs Node\.js 22\.12 or newer, and this is 2\d\.\d+\.\d+: install Node\.js 24 LTS .*\n$/);
+  });
+});
