@@ -7,8 +7,11 @@ import type { ColumnSpec, Schema } from '../../runtime/schema.ts';
 const tenantLike = /^(tenant|tenant_?id|org(anization)?_?id|account_?id|workspace_?id)$/i;
 
 export interface Planted {
-  /** Every text value planted, so any of them showing up in an output is evidence. */
-  texts: string[];
+  /**
+   * Every string value of the planted rows as stored (text columns, generated ids, references; not the
+   * tenant id), so any of them showing up in an output is evidence of which row and column leaked.
+   */
+  values: Array<{ table: string; column: string; value: string }>;
   /** Tables a row could not be planted in, with the database's reason. */
   skipped: Array<{ table: string; reason: string }>;
 }
@@ -20,7 +23,7 @@ export interface Planted {
  * A table whose row cannot be made (a check, an odd type) is skipped and reported, never fatal.
  */
 export async function plantRows(db: FwDatabase, schema: Schema, auth: Auth, text: (table: string, column: string) => string): Promise<Planted> {
-  const planted: Planted = { texts: [], skipped: [] };
+  const planted: Planted = { values: [], skipped: [] };
   const ids = new Map<string, Record<string, unknown>>();
   for (const name of dependencyOrder(schema)) {
     const table = schema.tables[name]!;
@@ -29,18 +32,20 @@ export async function plantRows(db: FwDatabase, schema: Schema, auth: Auth, text
       const value = valueFor(spec, name, column, auth, ids, text, table.tenantScoped);
       if (value === undefined) continue;
       row[column] = value;
-      // A tenant id is no planted value: the probes name the tenant in their prompts and tool inputs.
-      if ((spec.kind === 'text' || spec.kind === 'enum') && value !== auth.tenantId) planted.texts.push(String(value));
     }
     const insert = (trx: Kysely<any>) => trx.insertInto(name).values(row).returningAll().executeTakeFirstOrThrow();
     try {
       const inserted = table.tenantScoped ? await db.transaction({ readOnly: false, auth }, insert) : await insert(db.admin);
       ids.set(name, inserted as Record<string, unknown>);
+      for (const [column, value] of Object.entries(inserted as Record<string, unknown>)) {
+        // A tenant id is no planted value (the probes name the tenant in their prompts and tool inputs),
+        // nor is a short one (an enum value, a count) that could come up by chance.
+        if (typeof value === 'string' && value.length >= 12 && value.toLowerCase() !== auth.tenantId?.toLowerCase()) planted.values.push({ table: name, column, value });
+      }
     } catch (error) {
       planted.skipped.push({ table: name, reason: error instanceof Error ? error.message : String(error) });
     }
   }
-  planted.texts = planted.texts.filter((t) => t.length >= 12);
   return planted;
 }
 
