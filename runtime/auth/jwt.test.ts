@@ -73,15 +73,27 @@ describe('JWT auth against a local identity provider', () => {
     expect((await supabaseLike(bearer(nested))).auth).toMatchObject({ userId: 'user-1', tenantId: null, role: 'owner' });
   });
 
+  // On a fixed clock (the authenticator's test hook), so the boundaries are exact and no margin depends
+  // on how fast the machine signs and verifies.
+  const NOW = Date.parse('2026-11-25T10:00:00Z');
+  const fixedClock = { now: () => NOW, at: () => () => {} };
+
   it('refuses an expired token, and allows the clock tolerance', async () => {
-    expect(await diagnosticOf(authenticate, await idp.sign({}, { expiresIn: -120 }))).toBe('token_expired');
-    expect((await authenticate(bearer(await idp.sign({}, { expiresIn: -10 })))).auth.userId).toBe('user-1');
-    const strict = createJwtAuthenticator({ ...options, clockToleranceSeconds: 0 });
-    expect(await diagnosticOf(strict, await idp.sign({}, { expiresIn: -10 }))).toBe('token_expired');
+    const tolerant = createJwtAuthenticator(options, fixedClock);
+    const strict = createJwtAuthenticator({ ...options, clockToleranceSeconds: 0 }, fixedClock);
+    const expiredAgo = (seconds: number) => idp.sign({}, { expiresIn: -seconds, now: NOW });
+    // The default tolerance is 30 s: a token 29 s past `exp` is still accepted, one 30 s past is not.
+    expect((await tolerant(bearer(await expiredAgo(29)))).auth.userId).toBe('user-1');
+    expect(await diagnosticOf(tolerant, await expiredAgo(30))).toBe('token_expired');
+    // Without tolerance a token ends at its `exp`.
+    expect((await strict(bearer(await expiredAgo(-1)))).auth.userId).toBe('user-1');
+    expect(await diagnosticOf(strict, await expiredAgo(0))).toBe('token_expired');
   });
 
   it('refuses a token that is not valid yet', async () => {
-    expect(await diagnosticOf(authenticate, await idp.sign({}, { notBefore: 300 }))).toBe('token_not_yet_valid');
+    const tolerant = createJwtAuthenticator(options, fixedClock);
+    expect(await diagnosticOf(tolerant, await idp.sign({}, { notBefore: 31, now: NOW }))).toBe('token_not_yet_valid');
+    expect((await tolerant(bearer(await idp.sign({}, { notBefore: 30, now: NOW })))).auth.userId).toBe('user-1');
   });
 
   it('refuses a wrong issuer and a wrong audience', async () => {
