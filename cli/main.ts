@@ -1,6 +1,8 @@
 import { type CommandDef, defineCommand, renderUsage, runCommand } from 'citty';
 import { fwVersion } from '../runtime/version.ts';
 import { FwFailure } from '../runtime/failure.ts';
+import { stripVTControlCharacters } from 'node:util';
+import { closestName } from '../plugin/closest-name.ts';
 import { log, printFailure, printJson } from './output.ts';
 
 /** Commands are data; each loads its implementation only when it runs. */
@@ -38,7 +40,9 @@ export const root = defineCommand({
 });
 
 /** Walks the subcommand names at the start of `rawArgs`: the command they name, its parent, and the rest. */
-async function resolveCommand(rawArgs: string[]): Promise<{ cmd: CommandDef<any>; parent?: CommandDef<any>; rest: string[]; unknown?: string }> {
+async function resolveCommand(
+  rawArgs: string[],
+): Promise<{ cmd: CommandDef<any>; parent?: CommandDef<any>; path: string[]; rest: string[]; unknown?: { name: string; known: string[] } }> {
   let cmd: CommandDef<any> = root;
   let parent: CommandDef<any> | undefined;
   let index = 0;
@@ -48,11 +52,21 @@ async function resolveCommand(rawArgs: string[]): Promise<{ cmd: CommandDef<any>
     const subs = (typeof cmd.subCommands === 'function' ? await cmd.subCommands() : await cmd.subCommands) as Record<string, any> | undefined;
     if (!subs) break;
     const next = subs[arg];
-    if (!next) return { cmd, rest: rawArgs.slice(index), unknown: arg, ...(parent ? { parent } : {}) };
+    const path = rawArgs.slice(0, index);
+    if (!next) return { cmd, path, rest: rawArgs.slice(index), unknown: { name: arg, known: Object.keys(subs) }, ...(parent ? { parent } : {}) };
     parent = cmd;
     cmd = typeof next === 'function' ? await next() : await next;
   }
-  return { cmd, rest: rawArgs.slice(index), ...(parent ? { parent } : {}) };
+  return { cmd, path: rawArgs.slice(0, index), rest: rawArgs.slice(index), ...(parent ? { parent } : {}) };
+}
+
+/** `fw inspect bogus`: what there is, the nearest name, and where the usage is. */
+function unknownCommand(path: string[], unknown: { name: string; known: string[] }): FwFailure {
+  const at = ['fw', ...path].join(' ');
+  const nearest = closestName(unknown.name, unknown.known, 2);
+  return new FwFailure('unknown_command', `Unknown command "${unknown.name}" for ${at}. Commands: ${unknown.known.join(', ')}.`, {
+    suggestions: [...(nearest ? [`${at} ${nearest}`] : []), `${at} --help`],
+  });
 }
 
 /** Runs the CLI and returns its exit code; only the bin calls process.exit. */
@@ -76,7 +90,7 @@ export async function main(rawArgs: string[]): Promise<number> {
     return 2;
   }
   if (resolved.unknown) {
-    printFailure(new FwFailure('unknown_command', `Unknown command "${resolved.unknown}".`, { suggestions: ['fw --help'] }), json);
+    printFailure(unknownCommand(resolved.path, resolved.unknown), json);
     return 2;
   }
   try {
@@ -86,6 +100,12 @@ export async function main(rawArgs: string[]): Promise<number> {
     return typeof exitCode === 'number' ? exitCode : 0;
   } catch (error) {
     if (!json) log('');
+    // citty's own argument errors (a missing positional, a value not in its options) are the caller's.
+    if (error instanceof Error && (error as { code?: unknown }).code === 'EARG') {
+      const at = ['fw', ...resolved.path].join(' ');
+      printFailure(new FwFailure('invalid_arguments', `${at}: ${stripVTControlCharacters(error.message)}`, { suggestions: [`${at} --help`] }), json);
+      return 2;
+    }
     printFailure(error, json);
     return 1;
   }

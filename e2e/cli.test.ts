@@ -31,8 +31,30 @@ describe('fw CLI basics', () => {
 
   it('fails an unknown command with a JSON failure', async () => {
     const r = await runFw(['frobnicate', '--json'], { cwd: repoRoot });
-    expect(r.code).not.toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: expect.any(String), message: expect.stringContaining('frobnicate') });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: 'unknown_command', message: expect.stringContaining('frobnicate'), suggestions: ['fw --help'] });
+  });
+
+  it('names the nearest subcommand and the usage of the command that was mistyped', async () => {
+    const r = await runFw(['inspect', 'clent', '--json'], { cwd: repoRoot });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: false,
+      kind: 'unknown_command',
+      message: 'Unknown command "clent" for fw inspect. Commands: client, frontend, capabilities, agent-tools.',
+      suggestions: ['fw inspect client', 'fw inspect --help'],
+    });
+  });
+
+  it('a missing argument is the caller’s mistake, with the usage to read', async () => {
+    const r = await runFw(['workflows', 'show', '--json'], { cwd: repoRoot });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: false,
+      kind: 'invalid_arguments',
+      message: 'fw workflows show: Missing required positional argument: RUNID',
+      suggestions: ['fw workflows show --help'],
+    });
   });
 });
 

@@ -3,7 +3,7 @@ import { type CheckDiagnostic, checkDiagnostic, fromGenerateDiagnostic, sortDiag
 import { generateFromApp } from './generate/generate.ts';
 import { describeDrift } from './generate/sync-files.ts';
 import { loadAppOnce } from './load-app-once.ts';
-import { AppLoadError } from './load-app.ts';
+import { AppLoadError, type AppLoadProblem } from './load-app.ts';
 
 /** One group of checks and whether it passed (no error-severity diagnostic). */
 export interface CheckResult {
@@ -78,17 +78,16 @@ function result(name: CheckName, diagnostics: readonly CheckDiagnostic[]): Check
   return { name, ok: count('error') === 0, errors: count('error'), warnings: count('warning'), infos: count('info') };
 }
 
-function loadProblem(problem: { file?: string; message: string }): CheckDiagnostic {
-  // registry.checkApp's message for a policy no one defined (runtime/registry.ts).
-  const policy = /^\w+ "(\w+)" uses policy "([^"]+)", which is not defined/.exec(problem.message);
+function loadProblem(problem: AppLoadProblem): CheckDiagnostic {
+  const policy = problem.code === 'unknown_policy';
   return checkDiagnostic({
     code: policy ? 'unknown_policy' : 'app_invalid',
     severity: 'error',
     message: problem.message,
     file: problem.file ?? (policy ? 'src/policies.ts' : '.'),
-    line: 1,
-    column: 1,
-    hint: policy ? `Define "${policy[2]}" in src/policies.ts with definePolicies(), or use public, user or system.` : 'Fix the file named; fw reloads it on the next run.',
+    line: problem.line ?? 1,
+    column: problem.column ?? 1,
+    hint: problem.hint ?? 'Fix the file named; fw reloads it on the next run.',
     suggestedCommand: policy ? 'fw inspect client --json' : 'fw dev --once --json',
   });
 }

@@ -7,7 +7,14 @@ export type SeverityDiagnostic = Diagnostic & { severity: 'error' | 'warning' | 
 /** The diagnostics a failed load/start carries, as error-severity entries for reports. */
 export function toFailureDiagnostics(error: unknown): SeverityDiagnostic[] {
   if (error instanceof AppLoadError) {
-    return error.problems.map((p) => ({ path: p.file ?? '', message: p.message, code: 'app_invalid', severity: 'error' as const }));
+    // path is file:line:column when the place is known (as fw check prints it), the file alone otherwise.
+    return error.problems.map((p) => ({
+      path: p.file ? `${p.file}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}` : '',
+      message: p.message,
+      code: p.code ?? 'app_invalid',
+      ...(p.hint ? { hint: p.hint } : {}),
+      severity: 'error' as const,
+    }));
   }
   if (error instanceof FwFailure) {
     const own = error.diagnostics.map((d) => ({ ...d, severity: 'error' as const }));

@@ -94,12 +94,15 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
   it('refuses an unknown policy, naming the known ones', async () => {
     const error = await loadError({ 'src/commands/adminThing.ts': "import { command } from 'fw';\nexport default command({ policy: 'admins', handler: () => 1 });\n" });
     expect(error.problems[0]?.message).toMatch(/policy "admins".*Known policies: public, user, system/);
+    // Placed where the policy is named, with the fix.
+    expect(error.problems[0]).toMatchObject({ file: 'src/commands/adminThing.ts', line: 2, column: 26, code: 'unknown_policy', hint: 'Define "admins" in src/policies.ts with definePolicies(), or use one of: public, user, system.' });
   });
 
   it('reports a syntax error with its file and line', async () => {
     const error = await loadError({ 'src/commands/typo.ts': "import { command } from 'fw';\n\nexport default command({ handler: () => { return 1 +; } });\n" });
     expect(error.problems[0]?.file).toBe('src/commands/typo.ts');
     expect(error.problems[0]?.message).toMatch(/line 3/);
+    expect(error.problems[0]).toMatchObject({ line: 3 });
   });
 
   it('shares a helper module between entries and evaluates each module once', async () => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { type AgentDefinition, type AiToolDefinition, externalToolName, isAgent, isAiTool, isExternalTool } from '../runtime/ai/define.ts';
@@ -25,10 +25,21 @@ const sourceFile = /^[^.].*\.(?:ts|mts|js|mjs)$/;
 const testFile = /\.(?:test|spec)\.[cm]?[jt]s$/;
 
 /** A problem that stops an app from loading, with the file it is in. */
+/** One reason an app does not load, with its place when fw can tell (file relative to the app root, 1-based line/column). */
+export interface AppLoadProblem {
+  file?: string;
+  line?: number;
+  column?: number;
+  code?: string;
+  hint?: string;
+  message: string;
+}
+
 export class AppLoadError extends Error {
-  readonly problems: Array<{ file?: string; message: string }>;
-  constructor(problems: Array<{ file?: string; message: string }>) {
-    super(problems.map((p) => (p.file ? `${p.file}: ${p.message}` : p.message)).join('\n'));
+  readonly problems: AppLoadProblem[];
+  constructor(given: AppLoadProblem[]) {
+    const problems = given.map(withMessagePlace);
+    super(problems.map((p) => (p.file ? `${p.file}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.message}` : p.message)).join('\n'));
     this.name = 'AppLoadError';
     this.problems = problems;
   }
@@ -95,7 +106,7 @@ export type ImportAppFile = (file: string) => Promise<Record<string, unknown>>;
  * concurrently and handled in file order.
  */
 export async function assembleApp(root: string, importFile: ImportAppFile): Promise<AppDefinition> {
-  const problems: Array<{ file?: string; message: string }> = [];
+  const problems: AppLoadProblem[] = [];
   const schemaFile = firstExisting(root, ['src/fw/schema.ts', 'src/fw/schema.js']);
   let schema: Schema = { tables: {} };
   if (schemaFile) {
@@ -143,9 +154,28 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
   problems.push(...external.problems);
   problems.push(...agentToolProblems(agents, agentFiles, entries, tools, external.services));
   const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services };
-  problems.push(...checkApp(app).map((p) => ({ ...p, file: p.file ?? undefined })));
+  for (const { entry, policy, ...problem } of checkApp(app)) {
+    const file = problem.file ?? (entry === undefined ? undefined : origin.get(entry));
+    problems.push({ ...problem, ...(file === undefined ? {} : { file }), ...(file && policy ? await placeOf(root, file, policy) : {}) });
+  }
   if (problems.length > 0) throw new AppLoadError(problems);
   return app;
+}
+
+/** Where `policy: '<name>'` is written in an entry's file (1-based), or nothing when it is built some other way. */
+async function placeOf(root: string, file: string, policy: string): Promise<{ line?: number; column?: number }> {
+  const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
+  const at = new RegExp(`policy['"]?\\s*:\\s*(['"\`])${policy.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\1`).exec(text);
+  if (!at) return {};
+  const before = text.slice(0, at.index).split('\n');
+  return { line: before.length, column: before.at(-1)!.length + 1 };
+}
+
+/** A parser's "(line N, column M)" in the message becomes the problem's place. */
+function withMessagePlace(problem: AppLoadProblem): AppLoadProblem {
+  if (problem.line !== undefined || !problem.file) return problem;
+  const match = /\(line (\d+)(?:, column (\d+))?\)/.exec(problem.message);
+  return match ? { ...problem, line: Number(match[1]), column: Number(match[2] ?? 1) } : problem;
 }
 
 /**

@@ -47,6 +47,12 @@ export function entryNameFromFile(fileName: string): string {
 
 export interface RegistryProblem {
   file?: string;
+  /** The entry the problem is about, so a loader that knows its file can name it. */
+  entry?: string;
+  code?: 'unknown_policy' | 'duplicate_route' | 'invalid_entry_name';
+  /** For an unknown policy: the name to find in the entry's file. */
+  policy?: string;
+  hint?: string;
   message: string;
 }
 
@@ -63,6 +69,9 @@ export function checkApp(app: AppDefinition): RegistryProblem[] {
       if (policy !== 'public' && policy !== 'user' && policy !== 'system' && !(policy in app.policies)) {
         problems.push({
           file: service.source,
+          code: 'unknown_policy',
+          policy,
+          hint: `Define "${policy}" in src/policies.ts with definePolicies(), or use public, user or system in the manifest.`,
           message: `external ${entry.kind} "${service.manifest.service.name}.${entry.name}" uses policy "${policy}", which is not defined. Define it in src/policies.ts with definePolicies().`,
         });
       }
@@ -77,16 +86,20 @@ export function checkApp(app: AppDefinition): RegistryProblem[] {
       const key = `${String(entry.options.method)} ${String(entry.options.path).replace(/:[^/]+/g, ':')}`;
       const other = endpointRoutes.get(key);
       if (other !== undefined) {
-        problems.push({ message: `endpoints "${other}" and "${name}" both serve ${entryRoute(name, entry)}. Give one of them another method or path.` });
+        problems.push({ entry: name, code: 'duplicate_route', message: `endpoints "${other}" and "${name}" both serve ${entryRoute(name, entry)}. Give one of them another method or path.` });
       } else endpointRoutes.set(key, name);
     }
     if (!namePattern.test(name)) {
-      problems.push({ message: `Entry name "${name}" must be camelCase letters and digits (it comes from the file name).` });
+      problems.push({ entry: name, code: 'invalid_entry_name', message: `Entry name "${name}" must be camelCase letters and digits (it comes from the file name).` });
     }
     const builtIn = entry.policy === 'public' || entry.policy === 'user' || entry.policy === 'system';
     if (!builtIn && !(entry.policy in app.policies)) {
       const known = ['public', 'user', 'system', ...Object.keys(app.policies)].join(', ');
       problems.push({
+        entry: name,
+        code: 'unknown_policy',
+        policy: entry.policy,
+        hint: `Define "${entry.policy}" in src/policies.ts with definePolicies(), or use one of: ${known}.`,
         message: `${entry.kind} "${name}" uses policy "${entry.policy}", which is not defined. Known policies: ${known}. Define it in src/policies.ts with definePolicies().`,
       });
     }
