@@ -132,6 +132,17 @@ describe('fw start: static files, headers, slow clients', () => {
     }
   });
 
+  it('answers curl (Accept: */*) with the app for / and client routes, and a 404 for a missing asset', async () => {
+    for (const route of ['/', '/notes/123']) {
+      const page = await fetch(`${url}${route}`, { headers: { accept: '*/*' } });
+      expect([route, page.status, page.headers.get('content-type')]).toEqual([route, 200, 'text/html; charset=utf-8']);
+      expect(await page.text()).toContain('<div id="root">');
+    }
+    const missing = await fetch(`${url}/assets/missing.js`, { headers: { accept: '*/*' } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
   it('closes a connection whose headers never finish (slow loris), and keeps serving others', async () => {
     const { port } = new URL(url);
     // The request line and part of the headers, then nothing: the server must give up on its own.

@@ -17,7 +17,10 @@ export interface ClientSurface {
   entries: Array<{
     name: string;
     kind: EntryKind;
+    /** How the web app reaches it: a liveQuery's is its subscription, `GET /live/<name>`. */
     route: string | null;
+    /** A liveQuery's one-shot read (`POST /queries/<name>`), beside its subscription. */
+    onceRoute?: string;
     policy: string;
     args: Record<string, unknown> | null;
     /** The React hook and Vue composable calls that reach it. */
@@ -68,7 +71,7 @@ function clientSurface(model: AppModel, frontend: FrontendGraph): ClientSurface 
       return [{
         name: entry.name,
         kind: entry.kind,
-        route: entry.route,
+        ...(entry.kind === 'liveQuery' ? { route: `GET /live/${entry.name}`, ...(entry.route ? { onceRoute: entry.route } : {}) } : { route: entry.route }),
         policy: entry.policy,
         args: entry.args.kind === 'json-schema' ? entry.args.schema : null,
         hooks: { react: `${names.react}('${entry.name}'${args})`, vue: `${names.vue}(api.${names.section}.${entry.name}${args})` },

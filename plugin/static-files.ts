@@ -48,8 +48,8 @@ export function staticSecurityHeaders(csp: string = process.env.FW_CSP ?? DEFAUL
 }
 
 /**
- * Serves built web assets (`vite build` output) for GET/HEAD: a file when one matches, else — for
- * requests that accept HTML — `index.html` (client-side routes), else 404. Hashed assets under
+ * Serves built web assets (`vite build` output) for GET/HEAD: a file when one matches, else — for a
+ * page (`wantsPage`) — `index.html` (client-side routes), else 404. Hashed assets under
  * `assets/` are cached for a year; everything else is revalidated.
  *
  * Only what the build meant to publish: no dotfiles (a `.env` copied from `web/public`), and nothing
@@ -82,9 +82,20 @@ export function createStaticHandler(dir: string): (req: IncomingMessage, res: Se
     if (file === 'refused') return notFound(res, headers);
     if (file) return send(req, res, file, pathname.startsWith('/assets/'), headers);
     const index = resolve(path.join(base, 'index.html'));
-    if (String(req.headers.accept ?? '').includes('text/html') && index && index !== 'refused') return send(req, res, index, false, headers);
+    if (index && index !== 'refused' && wantsPage(pathname, String(req.headers.accept ?? ''))) return send(req, res, index, false, headers);
     notFound(res, headers);
   };
+}
+
+/**
+ * Whether a path that matches no file is a page of the app (answered with index.html for client-side
+ * routing): what a browser asks for as HTML, and — for `curl` and other clients that accept anything —
+ * `/` and extensionless paths. A missing `/assets/app.js` stays a 404.
+ */
+function wantsPage(pathname: string, accept: string): boolean {
+  if (accept.includes('text/html')) return true;
+  const anything = accept === '' || accept.split(',').some((type) => type.trim().startsWith('*/*'));
+  return anything && !path.posix.basename(pathname).includes('.');
 }
 
 /** A path segment that starts with a dot (`/.env`, `/.git/config`, `/a/../b`), except `/.well-known/`. */

@@ -6,7 +6,7 @@ import { FwFailure } from '../../runtime/failure.ts';
 import { log, printJson } from '../output.ts';
 
 export default defineCommand({
-  meta: { name: 'generate', description: 'Write src/fw/_generated/ (api.json, api.ts, agentContract.json, capabilityMap.json) from the app' },
+  meta: { name: 'generate', description: 'Write src/fw/_generated/ (api.json, api.ts, agentContract.json, agentTools.json, capabilityMap.json, externalServices.json, frontendGraph.json) from the app' },
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     check: { type: 'boolean', description: 'Write nothing; fail if any generated file is missing or out of date' },

@@ -42,7 +42,7 @@ export function printAgentTools(value: Pick<AgentToolsJson, 'tools'>): void {
 
 function printClient(surface: ClientSurface): void {
   log(`fw inspect client: ${surface.entries.length} entries · bridge ${surface.bridge ?? '(none)'}`);
-  for (const e of surface.entries) log(`  ${e.kind.padEnd(9)} ${e.name.padEnd(24)} ${(e.route ?? '').padEnd(32)} ${e.hooks.react}  policy ${e.policy}`);
+  for (const e of surface.entries) log(`  ${e.kind.padEnd(9)} ${e.name.padEnd(24)} ${(e.route ?? '').padEnd(32)} ${e.hooks.react}  policy ${e.policy}${e.onceRoute ? `  (once: ${e.onceRoute})` : ''}`);
 }
 
 function printFrontend(graph: FrontendGraphJson): void {
