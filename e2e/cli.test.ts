@@ -203,7 +203,16 @@ describe('fw dev --api-only on the embedded database', () => {
   it('refuses a second process on the same embedded database instead of corrupting it', async () => {
     const status = await runFw(['db', 'status', '--json'], { cwd: app.dir });
     expect(status.code).not.toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ ok: false, kind: 'database_locked', message: expect.stringContaining(String(dev.child.pid)) });
+    const failure = JSON.parse(status.stdout);
+    // Names the holder — the fw dev process — and what to run instead.
+    expect(failure).toMatchObject({ ok: false, kind: 'database_locked', message: expect.stringContaining(`pid ${dev.child.pid} (bin.js dev`) });
+    expect(failure.suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${/\((bin\.js dev[^)]*)\)/.exec(failure.message)![1]}), then run this again; or ask the running fw dev instead: fw live status and fw workflows list find it and read over HTTP.`);
+    // fw dev --once reports the same, with the code and the suggestions in its failed step.
+    const once = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
+    expect(once.code).toBe(1);
+    const report = JSON.parse(once.stdout);
+    expect(report.steps[0]).toMatchObject({ ok: false, code: 'database_locked', suggestions: failure.suggestions });
+    expect(report.diagnostics[0]).toMatchObject({ code: 'database_locked', hint: failure.suggestions.join(' ') });
   });
 
   it('reports port_busy from a second process on the same port', async () => {

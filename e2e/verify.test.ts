@@ -190,7 +190,7 @@ describe('fw verify on a broken app', () => {
     ]);
     expect(gate(r, 'tests').diagnostics).toContainEqual(expect.objectContaining({ code: 'test_failed', path: 'tests/broken.test.ts', message: expect.stringContaining('counts notes') }));
     expect(gate(r, 'redteam').diagnostics).toContainEqual(expect.objectContaining({ code: 'approval_bypass_risk', path: 'createNote', severity: 'error' }));
-    expect(gate(r, 'migrations').diagnostics).toContainEqual(expect.objectContaining({ code: 'migrations_database', path: 'memory://', message: expect.stringContaining('in use by another fw process') }));
+    expect(gate(r, 'migrations').diagnostics).toContainEqual(expect.objectContaining({ code: 'migrations_database', path: 'memory://', message: expect.stringContaining('in use by another process') }));
     expect(gate(r, 'boot').diagnostics).toContainEqual(expect.objectContaining({ code: 'boot_database', path: 'memory://' }));
   });
 });

@@ -1,5 +1,7 @@
 import type { Diagnostic } from '../runtime/errors.ts';
+import { FwFailure } from '../runtime/failure.ts';
 import { toFailureDiagnostics } from './failure-diagnostics.ts';
+import { AppLoadError } from './load-app.ts';
 import { startApiServer } from './api-server.ts';
 
 export interface DevOnceStep {
@@ -7,6 +9,9 @@ export interface DevOnceStep {
   ok: boolean;
   durationMs: number;
   error?: string;
+  /** For a failed step: its code (`database_locked`, `app_invalid`, …) and the commands or fixes to try. */
+  code?: string;
+  suggestions?: string[];
 }
 
 export interface DevOnceReport {
@@ -15,6 +20,12 @@ export interface DevOnceReport {
   diagnostics: Array<Diagnostic & { severity: 'error' | 'warning' | 'info' }>;
   serverUrl?: string;
   health?: unknown;
+}
+
+function failureAdvice(error: unknown): { code: string; suggestions: string[] } {
+  if (error instanceof FwFailure) return { code: error.kind, suggestions: error.suggestions.length > 0 ? error.suggestions : ['fw dev --once --json'] };
+  if (error instanceof AppLoadError) return { code: 'app_invalid', suggestions: ['Fix the files named in diagnostics, then: fw dev --once'] };
+  return { code: 'internal', suggestions: ['Run again with FW_DEBUG=1 for a stack trace.'] };
 }
 
 /**
@@ -31,7 +42,13 @@ export async function runDevOnce(options: { root: string }): Promise<DevOnceRepo
       steps.push({ name, ok: true, durationMs: Math.round(performance.now() - started) });
       return value;
     } catch (error) {
-      steps.push({ name, ok: false, durationMs: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) });
+      steps.push({
+        name,
+        ok: false,
+        durationMs: Math.round(performance.now() - started),
+        error: error instanceof Error ? error.message : String(error),
+        ...failureAdvice(error),
+      });
       diagnostics.push(...toFailureDiagnostics(error));
       return undefined;
     }

@@ -18,7 +18,8 @@ export function toFailureDiagnostics(error: unknown): SeverityDiagnostic[] {
   }
   if (error instanceof FwFailure) {
     const own = error.diagnostics.map((d) => ({ ...d, severity: 'error' as const }));
-    return own.length > 0 ? own : [{ path: '', message: error.message, code: error.kind, severity: 'error' }];
+    // A failure without diagnostics of its own still carries what to do next.
+    return own.length > 0 ? own : [{ path: '', message: error.message, code: error.kind, ...(error.suggestions.length > 0 ? { hint: error.suggestions.join(' ') } : {}), severity: 'error' }];
   }
   return [{ path: '', message: error instanceof Error ? error.message : String(error), code: 'internal', severity: 'error' }];
 }

@@ -26,7 +26,10 @@ export default defineCommand({
       const report = await runDevOnce({ root });
       if (args.json) printJson(report);
       else {
-        for (const step of report.steps) log(`${step.ok ? '✔' : '✖'} ${step.name} (${step.durationMs} ms)${step.error ? `: ${step.error}` : ''}`);
+        for (const step of report.steps) {
+          log(`${step.ok ? '✔' : '✖'} ${step.name} (${step.durationMs} ms)${step.error ? `: ${step.error}` : ''}`);
+          for (const suggestion of step.suggestions ?? []) log(`  → ${suggestion}`);
+        }
         for (const d of report.diagnostics) log(`${d.path} ${d.severity} ${d.code} ${d.message}`);
       }
       return { exitCode: report.ok ? 0 : 1 };

@@ -26,7 +26,7 @@ describe('data directory lock', () => {
     const dir = dataDir();
     // PID 1 is always alive.
     writeFileSync(`${dir}.lock`, '1');
-    expect(() => lockDataDir(dir)).toThrow(/in use by another fw process \(pid 1\)/);
+    expect(() => lockDataDir(dir)).toThrow(/in use by another process: pid 1 \(.+\)\. PGlite admits one process at a time\./);
   });
 
   it('takes over a lock whose process is gone', () => {

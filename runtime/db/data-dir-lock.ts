@@ -19,10 +19,11 @@ export function lockDataDir(dataDir: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(readFileSync(lockFile, 'utf8').trim());
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new FwFailure('database_locked', `The embedded database ${dataDir} is in use by another fw process (pid ${owner}).`, {
+        const holder = commandLineOf(owner);
+        throw new FwFailure('database_locked', `The embedded database ${dataDir} is in use by another process: pid ${owner}${holder ? ` (${holder})` : ''}. PGlite admits one process at a time.`, {
           suggestions: [
-            'Stop the other fw process (e.g. the running `fw dev`), then retry.',
-            'Or point both at PostgreSQL with DATABASE_URL, which many processes can share.',
+            `Stop pid ${owner}${holder ? ` (${holder})` : ''}, then run this again; or ask the running fw dev instead: fw live status and fw workflows list find it and read over HTTP.`,
+            'Or point every process at PostgreSQL with DATABASE_URL, which many processes share.',
           ],
         });
       }
@@ -30,6 +31,18 @@ export function lockDataDir(dataDir: string): () => void {
     }
   }
   throw new FwFailure('database_locked', `Could not lock ${dataDir}.`, { suggestions: ['Retry; if it persists, remove the .lock file beside it.'] });
+}
+
+/** What the lock's owner is running (`node …/fw dev`), where the system tells (Linux /proc); else undefined. */
+function commandLineOf(pid: number): string | undefined {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const fw = argv.findIndex((arg) => /(^|\/)(fw|bin\.js|vite(\.js)?)$/.test(arg));
+    const shown = (fw >= 0 ? argv.slice(fw) : argv).map((arg) => path.basename(arg) === arg ? arg : path.basename(arg));
+    return shown.join(' ').slice(0, 120) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isAlive(pid: number): boolean {
