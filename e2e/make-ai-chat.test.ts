@@ -55,6 +55,11 @@ describe('fw make ai-chat', () => {
 
     const pkg = JSON.parse(await readFile(path.join(app.dir, 'package.json'), 'utf8'));
     expect(pkg.dependencies).toMatchObject({ ai: await installed('ai'), '@ai-sdk/react': await installed('@ai-sdk/react'), react: expect.any(String) });
+
+    // The scaffolder leaves the app green: the generated contract already lists the new agent.
+    const check = await runFw(['check', '--json'], { cwd: app.dir });
+    expect(JSON.parse(check.stdout).diagnostics.filter((d: { severity: string }) => d.severity === 'error')).toEqual([]);
+    expect(check.code).toBe(0);
   });
 
   it('refuses to overwrite the files without --yes, also on a dry run, and replaces them with --yes', async () => {

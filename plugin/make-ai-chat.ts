@@ -12,6 +12,7 @@ import { entryNameFromFile } from '../runtime/registry.ts';
 import { bridgeCandidates, importSpecifier, pascal } from './analyse/frontend/layout.ts';
 import { listAiFiles, listEntryFiles } from './load-app.ts';
 import { templateFile } from './make-ui.ts';
+import { generateArtifacts } from './generate/generate.ts';
 import { fwPackageRoot } from './package-root.ts';
 
 export interface MakeAiChatOptions {
@@ -111,6 +112,13 @@ export async function makeAiChat(options: MakeAiChatOptions): Promise<MadeAiChat
     await writeFile(path.join(root, file), content);
   }
   if (pkg) await writeFile(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
+  // The new agent is part of the contract (agentContract.json, capabilityMap.json): regenerate now, so
+  // fw check passes right after; when the app cannot load yet, the first next step says what to run.
+  try {
+    await generateArtifacts({ root });
+  } catch (error) {
+    made.next.unshift(`fw generate  (src/fw/_generated/ is not up to date yet: ${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
+  }
   return made;
 }
 
