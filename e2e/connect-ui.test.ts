@@ -200,3 +200,32 @@ export function App() {
     expect(await readFile(path.join(app.dir, 'web/src/App.tsx'), 'utf8')).toBe(source);
   });
 });
+
+describe('fw do connect-ui on a component that already has the command hook', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  const source = `import { useCommand } from './lib/fw.ts';
+
+export function App() {
+  const save = useCommand('createNote');
+
+  async function quickAdd() {
+    await fetch('/commands/createNote', { method: 'POST', body: JSON.stringify({ args: { title: 'quick' } }) });
+  }
+
+  return <button onClick={quickAdd} disabled={save.isPending}>Add</button>;
+}
+`;
+
+  beforeAll(async () => {
+    app = await createTestApp('minimal-web', { 'web/src/App.tsx': source });
+  });
+  afterAll(() => app?.remove());
+
+  it('reuses it instead of declaring a second useCommand for the same entry', async () => {
+    const run = await runFw(['do', 'connect-ui', '--json'], { cwd: app.dir });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(await readFile(path.join(app.dir, 'web/src/App.tsx'), 'utf8')).toBe(
+      source.replace("await fetch('/commands/createNote', { method: 'POST', body: JSON.stringify({ args: { title: 'quick' } }) });", "await save.mutateAsync({ title: 'quick' });"),
+    );
+  });
+});

@@ -122,8 +122,9 @@ export function planScript(unit: ScriptUnit, context: ScriptContext): ScriptPlan
     if (body === undefined) return refuse(`It is not inside an event handler of a component, where ${context.commandHook} can be declared.`);
     let variables = hooks.get(body.node);
     if (!variables) hooks.set(body.node, (variables = new Map()));
-    let variable = variables.get(name);
-    if (variable === undefined) {
+    let variable = variables.get(name) ?? declaredHook(body.node, context.commandHook, name);
+    if (variable !== undefined) variables.set(name, variable);
+    else {
       variable = freshName(unit.code, `${name}Command`);
       variables.set(name, variable);
       plan.edits.push({ start: body.insertAt, end: body.insertAt, text: `${body.before}const ${variable} = ${context.commandHook}('${name}');${body.after}` });
@@ -212,6 +213,26 @@ function componentBody(unit: ScriptUnit, ancestors: readonly AstNode[]): { node:
     const first = (fn.body.body as AstNode[])[0];
     const indent = first ? indentAt(unit.code, first.start) : `${indentAt(unit.code, fn.start)}  `;
     return { node: fn.body, insertAt: fn.body.start + 1, before: `\n${indent}`, after: '' };
+  }
+  return undefined;
+}
+
+/**
+ * The variable of a `const x = useCommand('name')` the component (or Vue `<script setup>`) already
+ * declares at its top level, so a repaired fetch reuses it rather than declaring a second hook.
+ */
+function declaredHook(body: AstNode, hook: string, name: string): string | undefined {
+  for (const statement of body.body as AstNode[]) {
+    if (statement.type !== 'VariableDeclaration') continue;
+    for (const declarator of statement.declarations as AstNode[]) {
+      const init = declarator.init && unwrap(declarator.init);
+      if (declarator.id.type !== 'Identifier' || init?.type !== 'CallExpression') continue;
+      if (init.callee.type !== 'Identifier' || init.callee.name !== hook) continue;
+      const first = init.arguments[0];
+      if (first?.type === 'Literal' && first.value === name) return declarator.id.name;
+      // Vue: useFwCommand(api.commands.<name>)
+      if (first && memberPath(first)?.join('.').endsWith(`commands.${name}`)) return declarator.id.name;
+    }
   }
   return undefined;
 }
