@@ -94,6 +94,8 @@ describe('fw create', () => {
     // The app says which Node it needs, as fw does (cli/node-version.ts).
     expect(pkg.engines).toEqual({ node: '>=22.12' });
     expect(pkg.dependencies.fw).toBe(`file:${repoRoot}`);
+    // The linked checkout is built already; npm's install-script review has nothing to ask about.
+    expect(pkg.allowScripts).toEqual({ [`file:${path.relative(path.join(parent, 'my-app'), repoRoot)}`]: false });
   });
 
   it('gives an app that typechecks (backend and web) and builds with no edits', async () => {

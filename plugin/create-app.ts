@@ -48,6 +48,13 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   const pkg = JSON.parse(await readFile(pkgFile, 'utf8')) as Record<string, any>;
   pkg.name = path.basename(dir).toLowerCase().replace(/[^a-z0-9-_.]/g, '-');
   pkg.dependencies = { ...pkg.dependencies, fw: fwSpec };
+  // A linked checkout is already built: its `prepare` (the build) is not for the app to run, and
+  // npm's allowScripts review would otherwise warn about it on every install.
+  // npm names a linked folder by its path relative to the app (what `npm install-scripts deny` writes).
+  if (fwSpec.startsWith('file:') && !fwSpec.endsWith('.tgz')) {
+    const linked = path.relative(dir, path.resolve(dir, fwSpec.slice('file:'.length))).split(path.sep).join('/');
+    pkg.allowScripts = { ...pkg.allowScripts, [`file:${linked}`]: false };
+  }
   await writeFile(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
 
   if (options.install) await run(options.packageManager ?? 'npm', ['install'], dir);
