@@ -23,7 +23,11 @@ function controlledSource() {
 }
 
 const noop = () => {};
-const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+/**
+ * A later turn of the event loop: the store closes a key at the end of the tick (a microtask), so by
+ * then it has decided — no time passes, nothing is left to chance.
+ */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('live store', () => {
   it('opens one subscription per key; StrictMode unsubscribe/resubscribe keeps it; the last leave closes it after the tick', async () => {
@@ -34,13 +38,13 @@ describe('live store', () => {
     stopA();
     stopB();
     const stopC = store.subscribe('k', source, noop);
-    await tick();
+    await nextTurn();
     expect(opened).toHaveLength(1);
     expect(opened[0]?.closed).toBe(false);
 
     stopC();
     expect(opened[0]?.closed).toBe(false);
-    await tick();
+    await nextTurn();
     expect(opened[0]?.closed).toBe(true);
     expect(store.getSnapshot('k')).toEqual({ data: undefined, error: undefined, status: 'connecting', revision: undefined });
 

@@ -1,8 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { until } from '../e2e/support/until.ts';
 import { liveQuery, query } from '../runtime/entries.ts';
 import type { EntryRef } from './api-types.ts';
 import { retryDelay } from './backoff.ts';
@@ -11,6 +11,25 @@ import { createLiveConnection } from './live.ts';
 import { type LiveRequestSubscription, parseLiveEvent } from './live-protocol.ts';
 
 const TENANT = '00000000-0000-4000-8000-0000000000d1';
+
+/**
+ * Polls until `assertion` holds (the deadline only bounds a hang); on a timeout its own failure is
+ * thrown, naming what differs.
+ */
+async function eventually(assertion: () => void): Promise<void> {
+  const holds = async () => {
+    try {
+      assertion();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  await until(holds, 'an assertion to hold', { intervalMs: 5 }).catch(() => assertion());
+}
+
+/** A later turn of the event loop: every microtask queued before has run (flushes are microtasks). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const entries = {
   liveNotes: liveQuery({
@@ -98,10 +117,7 @@ function scriptedServer() {
     server,
     url: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     /** The `index`th request (0-based), once it has arrived. */
-    async call(index: number): Promise<LiveCall> {
-      await vi.waitFor(() => expect(calls.length).toBeGreaterThan(index));
-      return calls[index]!;
-    },
+    call: (index: number): Promise<LiveCall> => until(async () => calls[index], `request #${index} to arrive`, { intervalMs: 5 }),
   };
 }
 
@@ -178,7 +194,7 @@ describe('client.live against a scripted POST /live server', () => {
 
     call.open();
     call.snapshot(call.subscriptions[0]!.key, 3, [{ title: 'a', at: '2025-01-01T00:00:00.000Z' }]);
-    await vi.waitFor(() => expect(notes.data).toHaveLength(1));
+    await eventually(() => expect(notes.data).toHaveLength(1));
     const [first] = notes.data;
     // Typed as the liveQuery's result over the wire: the Date arrives as a string.
     const at: string | undefined = first?.result[0]?.at;
@@ -204,18 +220,23 @@ describe('client.live against a scripted POST /live server', () => {
     expect(call.subscriptions).toHaveLength(1);
     call.open();
     call.snapshot(call.subscriptions[0]!.key, 10, ['n1']);
-    await vi.waitFor(() => expect(second.data).toEqual([{ result: ['n1'], revision: 10 }]));
+    await eventually(() => expect(second.data).toEqual([{ result: ['n1'], revision: 10 }]));
     expect(first.data).toEqual([{ result: ['n1'], revision: 10 }]);
 
     const late = recorder<unknown>();
     const c = fw.live('liveNotes', { tag: 'x', limit: 2 }, late.handlers);
     expect(late.data).toEqual([]); // never inside live() itself
-    await vi.waitFor(() => expect(late.data).toEqual([{ result: ['n1'], revision: 10 }]));
+    await eventually(() => expect(late.data).toEqual([{ result: ['n1'], revision: 10 }]));
     expect(c.status).toBe('live');
 
     a.close();
     b.close();
-    await sleep(30);
+    // The stream stays: the next snapshot on it reaches the one subscription left (a reopen would have
+    // aborted it first), and no longer the two that closed.
+    call.snapshot(call.subscriptions[0]!.key, 11, ['n2']);
+    await eventually(() => expect(late.data).toEqual([{ result: ['n1'], revision: 10 }, { result: ['n2'], revision: 11 }]));
+    expect(first.data).toEqual([{ result: ['n1'], revision: 10 }]);
+    expect(second.data).toEqual([{ result: ['n1'], revision: 10 }]);
     expect(scripted.calls).toHaveLength(1);
     expect(call.abandoned).toBe(false);
     c.close();
@@ -231,7 +252,7 @@ describe('client.live against a scripted POST /live server', () => {
     const notesKey = keyOf(call0, 'liveNotes');
     call0.open();
     call0.snapshot(notesKey, 7, ['first']);
-    await vi.waitFor(() => expect(notes.data).toHaveLength(1));
+    await eventually(() => expect(notes.data).toHaveLength(1));
 
     const limited = fw.live('liveNotes', { limit: 1 }, recorder<unknown>().handlers);
     const count = recorder<number>();
@@ -247,7 +268,7 @@ describe('client.live against a scripted POST /live server', () => {
     call1.open();
     call1.upToDate(notesKey, 7);
     call1.snapshot(keyOf(call1, 'liveCount'), 8, 2);
-    await vi.waitFor(() => expect(count.data).toEqual([{ result: 2, revision: 8 }]));
+    await eventually(() => expect(count.data).toEqual([{ result: 2, revision: 8 }]));
     // up-to-date: the data held stays, nothing is delivered again.
     expect(notes.data).toEqual([{ result: ['first'], revision: 7 }]);
     expect(notes.statuses).toEqual(['live']);
@@ -260,7 +281,11 @@ describe('client.live against a scripted POST /live server', () => {
       { key: keyOf(call1, 'liveCount'), name: 'liveCount', args: {}, lastRevision: 8 },
     ]);
     await call1.closed;
-    await sleep(30);
+    expect(call1.abandoned).toBe(true);
+    // The one reopen is the stream in use: a second one would have aborted it before this arrives.
+    call2.open();
+    call2.snapshot(keyOf(call2, 'liveCount'), 9, 3);
+    await eventually(() => expect(count.data).toEqual([{ result: 2, revision: 8 }, { result: 3, revision: 9 }]));
     expect(scripted.calls).toHaveLength(3);
   });
 
@@ -274,11 +299,11 @@ describe('client.live against a scripted POST /live server', () => {
     expect(call.subscriptions[0]?.lastRevision).toBe(3);
     call.open();
     call.send('reset', { subscriptionId: 'sub', key, reason: 'revision_too_old', message: 'Too old.', oldestRevision: 40 });
-    await vi.waitFor(() => expect(notes.resets).toBe(1));
+    await eventually(() => expect(notes.resets).toBe(1));
     expect(subscription.revision).toBeUndefined();
     expect(notes.data).toEqual([]);
     call.snapshot(key, 50, ['fresh']);
-    await vi.waitFor(() => expect(notes.data).toEqual([{ result: ['fresh'], revision: 50 }]));
+    await eventually(() => expect(notes.data).toEqual([{ result: ['fresh'], revision: 50 }]));
     expect(subscription.revision).toBe(50);
   });
 
@@ -293,7 +318,7 @@ describe('client.live against a scripted POST /live server', () => {
     call0.open();
     call0.snapshot(notesKey, 5, ['n']);
     call0.snapshot(countKey, 5, 1);
-    await vi.waitFor(() => expect(count.data).toHaveLength(1));
+    await eventually(() => expect(count.data).toHaveLength(1));
 
     call0.send('error', {
       subscriptionId: 'sub',
@@ -302,12 +327,12 @@ describe('client.live against a scripted POST /live server', () => {
       error: { code: 'internal', message: 'The re-run failed.', diagnostics: [] },
       traceId: 'trace-rerun',
     });
-    await vi.waitFor(() => expect(notes.errors).toHaveLength(1));
+    await eventually(() => expect(notes.errors).toHaveLength(1));
     expect(notes.errors[0]).toBeInstanceOf(FwError);
     expect(notes.errors[0]).toMatchObject({ code: 'internal', status: 500, traceId: 'trace-rerun' });
     expect([notesSub.status, notesSub.revision]).toEqual(['live', 5]);
     call0.snapshot(notesKey, 6, ['n', 'm']);
-    await vi.waitFor(() => expect(notes.data).toHaveLength(2));
+    await eventually(() => expect(notes.data).toHaveLength(2));
 
     call0.send('error', {
       subscriptionId: 'sub',
@@ -316,18 +341,22 @@ describe('client.live against a scripted POST /live server', () => {
       error: { code: 'forbidden', message: 'Not yours.', diagnostics: [{ path: 'args', code: 'policy', message: 'Denied.' }] },
       traceId: 'trace-denied',
     });
-    await vi.waitFor(() => expect(count.statuses).toEqual(['live', 'closed']));
+    await eventually(() => expect(count.statuses).toEqual(['live', 'closed']));
     expect(count.errors[0]).toMatchObject({ code: 'forbidden', status: 403, traceId: 'trace-denied' });
     expect(count.errors[0]?.diagnostics.map((d) => d.path)).toEqual(['args']);
     expect(countSub.status).toBe('closed');
-    // The server dropped it from the stream already: no reopen for that.
-    await sleep(30);
+    // The server dropped it from the stream already: no reopen for that. The stream goes on (a reopen
+    // would have aborted it before this arrives).
+    call0.snapshot(notesKey, 7, ['n', 'm', 'o']);
+    await eventually(() => expect(notes.data.map((d) => d.revision)).toEqual([5, 6, 7]));
+    expect(count.data).toEqual([{ result: 1, revision: 5 }]);
     expect(scripted.calls).toHaveLength(1);
 
+    // The next reopen carries what is left, and not the subscription that ended.
     fw.live('liveNotes', { limit: 3 }, recorder<unknown>().handlers);
     const call1 = await scripted.call(1);
     expect(call1.subscriptions.map((s) => [s.name, s.args, s.lastRevision])).toEqual([
-      ['liveNotes', {}, 6],
+      ['liveNotes', {}, 7],
       ['liveNotes', { limit: 3 }, undefined],
     ]);
     countSub.close(); // harmless after the end
@@ -342,7 +371,7 @@ describe('client.live against a scripted POST /live server', () => {
     const key = keyOf(call0, 'liveNotes');
     call0.open();
     call0.snapshot(key, 4, ['n']);
-    await vi.waitFor(() => expect(notes.data).toHaveLength(1));
+    await eventually(() => expect(notes.data).toHaveLength(1));
 
     call0.end();
     const call1 = await scripted.call(1);
@@ -353,7 +382,7 @@ describe('client.live against a scripted POST /live server', () => {
     expect(notes.errors).toEqual([]);
     call1.open();
     call1.upToDate(key, 4);
-    await vi.waitFor(() => expect(subscription.status).toBe('live'));
+    await eventually(() => expect(subscription.status).toBe('live'));
 
     call1.cut();
     const call2 = await scripted.call(2);
@@ -362,7 +391,7 @@ describe('client.live against a scripted POST /live server', () => {
     expect(call2.headers.authorization).toBe('Bearer token-3');
     call2.open();
     call2.snapshot(key, 9, ['n', 'o']);
-    await vi.waitFor(() => expect(notes.data).toHaveLength(2));
+    await eventually(() => expect(notes.data).toHaveLength(2));
     expect(notes.statuses).toEqual(['live', 'reconnecting', 'live', 'reconnecting', 'live']);
     expect(notes.data.map((d) => d.revision)).toEqual([4, 9]);
   });
@@ -381,7 +410,7 @@ describe('client.live against a scripted POST /live server', () => {
     expect(subscription.status).toBe('connecting');
     call2.open();
     call2.snapshot(keyOf(call2, 'liveNotes'), 1, []);
-    await vi.waitFor(() => expect(subscription.status).toBe('live'));
+    await eventually(() => expect(subscription.status).toBe('live'));
   });
 
   it('ends every subscription of a request refused with 403 and does not retry it', async () => {
@@ -391,7 +420,7 @@ describe('client.live against a scripted POST /live server', () => {
     const notesSub = fw.live('liveNotes', {}, notes.handlers);
     fw.live('liveCount', {}, count.handlers);
     (await scripted.call(0)).refuse(403, 'forbidden', 'Sign in as a member.');
-    await vi.waitFor(() => expect(notes.statuses).toEqual(['closed']));
+    await eventually(() => expect(notes.statuses).toEqual(['closed']));
     for (const log of [notes, count]) {
       expect(log.errors).toHaveLength(1);
       expect(log.errors[0]).toBeInstanceOf(FwError);
@@ -399,27 +428,35 @@ describe('client.live against a scripted POST /live server', () => {
     }
     expect(count.statuses).toEqual(['closed']);
     expect(notesSub.status).toBe('closed');
-    // Many backoff periods later, still the one request.
-    await sleep(50);
-    expect(scripted.calls).toHaveLength(1);
+    // That no retry timer is left is held with fake timers below ("gives up on a refusal").
 
-    // The connection itself is still usable for new subscriptions.
+    // The connection itself is still usable for new subscriptions, and the refused ones are not sent again.
     fw.live('liveNotes', { limit: 1 }, recorder<unknown>().handlers);
-    expect((await scripted.call(1)).subscriptions.map((s) => s.args)).toEqual([{ limit: 1 }]);
+    expect((await scripted.call(1)).subscriptions.map((s) => [s.name, s.args])).toEqual([['liveNotes', { limit: 1 }]]);
   });
 
   it('aborts the request when the last subscription closes, even before the stream opened', async () => {
-    const fw = client();
+    // Every request the client starts, as it starts it (one aborted before it reaches the server included).
+    const sent: string[][] = [];
+    const fw = client({
+      fetch: (input, init) => {
+        sent.push((JSON.parse(String(init?.body)) as { subscriptions: LiveRequestSubscription[] }).subscriptions.map((s) => s.name));
+        return fetch(input, init);
+      },
+    });
     const subscription = fw.live('liveNotes', {}, recorder<unknown>().handlers);
     const call = await scripted.call(0);
     subscription.close();
     await call.closed;
     expect(call.abandoned).toBe(true);
 
-    // Opened and closed in the same tick: nothing is sent at all.
+    // Opened and closed in the same tick: nothing is sent at all — the request of a later subscription
+    // is the next one the client starts.
     fw.live('liveCount', {}, recorder<number>().handlers).close();
-    await sleep(30);
-    expect(scripted.calls).toHaveLength(1);
+    await nextTurn();
+    fw.live('liveNotes', { limit: 9 }, recorder<unknown>().handlers);
+    expect((await scripted.call(1)).subscriptions.map((s) => [s.name, s.args])).toEqual([['liveNotes', { limit: 9 }]]);
+    expect(sent).toEqual([['liveNotes'], ['liveNotes']]);
   });
 
   it('refuses names and refs that are not liveQueries at the call site', () => {
@@ -511,6 +548,51 @@ describe('live connection backoff (fake timers, in-process responses)', () => {
     expect(vi.getTimerCount()).toBe(1);
     subscription.close();
     await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('gives up on a refusal: the subscriptions end, no timer is left, nothing is sent again', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const refusal = { ok: false, error: { code: 'forbidden', message: 'Sign in as a member.', diagnostics: [] }, traceId: 'trace-refused' };
+    const { live, requests } = connection(async () => new Response(JSON.stringify(refusal), { status: 403, headers: { 'content-type': 'application/json' } }));
+    const errors: string[] = [];
+    const statuses: LiveStatus[] = [];
+    const subscription = live.subscribe('liveCount', {}, { onData: () => {}, onError: (error) => errors.push(error.code), onStatus: (status) => statuses.push(status) });
+    await vi.advanceTimersByTimeAsync(0);
+    expect([errors, statuses, subscription.status]).toEqual([['forbidden'], ['closed'], 'closed']);
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('aborts a working stream and leaves no timer once its last subscription closes', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let cancelled = 0;
+    const { live, requests } = connection(
+      async ({ subscriptions }) =>
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              const snapshot = { subscriptionId: 's', key: subscriptions[0]!.key, revision: 1, result: 1 };
+              controller.enqueue(encoder.encode(`event: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`));
+              // Never closed: only the client ends it.
+            },
+            cancel() {
+              cancelled++;
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        ),
+    );
+    const data: unknown[] = [];
+    const subscription = live.subscribe('liveCount', {}, { onData: (result) => data.push(result) });
+    await vi.advanceTimersByTimeAsync(0);
+    expect([data, subscription.status]).toEqual([[1], 'live']);
+    subscription.close();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(cancelled).toBe(1);
     expect(vi.getTimerCount()).toBe(0);
     await vi.advanceTimersByTimeAsync(60_000);
     expect(requests).toHaveLength(1);

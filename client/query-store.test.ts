@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FwError } from './errors.ts';
 import { createQueryStore, type QuerySource } from './query-store.ts';
 
@@ -14,8 +13,17 @@ function controlledSource(reads: readonly string[]) {
 }
 
 const noop = () => {};
+/**
+ * A later turn of the event loop. The loads here are settled by hand, with no I/O: by then every
+ * reaction to a settled load has run, whatever chain of promises the store builds on it.
+ */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('query store', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('shares one load between subscribers; a resubscribe while loading (StrictMode) joins it', async () => {
     const store = createQueryStore();
     const { source, loads } = controlledSource(['notes']);
@@ -25,8 +33,11 @@ describe('query store', () => {
     stopB();
     store.subscribe('k', source, noop);
     expect(loads).toHaveLength(1);
+    // refetch joins the load in flight: it resolves once that load has settled.
+    const settled = store.refetch('k');
+    expect(loads).toHaveLength(1);
     loads[0]!.resolve(['a']);
-    await Promise.resolve();
+    await settled;
     expect(store.getSnapshot('k')).toEqual({ data: ['a'], error: undefined, isLoading: false });
   });
 
@@ -37,24 +48,31 @@ describe('query store', () => {
     store.subscribe('k', source, () => notified++);
     const loading = store.getSnapshot('k');
     expect(store.getSnapshot('k')).toBe(loading);
+    const settled = store.refetch('k');
     loads[0]!.resolve(1);
-    await Promise.resolve();
+    await settled;
     expect(notified).toBe(1);
     expect(store.getSnapshot('k')).toBe(store.getSnapshot('k'));
+    expect(store.getSnapshot('k')).toEqual({ data: 1, error: undefined, isLoading: false });
   });
 
   it('lets the newest load win when an older one finishes last', async () => {
     const store = createQueryStore();
     const { source, loads } = controlledSource(['notes']);
-    store.subscribe('k', source, noop);
+    let notified = 0;
+    store.subscribe('k', source, () => notified++);
     const reloaded = store.invalidate(['notes']);
     expect(loads).toHaveLength(2);
     expect(loads[0]!.signal.aborted).toBe(true);
     loads[1]!.resolve('after the write');
     await reloaded;
+    const newest = store.getSnapshot('k');
+    expect(newest.data).toBe('after the write');
     loads[0]!.resolve('before the write');
-    await Promise.resolve();
-    expect(store.getSnapshot('k').data).toBe('after the write');
+    await nextTurn();
+    // The stale answer was handled and dropped: same snapshot, nobody told.
+    expect(store.getSnapshot('k')).toBe(newest);
+    expect(notified).toBe(1);
   });
 
   it('reloads only watched entries that read a written table, and drops unwatched loads in flight', async () => {
@@ -77,9 +95,11 @@ describe('query store', () => {
     const store = createQueryStore();
     const { source, loads } = controlledSource(['notes']);
     store.subscribe('k', source, noop);
+    const loaded = store.refetch('k');
     loads[0]!.resolve('first');
-    await Promise.resolve();
+    await loaded;
     const refetched = store.refetch('k');
+    expect(loads).toHaveLength(2);
     expect(store.refetch('k')).toBe(refetched);
     const cause = new Error('offline');
     loads[1]!.reject(cause);
@@ -90,14 +110,29 @@ describe('query store', () => {
     expect(error).toMatchObject({ code: 'client_error', cause });
   });
 
-  it('drops an entry gcTime after its last subscriber left, aborting its load', async () => {
+  it('drops an entry gcTime after its last subscriber left, aborting its load', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const store = createQueryStore({ gcTime: 10 });
     const { source, loads } = controlledSource(['notes']);
     store.subscribe('k', source, noop)();
-    await sleep(30);
+    vi.advanceTimersByTime(9);
+    expect(loads[0]!.signal.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
     expect(loads[0]!.signal.aborted).toBe(true);
     store.subscribe('k', source, noop);
     expect(loads).toHaveLength(2);
     expect(store.getSnapshot('k').isLoading).toBe(true);
+  });
+
+  it('keeps an entry whose subscriber comes back within gcTime', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const store = createQueryStore({ gcTime: 10 });
+    const { source, loads } = controlledSource(['notes']);
+    store.subscribe('k', source, noop)();
+    vi.advanceTimersByTime(9);
+    store.subscribe('k', source, noop);
+    vi.advanceTimersByTime(60_000);
+    expect(loads).toHaveLength(1);
+    expect(loads[0]!.signal.aborted).toBe(false);
   });
 });

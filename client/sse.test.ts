@@ -2,6 +2,7 @@ import { createServer, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../e2e/support/until.ts';
 import { FwError, readEventStream, type SseEvent } from './index.ts';
 
 // CRLF and CR line ends, a comment, retry, ids, an event name, multi-line data, and characters of
@@ -29,7 +30,8 @@ async function writeInChunks(res: ServerResponse, bytes: Buffer, size: number): 
   res.writeHead(200, sseHeaders);
   for (let at = 0; at < bytes.length; at += size) {
     res.write(bytes.subarray(at, at + size));
-    // Let each write leave as its own chunk instead of being coalesced.
+    // Pacing only (no assertion depends on it): each write tends to leave as its own chunk. The
+    // events must be the same however the bytes are grouped, which '/whole' holds too.
     await sleep(1);
   }
   res.end();
@@ -38,14 +40,17 @@ async function writeInChunks(res: ServerResponse, bytes: Buffer, size: number): 
 describe('readEventStream over a real HTTP stream', () => {
   let server: Server;
   let url: string;
+  /** The requests (path and query) whose response the client abandoned before it ended. */
   const closedEarly: string[] = [];
+  /** The open '/cut' responses by query, for the test to break when it chooses. */
+  const cuts = new Map<string, ServerResponse>();
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       res.on('close', () => {
         if (!res.writableFinished) closedEarly.push(req.url ?? '');
       });
-      const route = req.url ?? '';
+      const route = new URL(req.url ?? '/', 'http://localhost').pathname;
       if (route === '/bytes') return void writeInChunks(res, stream, 1);
       if (route === '/odd') return void writeInChunks(res, stream, 7);
       if (route === '/whole') return void res.writeHead(200, sseHeaders).end(stream);
@@ -57,7 +62,7 @@ describe('readEventStream over a real HTTP stream', () => {
       if (route === '/cut') {
         res.writeHead(200, sseHeaders);
         res.write('data: before the cut\n\n');
-        setTimeout(() => res.socket?.destroy(), 20);
+        cuts.set(req.url ?? '', res);
         return;
       }
       if (route === '/denied') {
@@ -99,7 +104,7 @@ describe('readEventStream over a real HTTP stream', () => {
   it('resolves when the signal aborts, and closes the connection', async () => {
     const controller = new AbortController();
     const events: string[] = [];
-    await readEventStream(await fetch(`${url}/open`, { signal: controller.signal }), {
+    await readEventStream(await fetch(`${url}/open?by=abort`, { signal: controller.signal }), {
       signal: controller.signal,
       onEvent: (event) => {
         events.push(event.data);
@@ -107,24 +112,26 @@ describe('readEventStream over a real HTTP stream', () => {
       },
     });
     expect(events).toEqual(['one']);
-    await expect.poll(() => closedEarly).toContain('/open');
+    await until(async () => closedEarly.includes('/open?by=abort'), 'the server to see the stream abandoned', { intervalMs: 10 });
   });
 
   it('rejects with what a callback threw, and closes the connection', async () => {
-    closedEarly.length = 0;
     const failure = new Error('render failed');
-    const reading = readEventStream(await fetch(`${url}/open`), {
+    const reading = readEventStream(await fetch(`${url}/open?by=throw`), {
       onEvent: () => {
         throw failure;
       },
     });
     await expect(reading).rejects.toBe(failure);
-    await expect.poll(() => closedEarly).toContain('/open');
+    await until(async () => closedEarly.includes('/open?by=throw'), 'the server to see the stream abandoned', { intervalMs: 10 });
   });
 
   it('rejects with network_error when the connection breaks mid-stream', async () => {
     const events: string[] = [];
-    const reading = readEventStream(await fetch(`${url}/cut`), { onEvent: (event) => events.push(event.data) });
+    const reading = readEventStream(await fetch(`${url}/cut?by=test`), { onEvent: (event) => events.push(event.data) });
+    // Broken only once the client has read what came before, so the test knows what it must have got.
+    await until(async () => events.length === 1, 'the event before the cut', { intervalMs: 10 });
+    cuts.get('/cut?by=test')!.socket!.destroy();
     const error = await reading.then(
       () => expect.unreachable('a cut stream must not look finished'),
       (thrown: unknown) => thrown,

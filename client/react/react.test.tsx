@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { act, cleanup, fireEvent, render, renderHook, screen } from '@testing-library/react';
+import { act, cleanup, configure, fireEvent, render, renderHook, screen } from '@testing-library/react';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type ReactNode, StrictMode, useState } from 'react';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { z } from 'zod';
+import { until } from '../../e2e/support/until.ts';
 import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration, ensureSystemTables } from '../../runtime/db/migrate.ts';
 import { command, liveQuery, query } from '../../runtime/entries.ts';
@@ -19,6 +20,16 @@ import { createFwReact } from './index.ts';
 
 // happy-dom pages live on this origin, so calls to the runtime are cross-origin, as in a real app.
 const PAGE_ORIGIN = 'http://localhost:3000';
+
+// findBy* poll the DOM for the final state; their deadline only bounds a hang (the default 1 s is a
+// timing assumption a busy machine breaks).
+configure({ asyncUtilTimeout: 30_000 });
+
+/**
+ * Polls state outside React (what the server saw) inside act, so that React updates arriving meanwhile
+ * are flushed with it; the deadline only bounds a hang.
+ */
+const serverSees = (probe: () => boolean, what: string) => act(() => until(async () => probe(), what, { intervalMs: 10 }));
 
 const schema = defineSchema({
   notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text(), created_at: t.timestamptz().defaultNow() }),
@@ -173,6 +184,7 @@ describe('fw/react against a running runtime', () => {
         <NoteList label="second" />
         <Finder prefix="x" />
         <Finder prefix="x" reordered />
+        <NewNote title="x1" />
       </FwProvider>
     );
     const { rerender } = render(tree());
@@ -180,10 +192,15 @@ describe('fw/react against a running runtime', () => {
     await screen.findByRole('list', { name: 'second' });
     await screen.findByText('found:');
     await screen.findByText('found*:');
+    expect([count(auth, '/queries/listNotes'), count(auth, '/queries/findNotes')]).toEqual([1, 1]);
     for (let i = 0; i < 3; i++) rerender(tree());
-    await act(() => sleep(50));
-    expect(count(auth, '/queries/listNotes')).toBe(1);
-    expect(count(auth, '/queries/findNotes')).toBe(1);
+    // A command after the re-renders refetches each shared entry once; a request a re-render had sent
+    // was sent before it, and would be counted here too.
+    fireEvent.click(screen.getByRole('button', { name: 'add' }));
+    await screen.findByText('found: x1');
+    await screen.findByText('found*: x1');
+    expect(screen.getAllByRole('listitem').map((li) => li.textContent)).toEqual(['x1', 'x1']);
+    expect([count(auth, '/queries/listNotes'), count(auth, '/queries/findNotes'), count(auth, '/commands/createNote')]).toEqual([2, 2, 1]);
   });
 
   it('sends exactly one request per distinct query under StrictMode, and one refetch per command', async () => {
@@ -218,15 +235,20 @@ describe('fw/react against a running runtime', () => {
     const tree = (auth: DevAuth) => (
       <FwProvider apiUrl={url} devAuth={{ ...auth }}>
         <NoteList />
+        <NewNote title="bob's" />
       </FwProvider>
     );
     const { rerender } = render(tree(alice));
     expect((await screen.findByRole('listitem')).textContent).toBe('alice only');
     rerender(tree(bob));
-    await vi.waitFor(() => expect(screen.getByRole('list', { name: 'notes' }).children).toHaveLength(0));
-    rerender(tree(bob));
-    await act(() => sleep(50));
+    expect((await screen.findByRole('list', { name: 'notes' })).children).toHaveLength(0);
     expect([count(alice, '/queries/listNotes'), count(bob, '/queries/listNotes')]).toEqual([1, 1]);
+    rerender(tree(bob));
+    // Bob's command after the equal literal refetches once: a request the re-render had sent was sent
+    // before it, and would be counted here too.
+    fireEvent.click(screen.getByRole('button', { name: 'add' }));
+    expect((await screen.findByRole('listitem')).textContent).toBe("bob's");
+    expect([count(alice, '/queries/listNotes'), count(bob, '/queries/listNotes'), count(bob, '/commands/createNote')]).toEqual([1, 2, 1]);
   });
 
   it('refetches when args change', async () => {
@@ -265,13 +287,17 @@ describe('fw/react against a running runtime', () => {
         </Toggle>
       </FwProvider>,
     );
-    await screen.findByRole('list', { name: 'notes' });
+    expect((await screen.findByRole('list', { name: 'notes' })).children).toHaveLength(0);
+    // Written behind the client's back (no command of its own invalidates the cache).
+    await db.transaction({ readOnly: false, auth: { kind: 'user', userId: auth.userId, tenantId: auth.tenantId, role: auth.role } }, (trx) =>
+      trx.insertInto('notes').values({ title: 'meanwhile' }).execute(),
+    );
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
     // Shown from the cache at once, refreshed in the background.
-    expect(screen.getByRole('list', { name: 'notes' })).toBeTruthy();
-    await vi.waitFor(() => expect(count(auth, '/queries/listNotes')).toBe(2));
-    await act(() => sleep(50));
+    expect(screen.getByRole('list', { name: 'notes' }).children).toHaveLength(0);
+    expect((await screen.findByRole('listitem')).textContent).toBe('meanwhile');
+    expect(count(auth, '/queries/listNotes')).toBe(2);
     unmount();
 
     const shortLived = newIdentity();
@@ -288,10 +314,10 @@ describe('fw/react against a running runtime', () => {
     );
     screen.getByText('slow loading');
     // Only a request the server has received can be seen abandoned by it (a busy machine may take longer than gcTime to send it).
-    await vi.waitFor(() => expect(count(shortLived, '/queries/slowNotes')).toBe(1), { timeout: 10_000 });
+    await serverSees(() => count(shortLived, '/queries/slowNotes') === 1, 'the server to receive the slow query');
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
     // Nobody watches any more: after gcTime the entry is dropped and its request aborted.
-    await vi.waitFor(() => expect(abandoned).toContain(`${shortLived.tenantId} /queries/slowNotes`), { timeout: 10_000 });
+    await serverSees(() => abandoned.includes(`${shortLived.tenantId} /queries/slowNotes`), 'the server to see the slow query abandoned');
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
     screen.getByText('slow loading');
     await screen.findByText('slow done');
@@ -326,11 +352,15 @@ describe('fw/react against a running runtime', () => {
     render(
       <FwProvider apiUrl={url} devAuth={auth}>
         <Gated />
+        <NoteList />
       </FwProvider>,
     );
-    await act(() => sleep(50));
     screen.getByText('idle');
-    expect(count(auth, '/queries/listTags')).toBe(0);
+    // A query mounted in the same commit has made its round trip: a request of the held one would have
+    // been sent with it.
+    await screen.findByRole('list', { name: 'notes' });
+    screen.getByText('idle');
+    expect([count(auth, '/queries/listNotes'), count(auth, '/queries/listTags')]).toEqual([1, 0]);
     fireEvent.click(screen.getByRole('button', { name: 'enable' }));
     await screen.findByText('tags 0');
     expect(count(auth, '/queries/listTags')).toBe(1);
@@ -387,6 +417,17 @@ describe('useLiveQuery against a scripted live server', () => {
 
   const snapshot = (call: ScriptedLiveCall, key: string, name: string) =>
     call.res.write(`event: snapshot\nid: ${revision}\ndata: ${JSON.stringify({ subscriptionId: key, key, revision, result: results.get(name) })}\n\n`);
+
+  /**
+   * A result written on one stream only, and not kept for streams opened later: it is seen only while
+   * the client still reads that stream (closing or reopening aborts it first).
+   */
+  function pushOn(call: ScriptedLiveCall, name: string, result: unknown): void {
+    revision++;
+    for (const { key } of call.subscriptions.filter((subscription) => subscription.name === name)) {
+      call.res.write(`event: snapshot\nid: ${revision}\ndata: ${JSON.stringify({ subscriptionId: key, key, revision, result })}\n\n`);
+    }
+  }
 
   /** A new result for liveQuery `name`, pushed to every open stream that carries it. */
   function push(name: string, result: unknown): void {
@@ -483,15 +524,19 @@ describe('useLiveQuery against a scripted live server', () => {
     await screen.findByText(`b: live n1,n2 @${revision}`);
     await screen.findByText(`tagged: live n1,n2 @${revision}`);
 
-    // One of two components leaves: the shared subscription stays, nothing is reopened.
+    // One of two components leaves: the shared subscription stays, nothing is reopened — the stream
+    // it had is still read.
     fireEvent.click(screen.getByRole('button', { name: 'toggle' }));
-    await act(() => sleep(30));
+    pushOn(callsOf(auth)[0]!, 'liveNotes', [{ title: 'n3' }]);
+    await screen.findByText(`b: live n3 @${revision}`);
+    await screen.findByText(`tagged: live n3 @${revision}`);
+    expect(screen.queryByText(/^a: /)).toBeNull();
     expect(callsOf(auth)).toHaveLength(1);
     expect(callsOf(auth)[0]!.ended).toBe(false);
 
     unmount();
-    await vi.waitFor(() => expect(callsOf(auth)[0]!.abandoned).toBe(true));
-    await act(() => sleep(30));
+    await serverSees(() => callsOf(auth)[0]!.abandoned, 'the server to see the stream abandoned');
+    // That no reconnect timer is left behind is held with fake timers in client/live.test.ts.
     expect(callsOf(auth)).toHaveLength(1);
   });
 
@@ -508,10 +553,13 @@ describe('useLiveQuery against a scripted live server', () => {
     );
     await screen.findByText(`strict: live s1 @${revision}`);
     await screen.findByText(`twin: live s1 @${revision}`);
-    await act(() => sleep(30));
+    // The first stream is the one in use: StrictMode's second mount did not reopen it.
+    pushOn(callsOf(auth)[0]!, 'liveNotes', [{ title: 's2' }]);
+    await screen.findByText(`strict: live s2 @${revision}`);
+    await screen.findByText(`twin: live s2 @${revision}`);
     expect(callsOf(auth).map((call) => call.subscriptions.length)).toEqual([1]);
     unmount();
-    await vi.waitFor(() => expect(callsOf(auth)[0]!.abandoned).toBe(true));
+    await serverSees(() => callsOf(auth)[0]!.abandoned, 'the server to see the stream abandoned');
   });
 
   it('resubscribes when args change, in one reopen, and holds back while enabled is false', async () => {
@@ -534,16 +582,18 @@ describe('useLiveQuery against a scripted live server', () => {
         <Gated />
       </FwProviderForLive>,
     );
-    await act(() => sleep(30));
     screen.getByText('gated a: closed …');
-    expect(callsOf(auth)).toHaveLength(0);
 
     fireEvent.click(screen.getByRole('button', { name: 'enable' }));
     await screen.findByText('gated a: live 2');
     fireEvent.click(screen.getByRole('button', { name: 'tag b' }));
     await screen.findByText('gated b: live 2');
-    await act(() => sleep(30));
+    // The reopen for tag b is the stream in use (a second one would have aborted it first); the held
+    // subscription had sent nothing (it would be the first request here).
+    pushOn(callsOf(auth)[1]!, 'liveNotes', [{ title: 'b1' }]);
+    await screen.findByText('gated b: live 1');
     expect(callsOf(auth).map((call) => call.subscriptions.map((s) => s.args))).toEqual([[{ tag: 'a' }], [{ tag: 'b' }]]);
+    await serverSees(() => callsOf(auth)[0]!.ended, 'the server to see the tag-a stream end');
     expect(callsOf(auth)[0]!.abandoned).toBe(true);
   });
 });

@@ -209,14 +209,20 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   const timers: Array<ReturnType<typeof setInterval>> = [];
 
   const reader = createInvalidationReader(db, {
-    onInvalidations: ({ rows }) => onInvalidations(rows),
+    onInvalidations: ({ rows, expired }) => onInvalidations(rows, expired),
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
     ...(options.safetyPollIntervalMs === undefined ? {} : { safetyPollIntervalMs: options.safetyPollIntervalMs }),
     ...(options.reconnectMinMs === undefined ? {} : { reconnectMinMs: options.reconnectMinMs }),
     ...(options.reconnectMaxMs === undefined ? {} : { reconnectMaxMs: options.reconnectMaxMs }),
   });
 
-  function onInvalidations(rows: readonly Invalidation[]): void {
+  function onInvalidations(rows: readonly Invalidation[], expired: boolean): void {
+    // The log was pruned past this process's reader (it could not read for longer than the retention
+    // window): rows it never saw may have concerned any group, so every group re-runs.
+    if (expired) {
+      for (const group of [...groups.values()]) schedule(group);
+      return;
+    }
     const affected = new Set<Group>();
     for (const row of rows) {
       for (const group of readers.get(row.table) ?? []) {

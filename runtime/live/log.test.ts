@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestPostgresDatabase, testDatabaseUrl } from '../../e2e/support/postgres.ts';
+import { until } from '../../e2e/support/until.ts';
 import type { Auth } from '../entries.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, migrationStatus, planMigration } from '../db/migrate.ts';
@@ -55,12 +56,11 @@ async function touched(db: FwDatabase, after: number): Promise<Array<[string, st
 /** Waits until every transaction that had an id when this was called has finished (the cluster is shared). */
 async function settle(db: FwDatabase): Promise<void> {
   const next = (await sql<{ x: string }>`select pg_snapshot_xmax(pg_current_snapshot())::text as x`.execute(db.admin)).rows[0]!.x;
-  for (let i = 0; i < 1000; i++) {
-    const done = await sql<{ ok: boolean }>`select pg_snapshot_xmin(pg_current_snapshot()) >= ${next}::xid8 as ok`.execute(db.admin);
-    if (done.rows[0]!.ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('other transactions of the cluster kept running');
+  await until(
+    async () => (await sql<{ ok: boolean }>`select pg_snapshot_xmin(pg_current_snapshot()) >= ${next}::xid8 as ok`.execute(db.admin)).rows[0]!.ok,
+    'the other transactions of the cluster to finish',
+    { intervalMs: 20 },
+  );
 }
 
 const insertNote = (db: FwDatabase, tenant: string, title = 'n') =>
@@ -242,6 +242,17 @@ for (const target of targets) {
       expect((await listInvalidations(db.admin, { tenantId: null })).map((r) => r.table)).toEqual(['a', 'tags']);
     });
 
+    it('lists the newest first, by revision as a number', async () => {
+      // Revisions that straddle a power of ten: as text, "99" would sort above "101" and "100".
+      await sql`select setval('_fw_live_invalidations_revision_seq', 98)`.execute(db.admin);
+      for (const tenant of [T1, T2, T1]) await insertNote(db, tenant);
+      expect((await logRows(db)).map((r) => r.revision)).toEqual([99, 100, 101]);
+      expect((await listInvalidations(db.admin)).map((r) => r.revision)).toEqual([101, 100, 99]);
+      expect((await listInvalidations(db.admin, { limit: 1 })).map((r) => r.revision)).toEqual([101]);
+      expect((await listInvalidations(db.admin, { tenantId: T1, limit: 2 })).map((r) => r.revision)).toEqual([101, 99]);
+      expect((await listInvalidations(db.admin, { beforeRevision: 101, limit: 1 })).map((r) => r.revision)).toEqual([100]);
+    });
+
     it('tells a resuming client whether its tables changed', async () => {
       await insertNote(db, T1);
       await settle(db);
@@ -410,15 +421,21 @@ describe.skipIf(!testDatabaseUrl)('the live log migrated by a non-superuser owne
     const client = new pgModule.Client({ connectionString: testDatabaseUrl });
     await client.connect();
     try {
-      // Roles are cluster-wide and another suite may be creating them right now: retry once.
-      const once = async (statement: string) =>
-        client.query(statement).catch(async () => {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          return client.query(statement);
+      // Roles are cluster-wide and another suite may be creating them right now ("tuple concurrently
+      // updated"): retry until it goes through, naming the last error if it never does.
+      const retried = async (statement: string) => {
+        let last: unknown;
+        await until(
+          () => client.query(statement).then(() => true, (error: unknown) => ((last = error), false)),
+          `${statement} to succeed`,
+          { intervalMs: 50 },
+        ).catch((error: Error) => {
+          throw new Error(`${error.message}; last error: ${String(last)}`);
         });
-      await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_t_owner') then create role fw_t_owner login nosuperuser; end if; end $$`);
-      await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_app') then create role fw_app nologin; end if; end $$`);
-      await once('grant fw_app to fw_t_owner');
+      };
+      await retried(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_t_owner') then create role fw_t_owner login nosuperuser; end if; end $$`);
+      await retried(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_app') then create role fw_app nologin; end if; end $$`);
+      await retried('grant fw_app to fw_t_owner');
       await client.query(`alter database "${new URL(pg.url).pathname.slice(1)}" owner to fw_t_owner`);
     } finally {
       await client.end();

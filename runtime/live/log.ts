@@ -273,10 +273,11 @@ export async function listInvalidations(
   if (options.tenantId === null) conditions.push(sql`tenant_id is null`);
   else if (options.tenantId !== undefined) conditions.push(sql`(tenant_id is null or tenant_id = ${options.tenantId}::uuid)`);
   if (options.beforeRevision !== undefined) conditions.push(sql`revision < ${checkedRevision(options.beforeRevision)}::bigint`);
+  // Ordered by the column, qualified: a bare `revision` would be the text output column, and "9" > "10".
   const result = await sql<{ revision: string; xid: string; table_name: string; tenant_id: string | null; trace_id: string | null; created_at: Date | string }>`
     select revision::text as revision, xid::text as xid, table_name, tenant_id, trace_id, created_at from ${log}
     where ${sql.join(conditions, sql` and `)}
-    order by revision desc limit ${limit}`.execute(admin);
+    order by ${log}.revision desc limit ${limit}`.execute(admin);
   return result.rows.map((row) => ({
     revision: toRevision(row.revision),
     xid: row.xid,

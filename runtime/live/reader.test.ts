@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { until as untilShared } from '../../e2e/support/until.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { defineSchema, t, table } from '../schema.ts';
@@ -9,13 +10,7 @@ const T1 = '11111111-1111-4111-8111-111111111111';
 const HOUR = 3_600_000;
 const schema = defineSchema({ notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text() }) });
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 1500; i++) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = (condition: () => boolean, what: string) => untilShared(async () => condition(), what, { intervalMs: 10 });
 
 /**
  * Holds PGlite's only connection until `release()`: a read started meanwhile stays in flight (it waits
@@ -60,7 +55,7 @@ describe('the invalidation reader (PGlite)', () => {
     await db?.close();
   });
 
-  const open = async (options: { pageSize?: number } = {}) => {
+  const open = async (options: { pageSize?: number; listen?: boolean } = {}) => {
     reader = createInvalidationReader(db, {
       pollIntervalMs: HOUR,
       safetyPollIntervalMs: HOUR,
@@ -130,16 +125,18 @@ describe('the invalidation reader (PGlite)', () => {
   });
 
   it('waits for the read in flight when closing', async () => {
-    const live = await open();
+    // Polling only: closing PGlite's listener needs the held connection too, which would hide whether
+    // close() waits for the read itself.
+    const live = await open({ listen: false });
     const hold = await holdConnection(db);
     live.wake();
-    let closed = false;
-    const closing = live.close().then(() => (closed = true));
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(closed).toBe(false);
+    expect(live.status().reading).toBe(true);
+    // What close() leaves behind when it resolves: a read still in flight there would be a close that did not wait.
+    let readingWhenClosed: boolean | undefined;
+    const closing = live.close().then(() => (readingWhenClosed = live.status().reading));
     await hold.release();
     await closing;
-    expect(live.status().reading).toBe(false);
+    expect(readingWhenClosed).toBe(false);
     reader = undefined;
   });
 });

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until as untilShared } from '../../e2e/support/until.ts';
 import { SseConnection } from './sse-connection.ts';
 
 /** A server whose one request becomes an SseConnection, and a raw client socket that reads only when told. */
@@ -35,10 +36,7 @@ function events(raw: string): Array<{ event: string; data: string }> {
     }));
 }
 
-const until = async (check: () => boolean, what: string) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  if (!check()) throw new Error(`timed out waiting for ${what}`);
-};
+const until = (check: () => boolean, what: string) => untilShared(async () => check(), what, { intervalMs: 10 });
 
 describe('an SSE connection', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -80,11 +78,16 @@ describe('an SSE connection', () => {
     connection.send('a', { event: 'snapshot', id: 1, data: '{"n":1}' });
     connection.send('a', { event: 'snapshot', id: 2, data: '{"n":2}' });
     connection.open({ 'x-fw-trace-id': 'abc' });
-    await until(() => events(received()).length === 1, 'the held event');
+    // An event sent after open() is written after the held one: once it is in, everything held is.
+    connection.send('b', { event: 'snapshot', id: 1, data: '{"after":"open"}' });
+    await until(() => events(received()).some((e) => e.data === '{"after":"open"}'), 'the event sent after open()');
     expect(received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(received()).toMatch(/content-type: text\/event-stream/i);
     expect(received()).toMatch(/x-fw-trace-id: abc/i);
-    expect(events(received())).toEqual([{ event: 'snapshot', data: '{"n":2}' }]);
+    expect(events(received())).toEqual([
+      { event: 'snapshot', data: '{"n":2}' },
+      { event: 'snapshot', data: '{"after":"open"}' },
+    ]);
   });
 
   it('writes a heartbeat comment only after a quiet spell', async () => {
@@ -93,10 +96,14 @@ describe('an SSE connection', () => {
     connection.open({});
     connection.send('a', { event: 'snapshot', id: 1, data: '{}' });
     connection.heartbeat(60_000);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The quiet spell is time by nature: wait until the clock has passed it (a precondition, not an assertion).
+    const sentAt = Date.now();
+    await until(() => Date.now() - sentAt > 10, '10 ms of quiet');
     connection.heartbeat(10);
     await until(() => received().includes(': heartbeat\n\n'), 'a heartbeat');
+    // The socket keeps order: a heartbeat written by heartbeat(60_000) would have arrived before this one.
     expect(received().match(/: heartbeat/g)).toHaveLength(1);
+    expect(events(received())).toEqual([{ event: 'snapshot', data: '{}' }]);
   });
 
   it('notices the client going away, tells its listeners once and drops what was pending', async () => {

@@ -78,7 +78,7 @@ export async function openEventStream(url: string, init: RequestInit = {}): Prom
     status: response.status,
     headers: response.headers,
     comments,
-    async nextWhere(accept, timeoutMs = 15_000) {
+    async nextWhere(accept, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const event = await stream.next(Math.max(1, deadline - Date.now()));
@@ -88,7 +88,7 @@ export async function openEventStream(url: string, init: RequestInit = {}): Prom
     get buffered() {
       return queue.length;
     },
-    next(timeoutMs = 15_000) {
+    next(timeoutMs = 30_000) {
       const queued = queue.shift();
       if (queued) return Promise.resolve(queued);
       if (finished) return Promise.reject(finished);

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestPostgresDatabase, testDatabaseUrl } from '../../e2e/support/postgres.ts';
+import { until as untilShared } from '../../e2e/support/until.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { defineSchema, t, table } from '../schema.ts';
@@ -38,13 +39,7 @@ function openReader(db: FwDatabase, options: Omit<ReaderOptions, 'onInvalidation
   };
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1500; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = (condition: () => boolean, what: string) => untilShared(async () => condition(), what, { intervalMs: 20 });
 
 describe.skipIf(!testDatabaseUrl)('wakeups on PostgreSQL', () => {
   let db: FwDatabase;
@@ -151,7 +146,7 @@ describe('wakeups on PGlite', () => {
   });
 
   it('wakes the reader through PGlite listen', async () => {
-    const { reader, received } = openReader(db, { pollIntervalMs: HOUR, safetyPollIntervalMs: HOUR });
+    const { reader, received, rows } = openReader(db, { pollIntervalMs: HOUR, safetyPollIntervalMs: HOUR });
     try {
       await reader.start();
       expect(reader.status().wakeups).toMatchObject({ mode: 'pglite', listener: 'connected' });
@@ -163,11 +158,21 @@ describe('wakeups on PGlite', () => {
     } finally {
       await reader.close();
     }
-    // After close nothing listens any more: a write is not delivered.
+    // After close nothing listens any more: a write is not delivered. A reader still open hears the
+    // write; PGlite calls every listener of the channel in one go, so the closed one would have too.
     const before = reader.status().wakeups.notifications;
-    await insertNote(db, 'three');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const witness = openReader(db, { pollIntervalMs: HOUR, safetyPollIntervalMs: HOUR });
+    try {
+      await witness.reader.start();
+      await until(() => !witness.reader.status().reading, "the witness's first read");
+      await insertNote(db, 'three');
+      expect((await witness.received(1)).map((r) => r.table)).toEqual(['notes']);
+      expect(witness.reader.status().wakeups.notifications).toBeGreaterThan(0);
+    } finally {
+      await witness.reader.close();
+    }
     expect(reader.status().wakeups.notifications).toBe(before);
+    expect(rows).toHaveLength(2);
   });
 
   it('polls only, when listening is off', async () => {
