@@ -81,12 +81,12 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await page.getByLabel('Title').fill('Written in a real browser');
     await page.getByRole('button', { name: 'Add note' }).click();
     const list = page.getByRole('list', { name: 'Notes' });
-    await list.getByText('Written in a real browser').waitFor({ timeout: 15_000 });
+    await list.getByText('Written in a real browser').waitFor({ timeout: 30_000 });
     expect(await page.getByLabel('Title').inputValue()).toBe('');
 
     // The note is really stored: a fresh page load lists it from the database.
     await page.reload();
-    await list.getByText('Written in a real browser').waitFor({ timeout: 15_000 });
+    await list.getByText('Written in a real browser').waitFor({ timeout: 30_000 });
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -101,7 +101,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await watcher.getByRole('button', { name: 'Add note' }).waitFor();
     await writer.getByLabel('Title').fill('Seen from the other tab');
     await writer.getByRole('button', { name: 'Add note' }).click();
-    await watched.getByText('Seen from the other tab').waitFor({ timeout: 15_000 });
+    await watched.getByText('Seen from the other tab').waitFor({ timeout: 30_000 });
     expect(problems).toEqual([]);
     await writer.close();
     await watcher.close();
@@ -122,7 +122,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await page.getByRole('button', { name: 'Add note' }).click();
     // Every live query sees the new count; the command was not starved of a connection.
     for (let n = 1; n <= LIVE_QUERIES; n++) {
-      await counts.getByText(`q${n}: ${before + 1}`, { exact: true }).waitFor({ timeout: 15_000 });
+      await counts.getByText(`q${n}: ${before + 1}`, { exact: true }).waitFor({ timeout: 30_000 });
     }
     await page.getByRole('list', { name: 'Notes' }).getByText('One more note').waitFor();
     // One multiplexed stream carries them all (opened once, maybe reopened as components mount).
@@ -139,14 +139,14 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     const original = await readFile(file, 'utf8');
     await writeFile(file, original.replace('handler: (ctx, args) =>', 'handler: (ctx, args) => +;'));
     const overlay = page.locator('vite-error-overlay');
-    await overlay.waitFor({ state: 'attached', timeout: 20_000 });
+    await overlay.waitFor({ state: 'attached', timeout: 30_000 });
     const text = await overlay.evaluate((el) => el.shadowRoot?.textContent ?? '');
     expect(text).toContain('src/commands/createNote.ts');
     expect(text).toMatch(/line \d+/);
 
     // The previous app kept serving; fixing the file brings the new version in place.
     await writeFile(file, original.replace("title: z.string().trim().min(1).max(200),", "title: z.string().trim().min(3).max(200),"));
-    await expect.poll(async () => (await post(dev.ready.serverUrl as string, '/commands/createNote', { title: 'ab' }, devAuth)).status, { timeout: 20_000 }).toBe(400);
+    await expect.poll(async () => (await post(dev.ready.serverUrl as string, '/commands/createNote', { title: 'ab' }, devAuth)).status, { timeout: 30_000 }).toBe(400);
     await page.close();
   });
 });

@@ -114,10 +114,10 @@ describe('the nuxt-web template', () => {
 
       await writer.getByLabel('Title').fill('Written in Nuxt');
       await writer.getByRole('button', { name: 'Add note' }).click();
-      await writer.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 15_000 });
+      await writer.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 30_000 });
       expect(await writer.getByLabel('Title').inputValue()).toBe('');
       // Pushed to the other page over its live stream, without a reload.
-      await watcher.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 15_000 });
+      await watcher.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 30_000 });
       // The browser calls the runtime directly, on one multiplexed stream.
       expect(liveRequests).toEqual([`POST ${dev.ready.serverUrl as string}/live`]);
 

@@ -163,7 +163,7 @@ describe('fw/vue against a running runtime', () => {
     await vi.waitFor(async () => {
       await flushPromises();
       check();
-    }, { timeout: 10_000, interval: 20 });
+    }, { timeout: 30_000, interval: 20 });
   }
 
   it('after a command, refetches mounted queries that read what it wrote, and only those', async () => {

@@ -52,14 +52,15 @@ describe.skipIf(process.platform === 'win32')('stdio bridge: wrapper commands', 
     const pidFile = path.join(dir, 'timeout.pid');
     // `; exit 0` keeps sh from exec'ing python: python is a grandchild of fw, not its child.
     const target = { transport: 'stdio', command: '/bin/sh', commandArgs: ['-c', '"$0" -c "$1" "$2"; exit 0', python, holdStdout, pidFile], cwd: dir } as const;
-    const error = await callExternal(target, envelope, { limits: { timeoutMs: 1_500 } }).then(
+    // 5 s: far longer than python needs to write its pid, even on a loaded machine.
+    const error = await callExternal(target, envelope, { limits: { timeoutMs: 5_000 } }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(isFwError(error) && [error.code, error.diagnostics[0]?.code]).toEqual(['gateway_timeout', 'external_timeout']);
     const pid = await readPid(pidFile);
-    await expect.poll(() => isRunning(pid), { timeout: 5_000 }).toBe(false);
-  }, 20_000);
+    await expect.poll(() => isRunning(pid), { timeout: 30_000 }).toBe(false);
+  }, 60_000);
 
   it('answers when the wrapper exits, killing the child it left holding stdout', async () => {
     const pidFile = path.join(dir, 'exit.pid');
@@ -68,8 +69,8 @@ describe.skipIf(process.platform === 'win32')('stdio bridge: wrapper commands', 
     const target = { transport: 'stdio', command: '/bin/sh', commandArgs: ['-c', script, python, holdStdout, pidFile], cwd: dir } as const;
     await expect(callExternal(target, envelope, { limits: { timeoutMs: 10_000 } })).resolves.toBe('done');
     const pid = await readPid(pidFile);
-    await expect.poll(() => isRunning(pid), { timeout: 5_000 }).toBe(false);
-  }, 20_000);
+    await expect.poll(() => isRunning(pid), { timeout: 30_000 }).toBe(false);
+  }, 60_000);
 
   it('kills the wrapper and its child when the output passes the size limit', async () => {
     const pidFile = path.join(dir, 'huge.pid');
@@ -81,8 +82,8 @@ describe.skipIf(process.platform === 'win32')('stdio bridge: wrapper commands', 
     );
     expect(isFwError(error) && error.diagnostics[0]?.code).toBe('external_response_too_large');
     const pid = await readPid(pidFile);
-    await expect.poll(() => isRunning(pid), { timeout: 5_000 }).toBe(false);
-  }, 20_000);
+    await expect.poll(() => isRunning(pid), { timeout: 30_000 }).toBe(false);
+  }, 60_000);
 });
 
 // Only a 4xx says the caller's input was at fault. A service's 5xx stays a 502 even when its error
