@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, repoRoot, runFw, type RunningFw, startFw } from './support/app.ts';
+import { until } from './support/until.ts';
 
 // The external runtime protocol end to end: real services in another language (Python 3, standard
 // library) — one over HTTP, one over stdio — behind a real `fw dev` process.
@@ -23,25 +24,12 @@ async function startHttpService(): Promise<{ process: ChildProcess; baseUrl: str
 }
 
 describe('external services behind fw dev', () => {
-  let app: Awaited<ReturnType<typeof createTestApp>>;
   let service: Awaited<ReturnType<typeof startHttpService>>;
-  let dev: RunningFw;
-  let serverUrl: string;
+  let stdioManifest: any;
 
-  const call = async (route: string, args: unknown, headers: Record<string, string> = member) => {
-    const response = await fetch(`${serverUrl}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ args }) });
-    return { status: response.status, body: (await response.json()) as any, traceHeader: response.headers.get('x-fw-trace-id') };
-  };
-
-  beforeAll(async () => {
-    service = await startHttpService();
-    const stdioManifest = JSON.parse(await readFile(path.join(stdioDir, 'fw.manifest.json'), 'utf8'));
-    stdioManifest.service.commandArgs[0] = path.join(stdioDir, 'service.py');
-    stdioManifest.service.timeoutMs = 8_000;
-    // A stdio entry behind a policy the member role does not pass.
-    stdioManifest.entries.push({ name: 'guarded', kind: 'command', policy: 'agent', risk: 'write', transaction: 'external-managed' });
-    for (const entry of stdioManifest.entries) if (entry.name === 'record') entry.effects = [{ name: 'note.recorded', tables: ['notes'], liveQueries: ['liveNotes'] }];
-    app = await createTestApp('minimal-web', {
+  /** A fresh app (its own directory and embedded database) with the stdio service in its fw.manifest.json. */
+  const newApp = () =>
+    createTestApp('minimal-web', {
       'src/policies.ts': "import { definePolicies } from 'fw';\nexport default definePolicies({ agent: ({ auth }) => auth.role === 'agent' });\n",
       // Found without importing it.
       'fw.manifest.json': JSON.stringify(stdioManifest, null, 2),
@@ -52,15 +40,45 @@ describe('external services behind fw dev', () => {
         '',
       ].join('\n'),
     });
+  /** Imports the http service from a manifest file (with a 4 s timeout) and the grpc one, as the first test does through every path. */
+  const importServices = async (dir: string) => {
+    const served = await (await fetch(`${service.baseUrl}/manifest`)).json();
+    served.service.timeoutMs = 4_000;
+    await writeFile(path.join(dir, 'tickets.manifest.json'), JSON.stringify(served));
+    for (const file of ['tickets.manifest.json', 'grpc.manifest.json']) {
+      const imported = await runFw(['manifest', 'import', file, '--json'], { cwd: dir });
+      expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+    }
+  };
+  /** A test's own app, removed after it. */
+  const apps: Array<Awaited<ReturnType<typeof createTestApp>>> = [];
+  const ownApp = async ({ withServices }: { withServices: boolean }) => {
+    const app = await newApp();
+    apps.push(app);
+    if (withServices) await importServices(app.dir);
+    return app;
+  };
+
+  beforeAll(async () => {
+    service = await startHttpService();
+    stdioManifest = JSON.parse(await readFile(path.join(stdioDir, 'fw.manifest.json'), 'utf8'));
+    stdioManifest.service.commandArgs[0] = path.join(stdioDir, 'service.py');
+    stdioManifest.service.timeoutMs = 8_000;
+    // A stdio entry behind a policy the member role does not pass.
+    stdioManifest.entries.push({ name: 'guarded', kind: 'command', policy: 'agent', risk: 'write', transaction: 'external-managed' });
+    for (const entry of stdioManifest.entries) if (entry.name === 'record') entry.effects = [{ name: 'note.recorded', tables: ['notes'], liveQueries: ['liveNotes'] }];
   }, 60_000);
 
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.remove();
+  });
+
   afterAll(async () => {
-    await dev?.stop();
     service?.process.kill();
-    await app?.remove();
   });
 
   it('imports a service from its GET /manifest, updates it from a file, and leaves a same import unchanged', async () => {
+    const app = await ownApp({ withServices: false });
     const fromUrl = await runFw(['manifest', 'import', service.baseUrl, '--json'], { cwd: app.dir });
     expect(fromUrl.code, fromUrl.stdout + fromUrl.stderr).toBe(0);
     expect(JSON.parse(fromUrl.stdout)).toMatchObject({ ok: true, service: 'tickets', status: 'added', importedFrom: `${service.baseUrl}/manifest`, file: '.fw/external-manifests.json' });
@@ -83,6 +101,7 @@ describe('external services behind fw dev', () => {
   });
 
   it('generates externalServices.json, the external section of api.json, external auto-tools and capabilities', async () => {
+    const app = await ownApp({ withServices: true });
     const generated = await runFw(['generate', '--json'], { cwd: app.dir });
     expect(generated.code, generated.stdout + generated.stderr).toBe(0);
     const read = async (file: string) => JSON.parse(await readFile(path.join(app.dir, 'src/fw/_generated', file), 'utf8'));
@@ -105,6 +124,7 @@ describe('external services behind fw dev', () => {
   });
 
   it('fw run / fw query call the service directly when no fw dev runs, and refuse bad --args JSON', async () => {
+    const app = await ownApp({ withServices: true });
     const echoed = await runFw(['query', 'tickets.echo', '--args', '{"q":"direct"}', '--json'], { cwd: app.dir });
     expect(echoed.code, echoed.stdout + echoed.stderr).toBe(0);
     const report = JSON.parse(echoed.stdout);
@@ -129,10 +149,27 @@ describe('external services behind fw dev', () => {
   }, 60_000);
 
   describe('through the runtime', () => {
+    // One fw dev for these tests, on an app of their own; no test here changes what another one uses.
+    let app: Awaited<ReturnType<typeof createTestApp>>;
+    let dev: RunningFw | undefined;
+    let serverUrl: string;
+
+    const call = async (route: string, args: unknown, headers: Record<string, string> = member) => {
+      const response = await fetch(`${serverUrl}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ args }) });
+      return { status: response.status, body: (await response.json()) as any, traceHeader: response.headers.get('x-fw-trace-id') };
+    };
+
     beforeAll(async () => {
+      app = await newApp();
+      await importServices(app.dir);
       dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir, env: { FW_AI: 'mock' } });
       serverUrl = dev.ready.serverUrl as string;
     }, 60_000);
+
+    afterAll(async () => {
+      await dev?.stop();
+      await app?.remove();
+    });
 
     it('sends the envelope and forwards identity and trace id over http, but not the caller’s token', async () => {
       const { status, body, traceHeader } = await call('/external/tickets/queries/echo', { q: 'hello' }, { ...member, authorization: 'Bearer abc.def' });
@@ -254,13 +291,33 @@ describe('external services behind fw dev', () => {
       manifest.entries.push({ name: 'later', kind: 'query' });
       await writeFile(file, JSON.stringify(manifest, null, 2));
       // Now fw knows the entry and calls the script, which has no such entry and says so.
-      await expect.poll(async () => (await call('/external/scripts/queries/later', {})).body.error?.diagnostics?.[0]?.code, { timeout: 15_000 }).toBe('unknown_entry');
+      const later = await until(async () => {
+        const answer = await call('/external/scripts/queries/later', {});
+        return answer.body.error?.diagnostics?.[0]?.code === 'unknown_entry' && answer;
+      }, 'fw dev to follow the manifest edit');
+      expect([later.status, later.body.error.code]).toEqual([502, 'bad_gateway']);
     });
 
     it('answers external_unreachable when the service is down', async () => {
-      service.process.kill();
-      await new Promise((r) => service.process.once('exit', r));
-      const { status, body } = await call('/external/tickets/queries/raw', {});
+      // A service of this test's own, imported under its own name: the shared one stays up.
+      const doomed = await startHttpService();
+      try {
+        const served = await (await fetch(`${doomed.baseUrl}/manifest`)).json();
+        served.service.name = 'doomed';
+        await writeFile(path.join(app.dir, 'doomed.manifest.json'), JSON.stringify(served));
+        const imported = await runFw(['manifest', 'import', 'doomed.manifest.json', '--json'], { cwd: app.dir });
+        expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+        // Up: fw dev has taken the import in and reaches the service.
+        const up = await until(async () => {
+          const answer = await call('/external/doomed/queries/raw', {});
+          return answer.status === 200 && answer;
+        }, 'fw dev to follow the import');
+        expect(up.body.result).toEqual([1, 2, 3]);
+      } finally {
+        doomed.process.kill();
+        if (doomed.process.exitCode === null && doomed.process.signalCode === null) await new Promise((r) => doomed.process.once('exit', r));
+      }
+      const { status, body } = await call('/external/doomed/queries/raw', {});
       expect([status, body.error.diagnostics[0].code]).toEqual([503, 'external_unreachable']);
     });
   });

@@ -1,14 +1,16 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type RunningFw, runFw, startFw } from './support/app.ts';
+import { until } from './support/until.ts';
 
 describe('fw inspect and fw check', () => {
+  // Each test its own copy of the template: one test's edits never reach another.
   let app: Awaited<ReturnType<typeof createTestApp>>;
-  beforeAll(async () => {
+  beforeEach(async () => {
     app = await createTestApp();
   });
-  afterAll(() => app?.remove());
+  afterEach(() => app?.remove());
 
   it('inspect client lists each entry with its route, args schema and hooks', async () => {
     const run = await runFw(['inspect', 'client', '--json'], { cwd: app.dir });
@@ -62,6 +64,7 @@ describe('fw inspect and fw check', () => {
   });
 
   it('dev --once --json reports the frontend diagnostics', async () => {
+    await writeFile(path.join(app.dir, 'web/src/raw.ts'), "export const load = () => fetch('/queries/listNotes', { method: 'POST' });\n");
     const run = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
     const report = JSON.parse(run.stdout);
     expect(report.diagnostics).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'raw_runtime_fetch', path: 'web/src/raw.ts:1:27' })]));
@@ -75,12 +78,18 @@ describe('fw dev keeps the frontend artifacts in step with web/ edits', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let dev: RunningFw;
   const graph = async () => JSON.parse(await readFile(path.join(app.dir, 'src/fw/_generated/frontendGraph.json'), 'utf8'));
-  const until = async (what: string, ok: (g: { rawFetches: Array<{ file: string; url: string }> }) => boolean) => {
-    for (let i = 0; i < 300; i++) {
-      if (ok(await graph().catch(() => ({ rawFetches: [] })))) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+  type Graph = { rawFetches: Array<{ file: string; url: string }> };
+  /** Waits for fw dev to have rewritten frontendGraph.json (or printed) what `ok` looks for. */
+  const follows = async (what: string, ok: (g: Graph) => boolean): Promise<Graph> => {
+    try {
+      return await until(async () => {
+        const g: Graph = await graph().catch(() => ({ rawFetches: [] }));
+        return ok(g) && g;
+      }, what, { timeoutMs: 60_000 });
+    } catch (error) {
+      const has = await graph().then((g: Graph) => JSON.stringify(g.rawFetches), (e: unknown) => String(e));
+      throw new Error(`${(error as Error).message}: frontendGraph.json has ${has}; fw dev said:\n${dev.stderr()}`);
     }
-    throw new Error(`frontendGraph.json never showed ${what}; it has ${JSON.stringify((await graph()).rawFetches)}; fw dev said:\n${dev.stderr()}`);
   };
 
   beforeAll(async () => {
@@ -97,15 +106,17 @@ describe('fw dev keeps the frontend artifacts in step with web/ edits', () => {
     const appFile = path.join(app.dir, 'web/src/App.tsx');
     const original = await readFile(appFile, 'utf8');
     await writeFile(appFile, original.replace('  async function addNote(', "  async function ping() {\n    await fetch('/queries/listNotes', { method: 'POST' });\n  }\n\n  async function addNote("));
-    await until('the edited file\'s raw fetch', (g) => g.rawFetches.some((f) => f.file === 'web/src/App.tsx' && f.url === '/queries/listNotes'));
-    await until('the diagnostic in the terminal', () => dev.stderr().includes('web/src/App.tsx:11:11 error raw_runtime_fetch'));
+    const edited = await follows('the edited file\'s raw fetch', (g) => g.rawFetches.some((f) => f.file === 'web/src/App.tsx' && f.url === '/queries/listNotes'));
+    expect(edited.rawFetches.map((f) => [f.file, f.url])).toEqual([['web/src/App.tsx', '/queries/listNotes']]);
+    await follows('the diagnostic in the terminal', () => dev.stderr().includes('web/src/App.tsx:11:11 error raw_runtime_fetch'));
 
     const added = path.join(app.dir, 'web/src/Extra.tsx');
     await writeFile(added, "export async function extra() {\n  await fetch('/commands/createNote', { method: 'POST' });\n}\n");
-    await until('the added file', (g) => g.rawFetches.some((f) => f.file === 'web/src/Extra.tsx'));
+    const extra = await follows('the added file', (g) => g.rawFetches.some((f) => f.file === 'web/src/Extra.tsx'));
+    expect(extra.rawFetches.map((f) => [f.file, f.url]).sort()).toEqual([['web/src/App.tsx', '/queries/listNotes'], ['web/src/Extra.tsx', '/commands/createNote']]);
 
     await rm(added);
     await writeFile(appFile, original);
-    await until('both gone again', (g) => g.rawFetches.length === 0);
+    await follows('both gone again', (g) => g.rawFetches.length === 0);
   });
 });

@@ -1,23 +1,47 @@
 import { request } from 'node:http';
-import { readdir } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { existsSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
+import { until } from './support/until.ts';
 
 // Production auth: no dev headers; FW_AUTH=none leaves the public surface (health, public queries).
 const env = { FW_AUTH: 'none', FW_AI: 'mock', DATABASE_URL: '' };
 
-const slowQuery = `import { query } from 'fw';
+// Gated by files in the app directory (fw start's working directory), not by time: the test knows
+// the request is running, and lets it finish when it has seen what it waits for.
+const slowQuery = `import { existsSync, writeFileSync } from 'node:fs';
+import { query } from 'fw';
 
 export default query({
-  description: 'Answers after 1.5 s (graceful shutdown test).',
+  description: 'Answers once the file "release" exists (graceful shutdown test).',
   policy: 'public',
   handler: async () => {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    writeFileSync('started', '');
+    // The deadline only bounds a hang, should the test never release it.
+    for (const deadline = Date.now() + 120_000; !existsSync('release'); ) {
+      if (Date.now() > deadline) throw new Error('never released');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     return { slept: true };
   },
 });
 `;
+
+/** Whether a TCP connection to `url`'s port is accepted (closed again at once); false when refused. */
+function connects(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNREFUSED' ? resolve(false) : reject(error)));
+  });
+}
 
 /** POST with keep-alive off, so the request is what holds the connection. */
 function slowPost(url: string): Promise<{ status: number; body: string }> {
@@ -78,17 +102,31 @@ describe('fw build and fw start', () => {
     expect((await fetch(`${url}/queries/listNotes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"args":{}}' })).status).toBe(401);
     expect((await fetch(`${url}/_fw/live/status`)).status).toBe(403);
 
-    // SIGTERM with a request in flight: it still completes, new connections are refused, exit 0.
-    const inFlight = slowPost(url);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const exited = server.stop();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await expect(fetch(`${url}/health`)).rejects.toThrow();
-    const response = await inFlight;
-    expect(response.status, response.body).toBe(200);
-    expect(JSON.parse(response.body)).toMatchObject({ ok: true, result: { slept: true } });
-    expect(await exited).toBe(0);
-    expect(server.stderr()).toContain('fw start: stopped.');
+    // SIGTERM with a request in flight: new connections are refused while it runs, it still
+    // completes, exit 0.
+    let answered = false;
+    const inFlight = slowPost(url).then(
+      (response) => ((answered = true), response),
+      (error: unknown) => ((answered = true), { status: 0, body: String(error) }),
+    );
+    const release = () => writeFile(path.join(app.dir, 'release'), '');
+    try {
+      await until(async () => existsSync(path.join(app.dir, 'started')), 'the slow query to start');
+      const exited = server.stop();
+      // A bare TCP connect: a request (even /health) could wait behind the slow query for PGlite's one
+      // connection, if it got in before the listener closed.
+      await until(() => connects(url).then((connected) => !connected), 'new connections to be refused');
+      expect(answered).toBe(false);
+      expect(server.child.exitCode).toBeNull();
+      await release();
+      const response = await inFlight;
+      expect(response.status, response.body).toBe(200);
+      expect(JSON.parse(response.body)).toMatchObject({ ok: true, result: { slept: true } });
+      expect(await exited).toBe(0);
+      expect(server.stderr()).toContain('fw start: stopped.');
+    } finally {
+      await release(); // never leave the query (and with it the process) waiting
+    }
     server = undefined;
   }, 180_000);
 });

@@ -346,15 +346,19 @@ describe('ingestAgentEvents and listAgentEvents', () => {
 
   it('lists newest first, filters by source and kind, limits, and lists a re-delivered payload once', async () => {
     expect(await listAgentEvents(root)).toMatchObject({ total: 0, events: [], skipped: 0 });
-    await ingestAgentEvents(root, [claude.sessionStart, claude.preToolUse].map((p) => JSON.stringify(p)).join('\n'));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Newest first is by occurredAt, then by the order of storing: a stamped event stored first but
+    // dated later comes first, one stored last but dated earlier comes last, and those stamped by
+    // their ingest time (however close together) list the later stored first.
+    await ingestAgentEvents(root, [{ ...claude.stop, timestamp: '9000-01-01T00:00:00Z' }, claude.sessionStart, claude.preToolUse].map((p) => JSON.stringify(p)).join('\n'));
     await ingestAgentEvents(root, [codex.notify, claude.preToolUse].map((p) => JSON.stringify(p)).join('\n'));
+    await ingestAgentEvents(root, JSON.stringify({ ...claude.notification, timestamp: '2001-01-01T00:00:00Z' }));
 
     const all = await listAgentEvents(root);
-    expect(all.total).toBe(3);
-    expect(all.events.map((e) => e.sourceEvent)).toEqual(['agent-turn-complete', 'PreToolUse', 'SessionStart']);
+    expect(all.total).toBe(5);
+    expect(all.events.map((e) => e.sourceEvent)).toEqual(['Stop', 'agent-turn-complete', 'PreToolUse', 'SessionStart', 'Notification']);
+    expect(all.events.map((e) => e.occurredAt).filter((at) => at.startsWith('9000-') || at.startsWith('2001-'))).toEqual(['9000-01-01T00:00:00.000Z', '2001-01-01T00:00:00.000Z']);
     expect((await listAgentEvents(root, { source: 'codex' })).events.map((e) => e.kind)).toEqual(['agent.stopped']);
-    expect((await listAgentEvents(root, { kind: 'tool.started' })).events).toHaveLength(1);
-    expect(await listAgentEvents(root, { limit: 1 })).toMatchObject({ total: 3, events: [{ sourceEvent: 'agent-turn-complete' }] });
+    expect((await listAgentEvents(root, { kind: 'tool.started' })).events.map((e) => e.sourceEvent)).toEqual(['PreToolUse']);
+    expect(await listAgentEvents(root, { limit: 2 })).toMatchObject({ total: 5, events: [{ sourceEvent: 'Stop' }, { sourceEvent: 'agent-turn-complete' }] });
   });
 });

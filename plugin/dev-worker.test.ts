@@ -4,6 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post } from '../e2e/support/app.ts';
+import { until } from '../e2e/support/until.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 
 const auth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };
@@ -39,19 +40,19 @@ describe('the dev runtime’s outbox worker', () => {
     await app?.remove();
   });
 
-  const outbox = async () => (await (await fetch(`${url}/_fw/outbox`)).json()) as { counts: Record<string, number> };
-  const until = async (probe: () => Promise<boolean>, what: string) => {
-    const deadline = Date.now() + 15_000;
-    while (!(await probe())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
+  const outbox = async () => (await (await fetch(`${url}/_fw/outbox`)).json()) as { counts: Record<string, number>; leased: number };
+  /** The outbox once nothing in it is pending any more. */
+  const settled = () =>
+    until(async () => {
+      const overview = await outbox();
+      return overview.counts.pending === 0 && overview;
+    }, 'the outbox to settle');
 
   it('delivers events, and a reload hands the worker the new app’s actions', async () => {
     expect(runtime.worker?.status().state).toBe('running');
     expect((await post(url, '/commands/ping', {}, auth)).status).toBe(200);
-    await until(async () => (await outbox()).counts.delivered === 1, 'the event without an action to be delivered');
+    // The event has no action yet: delivered with a note.
+    expect(await settled()).toMatchObject({ counts: { pending: 0, delivered: 1, dead: 0 }, leased: 0 });
 
     const file = path.join(app.dir, 'src/actions/onPing.ts');
     await mkdir(path.dirname(file), { recursive: true });
@@ -59,7 +60,7 @@ describe('the dev runtime’s outbox worker', () => {
     expect((await runtime.reload([file])).ok).toBe(true);
 
     expect((await post(url, '/commands/ping', {}, auth)).status).toBe(200);
-    await until(async () => (await outbox()).counts.delivered === 2, 'the second event');
+    expect(await settled()).toMatchObject({ counts: { pending: 0, delivered: 2, dead: 0 }, leased: 0 });
     const notes = await post(url, '/queries/listNotes', {}, auth);
     expect(notes.body.result.map((n: { title: string }) => n.title)).toEqual(['pinged by u1 #1']);
   });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, repoRoot } from '../../e2e/support/app.ts';
@@ -176,12 +176,13 @@ describe('determinism and drift', () => {
     const dir = await app();
     await generateArtifacts({ root: dir });
     const first = await snapshot(dir);
-    const firstTimes = await Promise.all(artifactPaths.map(async (p) => (await stat(path.join(dir, p))).mtimeMs));
-    await new Promise((r) => setTimeout(r, 20));
+    // Back-date every file: a rewrite, however soon, would stamp it with the present.
+    const past = new Date('2001-02-03T04:05:06Z');
+    await Promise.all(artifactPaths.map((p) => utimes(path.join(dir, p), past, past)));
     const second = await generateArtifacts({ root: dir });
     expect(second.files.map((f) => f.status)).toEqual(artifactPaths.map(() => 'unchanged'));
     expect(await snapshot(dir)).toEqual(first);
-    expect(await Promise.all(artifactPaths.map(async (p) => (await stat(path.join(dir, p))).mtimeMs))).toEqual(firstTimes);
+    expect(await Promise.all(artifactPaths.map(async (p) => (await stat(path.join(dir, p))).mtimeMs))).toEqual(artifactPaths.map(() => past.getTime()));
   });
 
   it('check passes on fresh artifacts and names missing, edited, stale and other-version ones without writing', async () => {

@@ -494,13 +494,32 @@ describe.skipIf(!url)('migrations as a non-superuser owner on PostgreSQL', () =>
 
   beforeAll(async () => {
     await withServer(url!, async (client) => {
-      // Roles are cluster-wide and another test run may be creating them right now: retry once.
-      const once = async (statement: string) => client.query(statement).catch(async () => { await new Promise((r) => setTimeout(r, 100)); return client.query(statement); });
-      await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_t_owner') then create role fw_t_owner login nosuperuser; end if; end $$`);
-      await once(`do $$ begin if not exists (select 1 from pg_roles where rolname = '${APP_ROLE}') then create role ${APP_ROLE} nologin; end if; end $$`);
-      await once(`grant ${APP_ROLE} to fw_t_owner`);
-      // fw makes the request login role of the database as its owner (runtime/db/request-login.ts).
-      await once(`alter role fw_t_owner createrole`);
+      // Roles are cluster-wide. Another run of this suite may be setting them up right now: a session
+      // lock serialises the runs (no retry after a guessed pause). Other suites and fw itself create these
+      // roles without that lock: a concurrent duplicate is harmless (the other side committed it), and a
+      // catalog row updated concurrently is retried at once (PostgreSQL reports it after the other commit).
+      const settle = async (statement: string): Promise<void> => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await client.query(statement);
+            return;
+          } catch (error) {
+            const { code, message } = error as { code?: string; message?: string };
+            if (code === '42710' || code === '23505') return;
+            if (!(attempt < 5 && /tuple concurrently updated/.test(message ?? ''))) throw error;
+          }
+        }
+      };
+      await client.query(`select pg_advisory_lock(hashtext('fw migrate.test: fw_t_owner'))`);
+      try {
+        await settle(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_t_owner') then create role fw_t_owner login nosuperuser; end if; end $$`);
+        await settle(`do $$ begin if not exists (select 1 from pg_roles where rolname = '${APP_ROLE}') then create role ${APP_ROLE} nologin; end if; end $$`);
+        await settle(`grant ${APP_ROLE} to fw_t_owner`);
+        // fw makes the request login role of the database as its owner (runtime/db/request-login.ts).
+        await settle(`alter role fw_t_owner createrole`);
+      } finally {
+        await client.query(`select pg_advisory_unlock(hashtext('fw migrate.test: fw_t_owner'))`);
+      }
       await client.query(`create database ${name} owner fw_t_owner`);
     });
     const target = new URL(url!);

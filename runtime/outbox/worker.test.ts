@@ -134,8 +134,6 @@ function randomUuid(): string {
   return crypto.randomUUID();
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('backoff', () => {
   it('doubles the ceiling per attempt up to the cap, with full jitter below it', () => {
     const ceiling = resolveBackoff({ baseMs: 1000, capMs: 5000, random: () => 1 });
@@ -251,31 +249,35 @@ for (const target of databaseTargets) {
     it('retries a failing action with growing backoff, the same idempotency key each time, then dead-letters it', async () => {
       script.failFlaky = true;
       const { traceId } = await run('emit', { event: 'flaky' });
-      const worker = newWorker({ maxAttempts: 4, backoff: { baseMs: 1000, capMs: 60_000, random: () => 1 } });
-      const waits: number[] = [];
+      // Delays of a minute and more: "not due yet" holds however slow this machine is.
+      const delays: number[] = [];
+      const worker = newWorker({
+        maxAttempts: 4,
+        backoff: { baseMs: 60_000, capMs: 600_000, random: () => 1 },
+        onOutcome: (outcome) => outcome.kind === 'retry' && delays.push(outcome.delayMs!),
+      });
       for (let attempt = 1; attempt <= 3; attempt++) {
-        expect(await worker.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
+        expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 1, dead: 0, leaseLost: 0 });
         const [row] = await rows(traceId);
         expect(row).toMatchObject({ status: 'pending', attempts: attempt, lease_owner: null, lease_until: null, last_error: `flaky: upstream said no (attempt ${attempt})` });
+        // The row waits the attempt's delay, by the database's clock (less the moments since it was written).
         const wait = await sql<{ ms: number }>`select (extract(epoch from available_at - now()) * 1000)::float8 as ms from _fw_outbox where id = ${row!.id}`.execute(db.admin);
-        waits.push(Number(wait.rows[0]!.ms));
+        const ms = Number(wait.rows[0]!.ms);
+        expect(ms).toBeGreaterThan(delays[attempt - 1]! - 30_000);
+        expect(ms).toBeLessThanOrEqual(delays[attempt - 1]!);
         // Not due yet: nothing to claim until available_at.
         expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
         await db.admin.updateTable('_fw_outbox').set({ available_at: sql`now()` }).where('id', '=', row!.id).execute();
       }
-      expect(waits[0]).toBeGreaterThan(0);
-      expect(waits[0]).toBeLessThanOrEqual(1000);
-      expect(waits[1]).toBeGreaterThan(waits[0]!);
-      expect(waits[1]).toBeLessThanOrEqual(2000);
-      expect(waits[2]).toBeGreaterThan(waits[1]!);
-      expect(waits[2]).toBeLessThanOrEqual(4000);
+      // The ceiling doubles per attempt (random 1 takes the ceiling itself).
+      expect(delays).toEqual([60_000, 120_000, 240_000]);
 
-      expect(await worker.runOnce()).toMatchObject({ claimed: 1, dead: 1 });
+      expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 1, leaseLost: 0 });
       const [dead] = await rows(traceId);
       expect(dead).toMatchObject({ status: 'dead', attempts: 4, last_error: 'flaky: upstream said no (attempt 4)', lease_owner: null });
       expect(script.calls.map((c) => c.event.attempt)).toEqual([1, 2, 3, 4]);
       expect(new Set(script.calls.map((c) => c.event.idempotencyKey))).toEqual(new Set([dead!.idempotency_key]));
-      expect(errors).toHaveLength(4);
+      expect(errors).toEqual([1, 2, 3, 4].map((n) => `  upstream said no (attempt ${n})\n`));
       expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
     });
 
@@ -286,21 +288,22 @@ for (const target of databaseTargets) {
       script.gate = { started, release: new Promise<void>((resolve) => (release = resolve)) };
       const { traceId } = await run('emit', { event: 'slow' });
 
-      const a = newWorker({ workerId: 'worker-a', leaseMs: 1000 });
+      const a = newWorker({ workerId: 'worker-a', leaseMs: 300 });
       const aRun = a.runOnce();
       await handlerStarted;
       expect((await rows(traceId))[0]).toMatchObject({ status: 'pending', lease_owner: 'worker-a', attempts: 1 });
       await a.stop({ releaseLeases: false }); // a crash: no renewals, no release
 
-      const b = newWorker({ workerId: 'worker-b', leaseMs: 1000 });
-      expect(await b.runOnce()).toMatchObject({ claimed: 0 }); // a's lease still holds
-      const summary = await until(async () => {
-        const s = await b.runOnce();
-        return s.claimed > 0 && s;
-      }, 'the lease to expire', { intervalMs: 25 });
-      expect(summary).toMatchObject({ claimed: 1, delivered: 1 });
+      // Nobody renews a's lease any more: it runs out by the database's clock (a running worker renews
+      // it every 100 ms, so it would not). That b may not take a live lease is the next test's.
+      await until(async () => {
+        const lease = await sql<{ expired: boolean }>`select lease_until < now() as expired from _fw_outbox where trace_id = ${traceId} and lease_owner = 'worker-a'`.execute(db.admin);
+        return lease.rows[0]?.expired === true;
+      }, 'worker-a’s lease to run out');
+      const b = newWorker({ workerId: 'worker-b', leaseMs: 60_000 });
+      expect(await b.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
       const [row] = await rows(traceId);
-      expect(row).toMatchObject({ status: 'delivered', attempts: 2, lease_owner: null });
+      expect(row).toMatchObject({ status: 'delivered', attempts: 2, lease_owner: null, last_error: null });
       expect(script.calls.map((c) => c.event.attempt)).toEqual([1, 2]);
       expect(script.calls[0]!.event.idempotencyKey).toBe(row!.idempotency_key);
       expect(script.calls[1]!.event.idempotencyKey).toBe(row!.idempotency_key);
@@ -309,6 +312,7 @@ for (const target of databaseTargets) {
       release();
       expect(await aRun).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 0, leaseLost: 0 });
       expect((await rows(traceId))[0]).toMatchObject({ status: 'delivered', attempts: 2 });
+      expect(errors).toEqual([]);
     });
 
     it('renews the lease of a slow delivery, so a second worker never takes it while it runs', async () => {
@@ -317,18 +321,30 @@ for (const target of databaseTargets) {
       let release!: () => void;
       script.gate = { started, release: new Promise<void>((resolve) => (release = resolve)) };
       const { traceId } = await run('emit', { event: 'slow' });
-      const a = newWorker({ workerId: 'worker-a', leaseMs: 300 });
+      // Renewed every second: b could only slip in if a renewal came 2 s late.
+      const a = newWorker({ workerId: 'worker-a', leaseMs: 3000 });
       const aRun = a.runOnce();
       await handlerStarted;
-      const b = newWorker({ workerId: 'worker-b', leaseMs: 300 });
-      for (let i = 0; i < 6; i++) {
-        await sleep(150); // well past one lease, in total
+      const lease = async () =>
+        (await sql<{ until: string }>`select lease_until::text as until from _fw_outbox where trace_id = ${traceId} and lease_owner = 'worker-a'`.execute(db.admin)).rows[0]?.until;
+      const first = await lease();
+      expect(first).toEqual(expect.any(String));
+      const b = newWorker({ workerId: 'worker-b', leaseMs: 3000 });
+      // b tries all along, until the lease a held then has run out by the database's clock and a renewed
+      // one holds the row: b never gets it.
+      await until(async () => {
         expect(await b.runOnce()).toMatchObject({ claimed: 0 });
-      }
+        const now = await sql<{ past: boolean; renewed: boolean }>`
+          select now() > ${first}::timestamptz as past, lease_until > ${first}::timestamptz as renewed
+          from _fw_outbox where trace_id = ${traceId} and lease_owner = 'worker-a'`.execute(db.admin);
+        return now.rows[0]?.past === true && now.rows[0].renewed === true;
+      }, 'a renewed lease outliving the first one');
+      expect(await b.runOnce()).toMatchObject({ claimed: 0 });
       release();
-      expect(await aRun).toMatchObject({ claimed: 1, delivered: 1 });
-      expect((await rows(traceId))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(await aRun).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
+      expect((await rows(traceId))[0]).toMatchObject({ status: 'delivered', attempts: 1, lease_owner: null });
       expect(script.calls).toHaveLength(1);
+      expect(errors).toEqual([]);
     });
 
     it('two running workers deliver every row exactly once (SKIP LOCKED)', async () => {
@@ -346,6 +362,8 @@ for (const target of databaseTargets) {
       expect(seen).toEqual(Array.from({ length: 40 }, (_, n) => n));
       expect(a.status().delivered + b.status().delivered).toBe(40);
       expect(a.status()).toMatchObject({ state: 'stopped', inFlight: 0, leaseLost: 0 });
+      expect(b.status()).toMatchObject({ state: 'stopped', inFlight: 0, leaseLost: 0 });
+      expect(errors).toEqual([]);
       const attempts = await db.admin.selectFrom('_fw_outbox').select('attempts').distinct().execute();
       expect(attempts).toEqual([{ attempts: 1 }]);
     });
@@ -395,11 +413,11 @@ for (const target of databaseTargets) {
       it('an action’s writes reach live queries', async () => {
         const stream = await openEventStream(`${url}/live/liveAudit`, { headers: aliceHeaders });
         try {
-          const first = await stream.next();
+          const first = await stream.next(30_000);
           expect(first.json.result).toEqual([]);
           expect((await post('/commands/createNote', { title: 'Bread' })).status).toBe(200);
-          await newWorker().runOnce();
-          const update = await stream.nextWhere((e) => e.event === 'snapshot' && e.json.result.length > 0);
+          expect(await newWorker().runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
+          const update = await stream.nextWhere((e) => e.event === 'snapshot' && e.json.result.length > 0, 30_000);
           expect(update.json.result).toEqual([{ text: 'created Bread' }]);
           expect(update.json.revision).not.toBe(first.json.revision); // a later revision (opaque per tenant)
         } finally {
@@ -420,7 +438,7 @@ for (const target of databaseTargets) {
 
       it('GET /_fw/outbox shows counts, the oldest pending row and dead rows with their last error', async () => {
         await run('emit', { event: 'note.created', payload: { noteId: 'bad' } });
-        await newWorker().runOnce();
+        expect(await newWorker().runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 1, leaseLost: 0 });
         await run('emit', { event: 'counted', payload: { n: 1 } });
         const overview = (await (await fetch(`${url}/_fw/outbox`)).json()) as any;
         expect(overview).toMatchObject({ counts: { pending: 1, delivered: 0, dead: 1 }, leased: 0, oldestPending: { event: 'counted', attempts: 0 } });

@@ -13,6 +13,7 @@ import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { workflowRunId } from './start.ts';
 import { cancelRun, listRuns, readRun } from './store.ts';
+import { until } from '../../e2e/support/until.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';
 const TENANT_B = '00000000-0000-4000-8000-00000000000b';
@@ -101,8 +102,6 @@ function testApp(script: Script): AppDefinition {
   };
   return { entries: new Map(Object.entries(entries)), policies: {}, schema };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 for (const target of databaseTargets) {
   describe.skipIf(!target.enabled)(`workflows on ${target.name}`, () => {
@@ -199,14 +198,19 @@ for (const target of databaseTargets) {
       await a.stop({ releaseLeases: false });
       expect((await run(result.runId)).steps.map((s) => s.name)).toEqual(['charge']);
 
-      // Attempt 2, on another worker once the lease expired: `charge` is not run again.
-      const b = newWorker({ workerId: 'worker-b', leaseMs: 300 });
-      for (let i = 0; i < 100 && (await b.runOnce()).claimed === 0; i++) await sleep(50);
+      // Attempt 2, on another worker once the lease ran out (nobody renews it now): `charge` is not run again.
+      await until(async () => {
+        const lease = await sql<{ expired: boolean }>`select lease_until < now() as expired from _fw_outbox where lease_owner = 'worker-a'`.execute(db.admin);
+        return lease.rows.length === 1 && lease.rows[0]!.expired;
+      }, 'worker-a’s lease to run out');
+      const b = newWorker({ workerId: 'worker-b', leaseMs: 60_000 });
+      expect(await b.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
       expect(script.ran).toEqual(['charge@1', 'fulfil@1', 'fulfil@2', 'journal@2']);
       expect(await run(result.runId)).toMatchObject({ status: 'completed', attempts: 2 });
       release();
-      expect(await aRun).toMatchObject({ claimed: 1, delivered: 0 }); // a's late outcome is dropped
+      expect(await aRun).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 0, leaseLost: 0 }); // a's late outcome is dropped
       expect((await run(result.runId)).steps.map((s) => [s.name, s.attempt])).toEqual([['charge', 1], ['fulfil', 2], ['journal', 2]]);
+      expect(errors).toEqual([]);
     });
 
     it('a failing step is retried with backoff and the run fails once the attempts run out', async () => {
@@ -299,8 +303,9 @@ for (const target of databaseTargets) {
         .insertInto('_fw_outbox')
         .values({ event: 'fw.workflow:twice', payload: sql`${JSON.stringify({ runId: crypto.randomUUID(), args: {} })}::jsonb`, idempotency_key: 'workflow:twice-test' })
         .execute();
-      await newWorker({ maxAttempts: 1 }).runOnce();
-      const [run] = await listRuns(db.admin, { workflow: 'twice' });
+      expect(await newWorker({ maxAttempts: 1 }).runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 1, leaseLost: 0 });
+      const [run, ...more] = await listRuns(db.admin, { workflow: 'twice' });
+      expect(more).toEqual([]);
       expect(run).toMatchObject({ status: 'failed', lastError: expect.stringContaining("ctx.step('same') ran twice in one run") });
     });
 
