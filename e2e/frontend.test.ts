@@ -22,6 +22,11 @@ describe('fw inspect and fw check', () => {
       args: { properties: { title: { type: 'string' } } },
       hooks: { react: "useCommand('createNote')", vue: 'useFwCommand(api.commands.createNote)' },
     });
+    // A liveQuery is reached by its subscription; its one-shot read is named beside it.
+    expect(out.entries.find((e: { name: string }) => e.name === 'liveNotes')).toMatchObject({
+      kind: 'liveQuery', route: 'GET /live/liveNotes', onceRoute: 'POST /queries/liveNotes',
+      hooks: { react: "useLiveQuery('liveNotes', args)", vue: 'useFwLiveQuery(api.liveQueries.liveNotes, args)' },
+    });
   });
 
   it('inspect frontend and capabilities describe the template with no errors or warnings', async () => {
