@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, post } from '../e2e/support/app.ts';
 import { AppLoadError } from './load-app.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
@@ -11,21 +11,22 @@ const auth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-
 const pingSource = (answer: string) => `import { query } from 'fw';\nexport default query({ policy: 'public', handler: () => ${JSON.stringify(answer)} });\n`;
 
 describe('dev runtime reload', () => {
+  // Each test edits files and data of its own app, served by its own dev runtime.
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let runtime: DevRuntime;
   let server: Server;
   let url: string;
   const pingFile = () => path.join(app.dir, 'src/queries/ping.ts');
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     app = await createTestApp('minimal-web', { 'src/queries/ping.ts': pingSource('v1') });
     runtime = await createDevRuntime({ root: app.dir });
     server = createServer(runtime.handler);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(async () => {
-    server?.close();
+  afterEach(async () => {
+    await new Promise((resolve) => server?.close(resolve));
     await runtime?.close();
     await app?.remove();
   });
@@ -42,6 +43,7 @@ describe('dev runtime reload', () => {
   });
 
   it('picks up a new entry file and applies an additive schema change on reload', async () => {
+    expect((await post(url, '/commands/createNote', { title: 'survives reloads' }, auth)).status).toBe(200);
     const file = path.join(app.dir, 'src/queries/countNotes.ts');
     await writeFile(file, "import { query, sql } from 'fw';\nexport default query({ handler: async (ctx) => (await ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()).n });\n");
     const schemaFile = path.join(app.dir, 'src/fw/schema.ts');
@@ -59,7 +61,7 @@ describe('dev runtime reload', () => {
     const broken = await runtime.reload([pingFile()]);
     expect(broken.ok).toBe(false);
     expect((broken as { error: unknown }).error).toBeInstanceOf(AppLoadError);
-    expect((await post(url, '/queries/ping', {})).body.result).toBe('v2');
+    expect((await post(url, '/queries/ping', {})).body.result).toBe('v1');
     await writeFile(pingFile(), pingSource('v3'));
     expect((await runtime.reload([pingFile()])).ok).toBe(true);
     expect((await post(url, '/queries/ping', {})).body.result).toBe('v3');

@@ -14,56 +14,60 @@ describe('createDatabase options', () => {
 });
 
 describe.skipIf(!testDatabaseUrl)('request transactions as a non-superuser on PostgreSQL', () => {
-  const user = `fw_t_user_${randomBytes(4).toString('hex')}`;
   let drop: () => Promise<void>;
-  let dropUsers: () => Promise<void>;
-  let ownerUrl: string;
-  let userUrl: string;
   let owner: FwDatabase;
+  const cleanups: Array<() => Promise<void>> = [];
 
   beforeAll(async () => {
     const pg = await createTestPostgresDatabase();
     drop = pg.drop;
-    ownerUrl = pg.url;
-    owner = await createDatabase({ url: ownerUrl });
-    // The user's own database: one database has one owner (fw's schema there is the user's).
+    owner = await createDatabase({ url: pg.url });
+  });
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    await owner?.close();
+    await drop?.();
+  });
+
+  /**
+   * A login role of its own that owns a database of its own (one database has one owner: fw's schema
+   * there is the user's), with `grants` run for it as the superuser — each test starts from its own.
+   */
+  async function ownUser(grants: (user: string) => string): Promise<{ user: string; url: string }> {
+    const user = `fw_t_user_${randomBytes(4).toString('hex')}`;
     const users = await createTestPostgresDatabase();
-    dropUsers = users.drop;
     const usersName = new URL(users.url).pathname.slice(1);
     await sql.raw(`create role ${user} login; grant all on database "${usersName}" to ${user}`).execute(owner.admin);
+    cleanups.push(async () => {
+      await users.drop();
+      await sql.raw(`drop role if exists ${user}`).execute(owner.admin);
+    });
     const { default: pgModule } = await import('pg');
     const inUsers = new pgModule.Client({ connectionString: users.url });
     await inUsers.connect();
     await inUsers.query(`grant create on schema public to ${user}`);
     await inUsers.end();
+    const extra = grants(user);
+    if (extra) await sql.raw(extra).execute(owner.admin);
     const url = new URL(users.url);
     url.username = user;
-    userUrl = url.toString();
-  });
-  afterAll(async () => {
-    await owner?.close();
-    await drop?.();
-    await dropUsers?.();
-    const { default: pg } = await import('pg');
-    const client = new pg.Client({ connectionString: testDatabaseUrl });
-    await client.connect();
-    await client.query(`drop role if exists ${user}`);
-    await client.end();
-  });
+    return { user, url: url.toString() };
+  }
 
   it('fails at start-up, naming the GRANT to run, when the user cannot switch to the app role', async () => {
-    await expect(createDatabase({ url: userUrl })).rejects.toMatchObject({ kind: 'database_role', suggestions: [expect.stringContaining(`GRANT ${APP_ROLE} TO "${user}"`)] });
+    const { user, url } = await ownUser(() => '');
+    await expect(createDatabase({ url })).rejects.toMatchObject({ kind: 'database_role', suggestions: [expect.stringContaining(`GRANT ${APP_ROLE} TO "${user}"`)] });
   });
 
   it('fails at start-up, naming what to run, when the owner may not create the request login', async () => {
-    await sql.raw(`grant ${APP_ROLE} to ${user}`).execute(owner.admin);
-    await expect(createDatabase({ url: userUrl })).rejects.toMatchObject({ kind: 'database_role', suggestions: [expect.stringContaining('CREATE ROLE "fw_login_')] });
+    const { url } = await ownUser((user) => `grant ${APP_ROLE} to ${user}`);
+    await expect(createDatabase({ url })).rejects.toMatchObject({ kind: 'database_role', suggestions: [expect.stringContaining('CREATE ROLE "fw_login_')] });
   });
 
   it('as a CREATEROLE owner: recovers its pooled connection after a prelude that failed mid-transaction', async () => {
-    await sql.raw(`grant ${APP_ROLE} to ${user}; alter role ${user} createrole`).execute(owner.admin);
-    const db = await createDatabase({ url: userUrl, poolSize: 1 });
-    const login = requestLoginRole(new URL(userUrl).pathname.slice(1));
+    const { url } = await ownUser((user) => `grant ${APP_ROLE} to ${user}; alter role ${user} createrole`);
+    const db = await createDatabase({ url, poolSize: 1 });
+    const login = requestLoginRole(new URL(url).pathname.slice(1));
     try {
       await sql.raw(`revoke ${APP_ROLE} from ${login}`).execute(owner.admin);
       await expect(db.transaction({ readOnly: true, auth }, async (trx) => sql`select 1`.execute(trx))).rejects.toThrow(/permission denied/);

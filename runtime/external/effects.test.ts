@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { until } from '../../e2e/support/until.ts';
 import type { FwDatabase } from '../db/database.ts';
@@ -15,8 +16,13 @@ import { defineSchema, t, table } from '../schema.ts';
 import { effectProblems, effectTables, invalidatedTables } from './effects.ts';
 import type { Manifest } from './manifest.ts';
 
-const TENANT = '00000000-0000-4000-8000-00000000000a';
-const alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT, 'x-fw-role': 'member' };
+// Every test writes and watches in a tenant of its own.
+let TENANT: string;
+let alice: Record<string, string>;
+beforeEach(() => {
+  TENANT = randomUUID();
+  alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT, 'x-fw-role': 'member' };
+});
 
 const schema = defineSchema({
   notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text() }),
