@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, repoRoot, runFw, runNode } from './support/app.ts';
 
 // The minimal-web template with its UI wiring broken every way connect-ui repairs: no bridge file, no
@@ -60,15 +60,25 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   return files;
 }
 
+// Each test gets its own broken app; a test about the repaired app runs the repair itself.
 describe('fw do connect-ui on a Vite app with broken wiring', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     // Inside the checkout, so React and Vite resolve for the typecheck and the build.
     app = await createTestApp('minimal-web', { 'web/src/main.tsx': brokenMain, 'web/src/App.tsx': brokenApp }, { insideRepo: true });
     await rm(path.join(app.dir, 'web/src/lib/fw.ts'));
   });
-  afterAll(() => app?.remove());
+  afterEach(() => app?.remove());
+
+  /** The step a test builds on: `fw do connect-ui` on this test's broken app, fixing all four problems. */
+  async function repair() {
+    const run = await runFw(['do', 'connect-ui', '--json'], { cwd: app.dir });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ ok: true, dryRun: false, unfixed: [], remaining: [] });
+    expect(report.fixed).toHaveLength(4);
+  }
 
   it('fw check finds each broken piece', async () => {
     const check = await runFw(['check', '--json'], { cwd: app.dir });
@@ -133,6 +143,7 @@ describe('fw do connect-ui on a Vite app with broken wiring', () => {
   });
 
   it('leaves an app that passes fw check, links the form to createNote, typechecks and builds', async () => {
+    await repair();
     const check = await runFw(['check', '--json'], { cwd: app.dir });
     expect(check.code, check.stdout).toBe(0);
 
@@ -154,6 +165,7 @@ describe('fw do connect-ui on a Vite app with broken wiring', () => {
   }, 120_000);
 
   it('has nothing left to do on a second run', async () => {
+    await repair();
     const again = await runFw(['do', 'connect-ui', '--json'], { cwd: app.dir });
     expect(again.code, again.stdout).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, fixed: [], unfixed: [], files: [], diff: '' });

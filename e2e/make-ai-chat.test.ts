@@ -1,23 +1,31 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, repoRoot, runFw, runNode } from './support/app.ts';
 
 const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
 const installed = async (dep: string) => (JSON.parse(await readFile(path.join(repoRoot, 'node_modules', dep, 'package.json'), 'utf8')) as { version: string }).version;
 
-// `fw make ai-chat` on an app made from minimal-web, whose bridge predates useFwRuntime.
+// `fw make ai-chat` on an app made from minimal-web, whose bridge predates useFwRuntime. Each test
+// gets its own copy of that app and runs every step it relies on itself.
 describe('fw make ai-chat', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
   const expectedFiles = ['src/ai/agents/support.ts', 'web/src/components/SupportChat.tsx', 'web/src/lib/fw.ts', 'package.json'];
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     app = await createTestApp('minimal-web', {}, { insideRepo: true });
     const bridge = path.join(app.dir, 'web/src/lib/fw.ts');
     await writeFile(bridge, (await readFile(bridge, 'utf8')).replace(', useFwRuntime }', ' }'));
   });
-  afterAll(() => app?.remove());
+  afterEach(() => app?.remove());
+
+  /** The step a test builds on: `fw make ai-chat support` on this test's fresh app. */
+  async function makeSupport() {
+    const made = await runFw(['make', 'ai-chat', 'support', '--json'], { cwd: app.dir });
+    expect(made.code, made.stdout + made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ ok: true, agent: 'support', dryRun: false, files: expectedFiles });
+  }
 
   it('--dry-run lists the files and writes nothing', async () => {
     const before = await readFile(path.join(app.dir, 'package.json'), 'utf8');
@@ -63,6 +71,7 @@ describe('fw make ai-chat', () => {
   });
 
   it('refuses to overwrite the files without --yes, also on a dry run, and replaces them with --yes', async () => {
+    await makeSupport();
     for (const extra of [[], ['--dry-run']]) {
       const refused = await runFw(['make', 'ai-chat', 'support', ...extra, '--json'], { cwd: app.dir });
       expect(refused.code).toBe(1);
@@ -75,6 +84,7 @@ describe('fw make ai-chat', () => {
   });
 
   it('leaves an app whose agent loads, that typechecks (backend and web) and builds with the chat mounted', async () => {
+    await makeSupport();
     const agents = await runFw(['ai', 'agents', '--json'], { cwd: app.dir });
     expect(agents.code, agents.stdout + agents.stderr).toBe(0);
     expect(JSON.parse(agents.stdout).agents).toContainEqual(expect.objectContaining({ name: 'support', tools: ['createNote', 'listNotes', 'liveNotes'] }));
@@ -100,6 +110,9 @@ describe('fw make ai-chat', () => {
   }, 120_000);
 
   it('names agents as entries are named, and rejects names that are not', async () => {
+    // A second agent in an app that has one: the bridge already has useFwRuntime, so only the
+    // agent, its component and package.json are listed.
+    await makeSupport();
     const dry = await runFw(['make', 'ai-chat', 'support-bot', '--dry-run', '--json'], { cwd: app.dir });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ agent: 'supportBot', files: ['src/ai/agents/supportBot.ts', 'web/src/components/SupportBotChat.tsx', 'package.json'] });

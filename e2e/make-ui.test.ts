@@ -1,19 +1,28 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, repoRoot, runFw, runNode } from './support/app.ts';
 
 // `fw make ui` on an app made from minimal-web without its web/. The made Nuxt UI is installed,
-// typechecked and built in e2e/nuxt.test.ts, next to the nuxt-web template.
+// typechecked and built in e2e/nuxt.test.ts, next to the nuxt-web template. Each test gets its own
+// copy of that app; a test about an app that has a web/ makes the Vite one itself first.
 describe('fw make ui', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     app = await createTestApp('minimal-web', {}, { insideRepo: true });
     await rm(path.join(app.dir, 'web'), { recursive: true });
   });
-  afterAll(() => app?.remove());
+  afterEach(() => app?.remove());
+
+  /** The step a test builds on: `fw make ui --framework vite` on this test's app without web/. */
+  async function makeViteUi() {
+    const made = await runFw(['make', 'ui', '--framework', 'vite', '--json'], { cwd: app.dir });
+    expect(made.code, made.stdout + made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ ok: true, framework: 'vite', dryRun: false });
+    expect(existsSync(path.join(app.dir, 'web/vite.config.ts'))).toBe(true);
+  }
 
   it('--framework vite writes a React + Vite web/ wired to the entries, which typechecks', async () => {
     const made = await runFw(['make', 'ui', '--framework', 'vite', '--json'], { cwd: app.dir });
@@ -49,6 +58,7 @@ describe('fw make ui', () => {
   }, 60_000);
 
   it('refuses to overwrite web/ without --yes, also on a dry run', async () => {
+    await makeViteUi();
     for (const args of [['--framework', 'vite'], ['--framework', 'nuxt', '--dry-run']]) {
       const refused = await runFw(['make', 'ui', ...args, '--json'], { cwd: app.dir });
       expect(refused.code).toBe(1);
@@ -57,6 +67,7 @@ describe('fw make ui', () => {
   });
 
   it('--framework nuxt --dry-run lists the Nuxt files and writes nothing', async () => {
+    await makeViteUi();
     const before = await readFile(path.join(app.dir, 'package.json'), 'utf8');
     const dry = await runFw(['make', 'ui', '--framework', 'nuxt', '--dry-run', '--yes', '--json'], { cwd: app.dir });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
@@ -87,6 +98,7 @@ describe('fw make ui', () => {
   });
 
   it('--framework nuxt --yes replaces web/ and adds the Nuxt dependencies and scripts', async () => {
+    await makeViteUi();
     const made = await runFw(['make', 'ui', '--framework', 'nuxt', '--yes'], { cwd: app.dir });
     expect(made.code, made.stdout + made.stderr).toBe(0);
     expect(made.stderr).toContain('web/pages/index.vue');

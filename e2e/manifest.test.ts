@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runFw } from './support/app.ts';
 
 describe('fw manifest validate', () => {
@@ -53,10 +53,11 @@ describe('fw manifest validate', () => {
   });
 });
 
+// Each test imports into its own fresh folder, so what one imports is never another's starting point.
 describe('fw manifest import', () => {
   let dir: string;
   const registry = () => readFile(path.join(dir, '.fw/external-manifests.json'), 'utf8');
-  beforeAll(async () => {
+  beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'fw-import-'));
     const good = { fwProtocol: '1.0', service: { name: 'billing', transport: 'http', baseUrl: 'http://localhost:8080' }, entries: [{ name: 'listInvoices', kind: 'query' }] };
     await writeFile(path.join(dir, 'good.json'), JSON.stringify(good));
@@ -64,7 +65,7 @@ describe('fw manifest import', () => {
     await writeFile(path.join(dir, 'rules.json'), JSON.stringify({ ...good, entries: [{ name: 'listInvoices', kind: 'query', risk: 'write', effects: ['x'] }] }));
     await writeFile(path.join(dir, 'warned.json'), JSON.stringify({ ...good, service: { ...good.service, command: 'java' } }));
   });
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+  afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('writes nothing for a manifest that breaks the rules', async () => {
     const fresh = await runFw(['manifest', 'import', 'rules.json', '--json'], { cwd: dir });
@@ -85,6 +86,10 @@ describe('fw manifest import', () => {
   });
 
   it('imports a manifest with warnings and reports them', async () => {
+    // billing is imported first, clean, so the warned manifest updates it.
+    const first = await runFw(['manifest', 'import', 'good.json', '--json'], { cwd: dir });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, service: 'billing', status: 'added', diagnostics: [] });
     const r = await runFw(['manifest', 'import', 'warned.json', '--json'], { cwd: dir });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, service: 'billing', status: 'updated', diagnostics: [{ path: 'service.command', code: 'unused_field', severity: 'warning' }] });
