@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
@@ -157,14 +158,17 @@ describe('fw dev --api-only on the embedded database', () => {
   it('prints one JSON line with serverUrl and serves the template entries', async () => {
     expect(dev.ready).toMatchObject({ ok: true, serverUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), database: 'pglite' });
     const serverUrl = dev.ready.serverUrl as string;
-    const created = await post(serverUrl, '/commands/createNote', { title: 'Hello', body: 'from the test' }, devAuth);
+    // A tenant of its own: other tests write notes through the same server.
+    const tenant = randomUUID();
+    const mine = { ...devAuth, 'x-fw-tenant-id': tenant };
+    const created = await post(serverUrl, '/commands/createNote', { title: 'Hello', body: 'from the test' }, mine);
     expect(created.status).toBe(200);
-    expect(created.body.result).toMatchObject({ title: 'Hello', body: 'from the test', author_id: 'user-1', tenant_id: TENANT });
-    const second = await post(serverUrl, '/commands/createNote', { title: 'Newer' }, devAuth);
+    expect(created.body.result).toMatchObject({ title: 'Hello', body: 'from the test', author_id: 'user-1', tenant_id: tenant });
+    const second = await post(serverUrl, '/commands/createNote', { title: 'Newer' }, mine);
     expect(second.status).toBe(200);
-    const listed = await post(serverUrl, '/queries/listNotes', {}, devAuth);
+    const listed = await post(serverUrl, '/queries/listNotes', {}, mine);
     expect(listed.body.result.map((n: { title: string }) => n.title)).toEqual(['Newer', 'Hello']);
-    const live = await post(serverUrl, '/queries/liveNotes', {}, devAuth);
+    const live = await post(serverUrl, '/queries/liveNotes', {}, mine);
     expect(live.body.result).toHaveLength(2);
     const entries = (await (await fetch(`${serverUrl}/entries`)).json()) as { entries: Array<{ name: string }> };
     expect(entries.entries.map((e) => e.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes']);
