@@ -9,6 +9,7 @@ import { resolvePackageBin, runNodeScript } from './app-bin.ts';
 import { buildServer, buildWeb } from './build.ts';
 import { runChecks } from './check.ts';
 import { type SeverityDiagnostic, toFailureDiagnostics } from './failure-diagnostics.ts';
+import { keepingGenerated } from './generate/build-generation.ts';
 import { generateFromApp } from './generate/generate.ts';
 import { describeDrift } from './generate/sync-files.ts';
 import { loadAppOnce } from './load-app-once.ts';
@@ -263,7 +264,8 @@ async function webBuildGate(ctx: VerifyContext): Promise<GateOutcome> {
     const ran = [`vite build web --outDir ${toPosix(path.relative(ctx.root, outDir))} (fw build's web step)`];
     try {
       const notes: string[] = [];
-      const built = await buildWeb(ctx.root, outDir, notes);
+      // The fw plugin's regeneration off: verify writes nothing to src/fw/_generated/.
+      const built = await keepingGenerated(() => buildWeb(ctx.root, outDir, notes));
       return built ? { ran, diagnostics: [] } : { skipped: notes.join(' ') || 'Nothing to build in web/.' };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

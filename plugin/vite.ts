@@ -5,7 +5,7 @@ import { FwFailure } from '../runtime/failure.ts';
 import { isBackendSource } from './api-server.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 import { hostRefusal, isHostAllowed } from './host-check.ts';
-import { generateBeforeBuild } from './generate/build-generation.ts';
+import { generateBeforeBuild, generatedKept } from './generate/build-generation.ts';
 import { fwPackageRoot } from './package-root.ts';
 import { AppLoadError } from './load-app.ts';
 import { claimSharedRuntime } from './shared-runtime.ts';
@@ -37,9 +37,10 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
       configResolved(config) {
         build = config.command === 'build' ? { root: resolveAppRoot(config.root, options?.root), logger: config.logger } : undefined;
       },
-      // `vite build`: the typed client the web imports is regenerated first, never shipped stale.
+      // `vite build`: the typed client the web imports is regenerated first, never shipped stale
+      // (except under `fw verify`, which builds what is on disk and reports drift instead).
       async buildStart() {
-        if (!build) return;
+        if (!build || generatedKept()) return;
         const regenerated = await generateBeforeBuild(build.root);
         if (regenerated.length > 0) build.logger.info(`fw: regenerated ${regenerated.join(', ')} (older than the entries)`);
       },
