@@ -1,12 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
-
 import { hasChromium, launchChromium } from './support/browser.ts';
+import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 
-const devAuth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };
+// Every test acts as a tenant of its own (a fresh id in the dev auth headers), so the notes it reads
+// are exactly the ones it wrote, whatever ran before it on the shared `fw dev`.
+const devAuth = (tenantId: string) => ({ 'x-fw-user-id': 'u1', 'x-fw-tenant-id': tenantId });
 
 // A second page of the test app with ten different live queries (more than the six HTTP/1.1
 // connections a browser allows per origin) next to the template's form.
@@ -61,12 +63,20 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await app?.remove();
   });
 
+  /** A browser context whose pages call the runtime as a new, empty tenant. */
+  async function asFreshTenant(): Promise<BrowserContext> {
+    const context = await browser.newContext();
+    await actAsTenant(context, freshTenantId());
+    return context;
+  }
+
   it('serves web and API from fw dev', () => {
     expect(dev.ready).toMatchObject({ ok: true, serverUrl: expect.stringMatching(/^http:/), webUrl: expect.stringMatching(/^http:/) });
   });
 
   it('adds a note through the form and lists it', async () => {
-    const page = await browser.newPage();
+    const context = await asFreshTenant();
+    const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
     page.on('console', (message) => {
@@ -87,66 +97,80 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     // The note is really stored: a fresh page load lists it from the database.
     await page.reload();
     await list.getByText('Written in a real browser').waitFor({ timeout: 30_000 });
+    expect(await list.getByRole('listitem').allTextContents()).toEqual(['Written in a real browser']);
     expect(problems).toEqual([]);
-    await page.close();
+    await context.close();
   });
 
   it('a note added in one page appears in another without a reload (live query)', async () => {
-    const [writer, watcher] = [await browser.newPage(), await browser.newPage()];
+    const context = await asFreshTenant();
+    const [writer, watcher] = [await context.newPage(), await context.newPage()];
     const problems: string[] = [];
     for (const page of [writer, watcher]) page.on('pageerror', (error) => problems.push(error.message));
     await writer.goto(dev.ready.webUrl as string);
     await watcher.goto(dev.ready.webUrl as string);
     const watched = watcher.getByRole('list', { name: 'Notes' });
-    await watcher.getByRole('button', { name: 'Add note' }).waitFor();
+    // Both pages have their (empty) list before the write, so the watcher's copy can only come live.
+    await writer.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    await watcher.getByText('No notes yet.').waitFor({ timeout: 30_000 });
     await writer.getByLabel('Title').fill('Seen from the other tab');
     await writer.getByRole('button', { name: 'Add note' }).click();
     await watched.getByText('Seen from the other tab').waitFor({ timeout: 30_000 });
+    expect(await watched.getByRole('listitem').allTextContents()).toEqual(['Seen from the other tab']);
     expect(problems).toEqual([]);
-    await writer.close();
-    await watcher.close();
+    await context.close();
   });
 
   it(`keeps ${LIVE_QUERIES} live queries on one page live while a command still goes through`, async () => {
-    const page = await browser.newPage();
+    const context = await asFreshTenant();
+    const page = await context.newPage();
     const liveRequests: string[] = [];
     page.on('request', (request) => {
       if (new URL(request.url()).pathname.startsWith('/live')) liveRequests.push(`${request.method()} ${new URL(request.url()).pathname}`);
     });
     await page.goto(`${dev.ready.webUrl as string}/ten.html`);
     const counts = page.getByRole('list', { name: 'Counts' });
-    await expect.poll(() => counts.getByText(/^q\d+: \d+$/).count(), { timeout: 30_000 }).toBe(LIVE_QUERIES);
-    const before = Number((await counts.getByText(/^q1: \d+$/).textContent())!.split(': ')[1]);
+    // The tenant is new: every query counts no notes.
+    await expect.poll(() => counts.getByText(/^q\d+: 0$/).count(), { timeout: 30_000 }).toBe(LIVE_QUERIES);
 
     await page.getByLabel('Title').fill('One more note');
     await page.getByRole('button', { name: 'Add note' }).click();
     // Every live query sees the new count; the command was not starved of a connection.
     for (let n = 1; n <= LIVE_QUERIES; n++) {
-      await counts.getByText(`q${n}: ${before + 1}`, { exact: true }).waitFor({ timeout: 30_000 });
+      await counts.getByText(`q${n}: 1`, { exact: true }).waitFor({ timeout: 30_000 });
     }
     await page.getByRole('list', { name: 'Notes' }).getByText('One more note').waitFor();
     // One multiplexed stream carries them all (opened once, maybe reopened as components mount).
     expect(liveRequests.length).toBeGreaterThan(0);
     expect(liveRequests.every((r) => r === 'POST /live')).toBe(true);
-    await page.close();
+    await context.close();
   });
 
   it('shows a broken backend edit in Vite\'s overlay with file and line, and recovers without a restart', async () => {
-    const page = await browser.newPage();
+    const context = await asFreshTenant();
+    const page = await context.newPage();
     await page.goto(dev.ready.webUrl as string);
     await page.getByRole('button', { name: 'Add note' }).waitFor();
     const file = path.join(app.dir, 'src/commands/createNote.ts');
     const original = await readFile(file, 'utf8');
-    await writeFile(file, original.replace('handler: (ctx, args) =>', 'handler: (ctx, args) => +;'));
-    const overlay = page.locator('vite-error-overlay');
-    await overlay.waitFor({ state: 'attached', timeout: 30_000 });
-    const text = await overlay.evaluate((el) => el.shadowRoot?.textContent ?? '');
-    expect(text).toContain('src/commands/createNote.ts');
-    expect(text).toMatch(/line \d+/);
+    const createShortNote = async () =>
+      (await post(dev.ready.serverUrl as string, '/commands/createNote', { title: 'ab' }, devAuth(freshTenantId()))).status;
+    try {
+      await writeFile(file, original.replace('handler: (ctx, args) =>', 'handler: (ctx, args) => +;'));
+      const overlay = page.locator('vite-error-overlay');
+      await overlay.waitFor({ state: 'attached', timeout: 30_000 });
+      const text = await overlay.evaluate((el) => el.shadowRoot?.textContent ?? '');
+      expect(text).toContain('src/commands/createNote.ts');
+      expect(text).toMatch(/line \d+/);
 
-    // The previous app kept serving; fixing the file brings the new version in place.
-    await writeFile(file, original.replace("title: z.string().trim().min(1).max(200),", "title: z.string().trim().min(3).max(200),"));
-    await expect.poll(async () => (await post(dev.ready.serverUrl as string, '/commands/createNote', { title: 'ab' }, devAuth)).status, { timeout: 30_000 }).toBe(400);
-    await page.close();
+      // The previous app kept serving; fixing the file brings the new version in place.
+      await writeFile(file, original.replace("title: z.string().trim().min(1).max(200),", "title: z.string().trim().min(3).max(200),"));
+      await expect.poll(createShortNote, { timeout: 30_000 }).toBe(400);
+    } finally {
+      // The app other tests use is the template's again once this test is over.
+      await writeFile(file, original);
+      await context.close();
+    }
+    await expect.poll(createShortNote, { timeout: 30_000 }).toBe(200);
   });
 });

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEventStream } from '../runtime/live/test-support.ts';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 
-const TENANT = '00000000-0000-4000-8000-000000000001';
-const devAuth = { 'x-fw-user-id': 'dev', 'x-fw-tenant-id': TENANT, 'x-fw-role': 'member' };
+// The two runtimes are shared by the file; each test acts as a tenant of its own, so the notes and
+// invalidations it reads are the ones it made.
+const devAuthOf = (tenant: string) => ({ 'x-fw-user-id': 'dev', 'x-fw-tenant-id': tenant, 'x-fw-role': 'member' });
 
 describe.skipIf(!testDatabaseUrl)('live queries across two runtime processes on one PostgreSQL', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
@@ -28,6 +30,7 @@ describe.skipIf(!testDatabaseUrl)('live queries across two runtime processes on 
   });
 
   it('a command handled by one process updates a subscriber connected to the other', async () => {
+    const devAuth = devAuthOf(randomUUID());
     const urlOne = one!.ready.serverUrl as string;
     const urlTwo = two!.ready.serverUrl as string;
     expect(urlOne).not.toBe(urlTwo);
@@ -60,19 +63,26 @@ describe.skipIf(!testDatabaseUrl)('live queries across two runtime processes on 
   });
 
   it('fw live status, invalidations list and debug read the running runtime', async () => {
+    const tenant = randomUUID();
+    const devAuth = devAuthOf(tenant);
     const url = one!.ready.serverUrl as string;
     const stream = await openEventStream(`${url}/live/liveNotes`, { headers: devAuth });
     try {
       const first = await stream.next();
+      expect(first).toMatchObject({ event: 'snapshot', json: { result: [] } });
+      // A write of this tenant's notes: the invalidation the list below reads.
+      expect((await post(url, '/commands/createNote', { title: 'invalidates notes' }, devAuth)).status).toBe(200);
+      const update = await stream.nextWhere((e) => e.json.result?.length === 1);
+      expect(update.json.result.map((n: { title: string }) => n.title)).toEqual(['invalidates notes']);
       const status = await runFw(['live', 'status', '--url', url, '--json'], { cwd: app.dir });
       expect(status.code, status.stderr).toBe(0);
       const statusJson = JSON.parse(status.stdout);
       expect(statusJson).toMatchObject({ ok: true, reader: { wakeups: { mode: 'listen', listener: 'connected' } } });
       expect(statusJson.subscriptions).toBeGreaterThanOrEqual(1);
 
-      const list = await runFw(['live', 'invalidations', 'list', '--url', url, '--table', 'notes', '--tenant', TENANT, '--limit', '1', '--json'], { cwd: app.dir });
+      const list = await runFw(['live', 'invalidations', 'list', '--url', url, '--table', 'notes', '--tenant', tenant, '--limit', '1', '--json'], { cwd: app.dir });
       expect(list.code, list.stderr).toBe(0);
-      expect(JSON.parse(list.stdout).invalidations).toEqual([expect.objectContaining({ table: 'notes', tenantId: TENANT })]);
+      expect(JSON.parse(list.stdout).invalidations).toEqual([expect.objectContaining({ table: 'notes', tenantId: tenant })]);
 
       const debug = await runFw(['live', 'debug', first.json.subscriptionId, '--url', url, '--json'], { cwd: app.dir });
       expect(debug.code, debug.stderr).toBe(0);

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningFw, runFw, runNode, startFw } from './support/app.ts';
+import { copyTestApp, type RunningFw, runFw, runNode, startFw } from './support/app.ts';
 import { hasChromium, launchChromium } from './support/browser.ts';
+import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 
 // The template's page with its wiring broken: a deep import from _generated/ and a raw $fetch of a command.
 const brokenNuxtPage = `<script setup lang="ts">
@@ -33,7 +34,8 @@ async function addNote() {
 `;
 
 // One real app for the file: `fw create --template nuxt-web --install` (npm install of Nuxt), then its
-// typecheck, build, and `fw dev` in a browser.
+// typecheck, build, and `fw dev` in a browser (as a tenant of its own). The tests that rewrite web/ do
+// it in a copy of their own (sharing the installed node_modules), so the others always see the template.
 describe('the nuxt-web template', () => {
   let parent: string;
   let dir: string;
@@ -50,7 +52,10 @@ describe('the nuxt-web template', () => {
     if (parent) await rm(parent, { recursive: true, force: true });
   });
 
-  const nuxt = (args: string[]) => runNode([path.join(dir, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], { cwd: dir, env: { NUXT_TELEMETRY_DISABLED: '1', NODE_ENV: '' } });
+  const nuxt = (args: string[], cwd = dir) =>
+    runNode([path.join(cwd, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], { cwd, env: { NUXT_TELEMETRY_DISABLED: '1', NODE_ENV: '' } });
+  /** The installed app, copied for a test that changes it: its own sources, the original's node_modules. */
+  const copyApp = () => copyTestApp(dir, { linkNodeModules: true, skip: ['web/.nuxt', 'web/.output'] });
 
   it('ships generated files that match this fw', async () => {
     const check = await runFw(['generate', '--check', '--json'], { cwd: dir });
@@ -66,6 +71,8 @@ describe('the nuxt-web template', () => {
   }, 120_000);
 
   it('builds with nuxt build', async () => {
+    // This build's output, not an earlier one's.
+    await rm(path.join(dir, 'web/.output'), { recursive: true, force: true });
     const build = await nuxt(['build', 'web']);
     expect(build.code, build.stdout + build.stderr).toBe(0);
     expect(existsSync(path.join(dir, 'web/.output/server/index.mjs'))).toBe(true);
@@ -92,7 +99,10 @@ describe('the nuxt-web template', () => {
     });
 
     it('adds a note through the form, lists it, and another page sees it live', async () => {
-      const [writer, watcher] = [await browser.newPage(), await browser.newPage()];
+      // A tenant of its own: its notes are the ones this test adds.
+      const context = await browser.newContext();
+      await actAsTenant(context, freshTenantId());
+      const [writer, watcher] = [await context.newPage(), await context.newPage()];
       const problems: string[] = [];
       for (const page of [writer, watcher]) {
         page.on('pageerror', (error) => problems.push(error.message));
@@ -124,47 +134,55 @@ describe('the nuxt-web template', () => {
       // Stored: a fresh load lists it.
       await writer.reload();
       await writer.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 30_000 });
+      expect(await writer.getByRole('list', { name: 'Notes' }).getByRole('listitem').allTextContents()).toEqual(['Written in Nuxt']);
       expect(problems).toEqual([]);
-      await writer.close();
-      await watcher.close();
+      await context.close();
     });
   });
 
-  // After fw dev has stopped: breaks the wiring of this installed app, then repairs it.
+  // Breaks the wiring of a copy of the installed app, then repairs it.
   it('fw do connect-ui restores the bridge and plugins, rewrites imports and a raw $fetch; the app typechecks and builds', async () => {
-    const page = path.join(dir, 'web/pages/index.vue');
-    const original = await readFile(page, 'utf8');
-    await writeFile(page, brokenNuxtPage);
-    for (const file of ['web/composables/fw.ts', 'web/plugins/fw.client.ts', 'web/plugins/fw.server.ts']) await rm(path.join(dir, file));
+    const copy = await copyApp();
+    try {
+      const page = path.join(copy.dir, 'web/pages/index.vue');
+      await writeFile(page, brokenNuxtPage);
+      for (const file of ['web/composables/fw.ts', 'web/plugins/fw.client.ts', 'web/plugins/fw.server.ts']) await rm(path.join(copy.dir, file));
 
-    const run = await runFw(['do', 'connect-ui', '--json'], { cwd: dir });
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    const report = JSON.parse(run.stdout);
-    expect(report).toMatchObject({ ok: true, layout: 'nuxt', unfixed: [], remaining: [] });
-    expect(report.fixed.map((f: { code: string }) => f.code).sort()).toEqual(['deep_generated_import', 'missing_bridge', 'missing_provider', 'raw_runtime_fetch']);
-    const repaired = await readFile(page, 'utf8');
-    expect(repaired).toContain("import { api, useFwCommand } from '../composables/fw';\nconst createNoteCommand = useFwCommand('createNote');");
-    expect(repaired).toContain('await createNoteCommand.mutateAsync({ title: title.value });');
-    expect(repaired.slice(repaired.indexOf('<template>'))).toBe(brokenNuxtPage.slice(brokenNuxtPage.indexOf('<template>')));
-    expect(await readFile(path.join(dir, 'web/composables/fw.ts'), 'utf8')).toContain("export { api } from '../../src/fw/_generated/api';");
+      const run = await runFw(['do', 'connect-ui', '--json'], { cwd: copy.dir });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report).toMatchObject({ ok: true, layout: 'nuxt', unfixed: [], remaining: [] });
+      expect(report.fixed.map((f: { code: string }) => f.code).sort()).toEqual(['deep_generated_import', 'missing_bridge', 'missing_provider', 'raw_runtime_fetch']);
+      const repaired = await readFile(page, 'utf8');
+      expect(repaired).toContain("import { api, useFwCommand } from '../composables/fw';\nconst createNoteCommand = useFwCommand('createNote');");
+      expect(repaired).toContain('await createNoteCommand.mutateAsync({ title: title.value });');
+      expect(repaired.slice(repaired.indexOf('<template>'))).toBe(brokenNuxtPage.slice(brokenNuxtPage.indexOf('<template>')));
+      expect(await readFile(path.join(copy.dir, 'web/composables/fw.ts'), 'utf8')).toContain("export { api } from '../../src/fw/_generated/api';");
 
-    expect((await runFw(['check', '--json'], { cwd: dir })).code).toBe(0);
-    const vueTsc = await nuxt(['typecheck', 'web']);
-    expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
-    const build = await nuxt(['build', 'web']);
-    expect(build.code, build.stdout + build.stderr).toBe(0);
-    await writeFile(page, original);
+      expect((await runFw(['check', '--json'], { cwd: copy.dir })).code).toBe(0);
+      const vueTsc = await nuxt(['typecheck', 'web'], copy.dir);
+      expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
+      const build = await nuxt(['build', 'web'], copy.dir);
+      expect(build.code, build.stdout + build.stderr).toBe(0);
+    } finally {
+      await copy.remove();
+    }
   }, 180_000);
 
-  // After fw dev has stopped: replaces the template's web/ in this installed app.
+  // Replaces the template's web/ in a copy of the installed app.
   it('fw make ui --framework nuxt --yes makes a UI for the entries that typechecks and builds', async () => {
-    const made = await runFw(['make', 'ui', '--framework', 'nuxt', '--yes', '--json'], { cwd: dir });
-    expect(made.code, made.stdout + made.stderr).toBe(0);
-    expect(JSON.parse(made.stdout).files).toContain('web/components/fw/CreateNoteForm.vue');
-    expect((await nuxt(['prepare', 'web'])).code).toBe(0);
-    const vueTsc = await nuxt(['typecheck', 'web']);
-    expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
-    const build = await nuxt(['build', 'web']);
-    expect(build.code, build.stdout + build.stderr).toBe(0);
+    const copy = await copyApp();
+    try {
+      const made = await runFw(['make', 'ui', '--framework', 'nuxt', '--yes', '--json'], { cwd: copy.dir });
+      expect(made.code, made.stdout + made.stderr).toBe(0);
+      expect(JSON.parse(made.stdout).files).toContain('web/components/fw/CreateNoteForm.vue');
+      expect((await nuxt(['prepare', 'web'], copy.dir)).code).toBe(0);
+      const vueTsc = await nuxt(['typecheck', 'web'], copy.dir);
+      expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
+      const build = await nuxt(['build', 'web'], copy.dir);
+      expect(build.code, build.stdout + build.stderr).toBe(0);
+    } finally {
+      await copy.remove();
+    }
   }, 180_000);
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RepairDiagnosis } from '../plugin/repair.ts';
 import type { LastTestRun } from '../plugin/test-reporter.ts';
-import { createTestApp, type RunningFw, runFw, startFw } from './support/app.ts';
+import { createTestApp, type RunResult, type RunningFw, runFw, startFw } from './support/app.ts';
 
 // `fw test` records the run through fw's Vitest reporter; `fw repair diagnose --from-last-test-run`
 // maps each failure to its likely cause. The app's tests call a running `fw dev` over HTTP (its URL in
@@ -87,10 +87,21 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
     await app?.remove();
   });
 
+  // `fw test` in the shared app, run once by whichever test needs its record first; nothing else in
+  // this file writes the app's .fw/last-test-run.json, so every test that reads it reads this run.
+  let testRun: Promise<RunResult> | undefined;
+  const recordTestRun = () => (testRun ??= runFw(['test', '--json'], { cwd: app.dir, env: { FW_TEST_URL: String(dev.ready.serverUrl) } }));
+
   it('without a recorded run, fails with no_test_run and suggests fw test', async () => {
-    const result = await runFw(['repair', 'diagnose', '--from-last-test-run', '--json'], { cwd: app.dir });
-    expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, kind: 'no_test_run', suggestions: expect.arrayContaining(['fw test']) });
+    // An app of its own, where `fw test` never ran.
+    const fresh = await createTestApp('minimal-web', files);
+    try {
+      const result = await runFw(['repair', 'diagnose', '--from-last-test-run', '--json'], { cwd: fresh.dir });
+      expect(result.code).toBe(1);
+      expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, kind: 'no_test_run', suggestions: expect.arrayContaining(['fw test']) });
+    } finally {
+      await fresh.remove();
+    }
   });
 
   it('needs a source: --from-last-test-run', async () => {
@@ -100,7 +111,7 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
   });
 
   it('fw test runs the app’s Vitest, exits with its code and records each failure', { timeout: slow }, async () => {
-    const result = await runFw(['test', '--json'], { cwd: app.dir, env: { FW_TEST_URL: String(dev.ready.serverUrl) } });
+    const result = await recordTestRun();
     expect(result.code, result.stderr).toBe(1);
     // --json: Vitest's default reporter writes to stderr, the record is the one document on stdout.
     expect(result.stderr).toContain('seeded.test.ts');
@@ -121,6 +132,8 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
   });
 
   it('maps each failure to its cause, naming the entry, its policy and the fix', { timeout: slow }, async () => {
+    const recorded = await recordTestRun();
+    expect(recorded.code, recorded.stderr).toBe(1);
     const result = await runFw(['repair', 'diagnose', '--from-last-test-run', '--json'], { cwd: app.dir });
     expect(result.code, result.stderr).toBe(1);
     const diagnosis = JSON.parse(result.stdout) as RepairDiagnosis;

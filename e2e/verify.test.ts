@@ -1,15 +1,17 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadAppOnce } from '../plugin/load-app-once.ts';
 import { checkMigrations } from '../plugin/verify-database.ts';
 import type { GateResult, VerifyReport } from '../plugin/verify.ts';
 import { defineSchema, t, table } from '../runtime/schema.ts';
-import { createTestApp, type RunResult, runFw } from './support/app.ts';
+import { copyTestApp, createTestApp, type RunResult, runFw } from './support/app.ts';
 
-// `fw verify` on two apps shared by the tests: a healthy minimal-web (its template test plus one more),
-// and a broken one with one fault per gate. Inside the repo, so the apps' TypeScript, Vite and Vitest resolve.
+// `fw verify` on two apps: a healthy minimal-web (its template test plus one more) shared by its tests,
+// each setting up the app database it reads, and a broken one with one fault per gate, copied for each
+// test (a run leaves a database, a recorded test run or a lock behind). Inside the repo, so the apps'
+// TypeScript, Vite and Vitest resolve.
 // Under load a gate can take tens of seconds (each PGlite start), hence the generous timeouts.
 const slow = 300_000;
 
@@ -71,6 +73,9 @@ describe('fw verify on a healthy app', () => {
   });
 
   it('strict (`--strict`) adds migrations, the red team and the production build (web and backend), each saying what it ran', { timeout: slow }, async () => {
+    // The app database exists (as after `fw dev`), so the migrations gate checks against it.
+    const migrated = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(migrated.code, migrated.stdout + migrated.stderr).toBe(0);
     const result = await runFw(['verify', '--strict', '--json'], { cwd: app.dir });
     const r = report(result);
     expect(result.code, result.stdout).toBe(0);
@@ -85,12 +90,15 @@ describe('fw verify on a healthy app', () => {
     // The builds go to a scratch directory, removed afterwards: nothing replaces a deployable .fw/build.
     expect(existsSync(path.join(app.dir, '.fw/verify'))).toBe(false);
     expect(existsSync(path.join(app.dir, '.fw/build'))).toBe(false);
-    // The earlier boot created .fw/db, so the migrations are checked against it.
+    // .fw/db exists, so the migrations are checked against it.
     expect(gate(r, 'migrations').diagnostics).toEqual([expect.objectContaining({ code: 'migrations_database', path: '.fw/db', severity: 'info' })]);
     for (const g of r.gates) expect(typeof g.durationMs).toBe('number');
   });
 
   it('the migrations check: additive pending changes warn, changes that need a decision fail', { timeout: slow }, async () => {
+    // The app database, migrated to the template's schema: what the changed schema below is planned against.
+    const migrated = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(migrated.code, migrated.stdout + migrated.stderr).toBe(0);
     const loaded = await loadAppOnce(app.dir);
     // notes without `body` (a drop: needs a decision) and with a new nullable `pinned` (additive).
     const schema = defineSchema({
@@ -115,9 +123,11 @@ describe('fw verify on a healthy app', () => {
 });
 
 describe('fw verify on a broken app', () => {
+  // The broken app as set up once; each test runs fw verify on a copy of its own.
+  let broken: Awaited<ReturnType<typeof createTestApp>>;
   let app: Awaited<ReturnType<typeof createTestApp>>;
   beforeAll(async () => {
-    app = await createTestApp(
+    broken = await createTestApp(
       'minimal-web',
       {
         'tests/health.test.ts': passingTest,
@@ -130,18 +140,22 @@ describe('fw verify on a broken app', () => {
       { insideRepo: true },
     );
     // createNote: a type error, and a write tool that runs without approval (red team: approval_bypass_risk).
-    const entry = path.join(app.dir, 'src/commands/createNote.ts');
+    const entry = path.join(broken.dir, 'src/commands/createNote.ts');
     const source = await readFile(entry, 'utf8');
     await writeFile(
       entry,
       source.replace("  policy: 'user',", "  policy: 'user',\n  tool: { needsApproval: false },") + "\nexport const pageSize: number = 'twenty';\n",
     );
-    const generated = await runFw(['generate', '--json'], { cwd: app.dir });
+    const generated = await runFw(['generate', '--json'], { cwd: broken.dir });
     expect(generated.code, generated.stdout + generated.stderr).toBe(0);
     // A hand edit under src/fw/_generated/ (drift), made after generating.
-    await appendFile(path.join(app.dir, 'src/fw/_generated/api.ts'), '\n// edited by hand\n');
+    await appendFile(path.join(broken.dir, 'src/fw/_generated/api.ts'), '\n// edited by hand\n');
   }, slow);
-  afterAll(() => app?.remove());
+  afterAll(() => broken?.remove());
+  beforeEach(async () => {
+    app = await copyTestApp(broken.dir);
+  });
+  afterEach(() => app?.remove());
 
   it('smoke fails on drift, the check error and the type error, still probes the boot, and exits non-zero', { timeout: slow }, async () => {
     const result = await runFw(['verify', '--smoke', '--json'], { cwd: app.dir });
@@ -192,5 +206,7 @@ describe('fw verify on a broken app', () => {
     expect(gate(r, 'redteam').diagnostics).toContainEqual(expect.objectContaining({ code: 'approval_bypass_risk', path: 'createNote', severity: 'error' }));
     expect(gate(r, 'migrations').diagnostics).toContainEqual(expect.objectContaining({ code: 'migrations_database', path: 'memory://', message: expect.stringContaining('in use by another process') }));
     expect(gate(r, 'boot').diagnostics).toContainEqual(expect.objectContaining({ code: 'boot_database', path: 'memory://' }));
+    // Drift is reported, not repaired: the web build (whose fw plugin regenerates) left the hand edit alone.
+    expect(await readFile(path.join(app.dir, 'src/fw/_generated/api.ts'), 'utf8')).toMatch(/\n\/\/ edited by hand\n$/);
   });
 });

@@ -31,6 +31,23 @@ export async function createTestApp(
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A copy of a test app in a new directory beside it, for a test that changes files or state the
+ * others read. The app's local state (`.fw/`: database, recorded test run) stays behind, and so do the
+ * `skip` paths (relative to the app). `linkNodeModules` links the copy's node_modules to the
+ * original's instead of copying it (an installed app).
+ */
+export async function copyTestApp(
+  from: string,
+  options: { skip?: string[]; linkNodeModules?: boolean } = {},
+): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(path.dirname(from), 'fw-app-'));
+  const skipped = new Set(['.fw', ...(options.skip ?? []), ...(options.linkNodeModules ? ['node_modules'] : [])].map((p) => path.join(from, p)));
+  await cp(from, dir, { recursive: true, filter: (source) => !skipped.has(source) });
+  if (options.linkNodeModules) await symlink(path.join(from, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
 export interface RunResult {
   code: number | null;
   stdout: string;
