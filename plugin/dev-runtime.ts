@@ -6,7 +6,7 @@ import type { CorsOptions } from '../runtime/http/cors.ts';
 import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handler.ts';
 import { createLiveHub, type LiveHub, type LiveOptions } from '../runtime/live/hub.ts';
 import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../runtime/outbox/worker.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 import type { SeverityDiagnostic } from './failure-diagnostics.ts';
 import { generateFromApp } from './generate/generate.ts';

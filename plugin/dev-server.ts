@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import type { ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/failure.ts';
 import { type ApiServer, startApiServer } from './api-server.ts';
-import { createDevRuntime, type DevRuntime, type ReloadOutcome } from './dev-runtime.ts';
+import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
+import type { DevOptions, DevSession } from './dev-session.ts';
 import { type AllowedHosts, allowedHostsFromEnv, mergeAllowedHosts } from './host-check.ts';
 import { isNuxtWeb, startNuxtDev } from './nuxt-dev.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
@@ -14,37 +15,7 @@ import { listWebFiles } from './analyse/frontend/files.ts';
 import { listEntryFiles } from './load-app.ts';
 import { untilWatched } from './watcher-ready.ts';
 
-export interface DevOptions {
-  root: string;
-  /** API port (default 3100; 0 picks a free one). */
-  port?: number;
-  host?: string;
-  /**
-   * Host names the dev ports answer beyond loopback names and IPs (default `FW_ALLOWED_HOSTS`; `true`:
-   * any). Given to Vite as well, and the API port also admits Vite's own `server.allowedHosts`.
-   */
-  allowedHosts?: AllowedHosts;
-  /** Web port (default 5173; when busy, the next free one). */
-  webPort?: number;
-  apiOnly?: boolean;
-  webOnly?: boolean;
-  /** Reload backend files when they change (default true). */
-  watch?: boolean;
-  /** Run the outbox worker, delivering emitted events to actions (default true; `--no-worker`). */
-  worker?: boolean;
-  /** Vite's own log level (default 'info'); `fw dev --json` keeps it quiet. */
-  viteLogLevel?: 'info' | 'warn' | 'error' | 'silent';
-  onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
-}
-
-export interface DevSession {
-  /** The API runtime's address (absent with webOnly). */
-  serverUrl?: string;
-  /** The web dev server's address (absent without web/ or with apiOnly). */
-  webUrl?: string;
-  runtime: DevRuntime;
-  close(): Promise<void>;
-}
+export type { DevOptions, DevSession } from './dev-session.ts';
 
 /**
  * `fw dev`: the API runtime and, when the app has `web/`, the web dev server (the app's own Vite and

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Auth } from '../runtime/entries.ts';
+import type { Auth } from '../runtime/entry-types.ts';
 import { isFwError } from '../runtime/errors.ts';
 import { callExternalEntry, findExternalEntry } from '../runtime/external/services.ts';
 import { FwFailure } from '../runtime/failure.ts';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Manifest, type ManifestDiagnostic, validateManifest } from '../runtime/external/manifest.ts';
-import type { ExternalService } from '../runtime/external/services.ts';
+import type { ExternalService } from '../runtime/app-definition.ts';
 import { FwFailure } from '../runtime/failure.ts';
 
 /** Where `fw manifest import` keeps the app's services (local state, like the embedded database). */

@@ -4,6 +4,9 @@ import { AppLoadError } from './load-app.ts';
 
 export type SeverityDiagnostic = Diagnostic & { severity: 'error' | 'warning' | 'info' };
 
+/** A `fw verify` gate's finding; errors fail the gate. Check diagnostics add `hint` and `suggestedCommand`. */
+export type VerifyDiagnostic = SeverityDiagnostic & { suggestedCommand?: string };
+
 /** The diagnostics a failed load/start carries, as error-severity entries for reports. */
 export function toFailureDiagnostics(error: unknown): SeverityDiagnostic[] {
   if (error instanceof AppLoadError) {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { EntryKind } from '../runtime/entries.ts';
+import type { EntryKind } from '../runtime/entry-types.ts';
 import { fwVersion } from '../runtime/version.ts';
 import { type AppModel, analyseApp } from './analyse/app-model.ts';
 import { analyseFrontend } from './analyse/frontend/analyse.ts';

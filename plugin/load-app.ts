@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { type AgentDefinition, type AiToolDefinition, externalToolName, isAgent, isAiTool, isExternalTool } from '../runtime/ai/define.ts';
-import type { ExternalService } from '../runtime/external/services.ts';
+import type { ExternalService } from '../runtime/app-definition.ts';
 import { type EntryDefinition, type EntryKind, isEntry, type PolicyCheck } from '../runtime/entries.ts';
 import { type AppDefinition, checkApp, entryNameFromFile } from '../runtime/registry.ts';
 import { readExternalServices } from './external-manifests.ts';

@@ -3,7 +3,7 @@ import { applyMigration } from '../runtime/db/migrate.ts';
 import { FwFailure } from '../runtime/failure.ts';
 import { createRuntimeHandler, type RuntimeHandlerOptions } from '../runtime/http/handler.ts';
 import { createLiveHub } from '../runtime/live/hub.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/app-definition.ts';
 import type { DevRuntime } from './dev-runtime.ts';
 
 /**

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FwFailure } from '../runtime/failure.ts';
 import { startApiServer } from './api-server.ts';
-import type { DevOptions, DevSession } from './dev-server.ts';
+import type { DevOptions, DevSession } from './dev-session.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
 
 const nuxtConfigFiles = ['nuxt.config.ts', 'nuxt.config.mts', 'nuxt.config.js', 'nuxt.config.mjs'];

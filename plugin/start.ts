@@ -8,7 +8,7 @@ import { FwFailure } from '../runtime/failure.ts';
 import { createRuntimeHandler } from '../runtime/http/handler.ts';
 import { createLiveHub, type LiveHub } from '../runtime/live/hub.ts';
 import { createOutboxWorker, type OutboxWorker } from '../runtime/outbox/worker.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/app-definition.ts';
 import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from './build.ts';
 import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 import { migrateOrFail } from './dev-runtime.ts';

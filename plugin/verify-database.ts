@@ -3,11 +3,11 @@ import path from 'node:path';
 import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration, planMigration } from '../runtime/db/migrate.ts';
 import { FwFailure } from '../runtime/failure.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/app-definition.ts';
 import { type ApiServer, startApiServer } from './api-server.ts';
 import { toFailureDiagnostics } from './failure-diagnostics.ts';
 import { createMemoryRuntime } from './memory-runtime.ts';
-import type { VerifyDiagnostic } from './verify.ts';
+import type { VerifyDiagnostic } from './failure-diagnostics.ts';
 
 // The two gates of `fw verify` that need a database. A PGlite data directory has one owner at a time
 // (runtime/db/data-dir-lock.ts): while `fw dev` runs, the app database is locked, so both fall back

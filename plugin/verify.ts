@@ -3,12 +3,12 @@ import { existsSync } from 'node:fs';
 import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { FwFailure } from '../runtime/failure.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/app-definition.ts';
 import { analyseApp } from './analyse/app-model.ts';
 import { resolvePackageBin, runNodeScript } from './app-bin.ts';
 import { buildServer, buildWeb } from './build.ts';
 import { runChecks } from './check.ts';
-import { type SeverityDiagnostic, toFailureDiagnostics } from './failure-diagnostics.ts';
+import { type SeverityDiagnostic, toFailureDiagnostics, type VerifyDiagnostic } from './failure-diagnostics.ts';
 import { keepingGenerated } from './generate/build-generation.ts';
 import { generateFromApp } from './generate/generate.ts';
 import { describeDrift } from './generate/sync-files.ts';
@@ -43,8 +43,7 @@ export function resolveVerifyLevel(name: string): VerifyLevel {
 
 export type GateName = 'generated' | 'check' | 'typecheck' | 'migrations' | 'boot' | 'tests' | 'redteam' | 'web-build' | 'backend-build';
 
-/** A gate's finding; errors fail the gate. Check diagnostics add `hint` and `suggestedCommand`. */
-export type VerifyDiagnostic = SeverityDiagnostic & { suggestedCommand?: string };
+export type { VerifyDiagnostic } from './failure-diagnostics.ts';
 
 export interface GateResult {
   name: GateName;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FwDatabase } from '../runtime/db/database.ts';
 import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../runtime/outbox/worker.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
 import { migrateOrFail } from './dev-runtime.ts';
 import { createAppLoader } from './load-app.ts';

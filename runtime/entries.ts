@@ -1,27 +1,25 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { AiContext } from './ai/ai-runtime.ts';
-import type { Database, Schema } from './schema.ts';
+import type { AiContext } from './ai/context.ts';
+import {
+  type AppDatabase,
+  type ArgsInput,
+  type Auth,
+  type Command,
+  type EntryDefinition,
+  type EntryKind,
+  type EntryTypes,
+  entryBrand,
+  type InferArgs,
+  type InferArgsInput,
+  type PolicyCheck,
+  type PolicyName,
+  type Query,
+} from './entry-types.ts';
 
-/**
- * Apps register their schema (and later other types) here so that `ctx.db` is typed:
- *
- * @example
- *   declare module 'fw' { interface Register { schema: typeof schema } }
- */
-export interface Register {}
-
-type RegisteredSchema = Register extends { schema: infer S } ? S : Schema;
-export type AppDatabase = RegisteredSchema extends Schema<any> ? Database<RegisteredSchema> : any;
-
-/** Who is calling. `anonymous` callers reach only `public` entries. */
-export interface Auth {
-  kind: 'anonymous' | 'user' | 'system';
-  userId: string | null;
-  tenantId: string | null;
-  role: string | null;
-}
+export type { AppDatabase, ArgsInput, Auth, EntryDefinition, EntryInput, EntryKind, EntryResult, EntryTypes, InferArgs, InferArgsInput, PolicyCheck, PolicyName, Register } from './entry-types.ts';
+export type { Command, Query } from './entry-types.ts';
 
 export interface QueryContext {
   /** Kysely bound to this request's transaction (read-only for queries). */
@@ -79,60 +77,7 @@ export interface ActionContext extends ServerContext {
   event: ActionEvent;
 }
 
-export type EntryKind = 'command' | 'query' | 'liveQuery' | 'action' | 'workflow' | 'endpoint';
 
-/** `public` (anyone), `user` (any signed-in user, the default), `system` (never over HTTP), or a named policy. */
-export type PolicyName = 'public' | 'user' | 'system' | (string & {});
-
-/** Args may be any Standard Schema (zod, valibot, arktype…) or a plain object of zod schemas. */
-export type ArgsInput = StandardSchemaV1 | z.ZodRawShape;
-
-/** The args a handler receives (after validation, defaults and transforms). */
-export type InferArgs<A> = A extends StandardSchemaV1
-  ? StandardSchemaV1.InferOutput<A>
-  : A extends z.ZodRawShape
-    ? z.output<z.ZodObject<A>>
-    : Record<string, never>;
-
-/** The args a caller sends (before validation). */
-export type InferArgsInput<A> = A extends StandardSchemaV1
-  ? StandardSchemaV1.InferInput<A>
-  : A extends z.ZodRawShape
-    ? z.input<z.ZodObject<A>>
-    : Record<string, never>;
-
-const entryBrand = Symbol.for('fw.entry');
-
-export interface EntryDefinition<K extends EntryKind = EntryKind> {
-  readonly [entryBrand]: true;
-  readonly kind: K;
-  readonly args: StandardSchemaV1;
-  readonly policy: PolicyName;
-  readonly description?: string;
-  readonly handler: (ctx: any, args: any) => unknown;
-  /** Extra fields of actions, workflows and endpoints, kept for their runtimes. */
-  readonly options: Readonly<Record<string, unknown>>;
-}
-
-/** Phantom types of an entry: what callers send (`input`), what the handler gets (`args`), what it returns. */
-export interface EntryTypes<I, A, R> {
-  input: I;
-  args: A;
-  result: R;
-}
-
-export interface Command<I = unknown, A = unknown, R = unknown> extends EntryDefinition<'command'> {
-  readonly __types?: EntryTypes<I, A, R>;
-}
-export interface Query<I = unknown, A = unknown, R = unknown, K extends 'query' | 'liveQuery' = 'query' | 'liveQuery'>
-  extends EntryDefinition<K> {
-  readonly __types?: EntryTypes<I, A, R>;
-}
-
-/** The args a caller sends to an entry, e.g. `EntryInput<typeof createNote>`. */
-export type EntryInput<E> = E extends { __types?: EntryTypes<infer I, any, any> } ? I : never;
-/** What an entry returns over the wire, e.g. `EntryResult<typeof listNotes>`. */
-export type EntryResult<E> = E extends { __types?: EntryTypes<any, any, infer R> } ? R : never;
 
 interface EntryConfig<A extends ArgsInput | undefined, C, R> {
   args?: A;
@@ -405,8 +350,6 @@ export function hasDeclaredArgs(entry: EntryDefinition): boolean {
   return entry.args !== emptyArgs;
 }
 
-/** A named policy decides from the caller alone; data-dependent checks belong in the handler. */
-export type PolicyCheck = (input: { auth: Auth }) => boolean | Promise<boolean>;
 
 /**
  * Named policies, referenced by entries as `policy: 'name'`. Export as the default of `src/policies.ts`.

@@ -1,39 +1,8 @@
+import { type Diagnostic, errorStatus, type FwErrorCode } from './error-codes.ts';
 import { sqlStateMeaning } from './sql-state.ts';
 
-/**
- * The one error type of fw: a closed set of codes, each with its HTTP status.
- *
- * @example
- *   throw new FwError('not_found', `No note ${args.id}`)
- */
-export const errorStatus = {
-  bad_json: 400,
-  bad_request: 400,
-  validation_failed: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  too_many_subscriptions: 429,
-  internal: 500,
-  not_implemented: 501,
-  bad_gateway: 502,
-  unavailable: 503,
-  gateway_timeout: 504,
-} as const satisfies Record<string, number>;
+export { errorStatus, type Diagnostic, type FwErrorCode } from './error-codes.ts';
 
-export type FwErrorCode = keyof typeof errorStatus;
-
-/** One problem found in the input: where it is, what is wrong, and a stable code. */
-export interface Diagnostic {
-  path: string;
-  message: string;
-  code: string;
-  hint?: string;
-}
 
 // A registry symbol rather than `instanceof`: an app's handlers may load a second copy of fw
 // (the built package) while the runtime runs from source, and their errors must still be recognised.

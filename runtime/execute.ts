@@ -1,9 +1,10 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { type KyselyPlugin, sql } from 'kysely';
 import type { FwDatabase } from './db/database.ts';
-import type { Auth, EntryDefinition } from './entries.ts';
+import type { Auth, EntryDefinition } from './entry-types.ts';
 import { type Diagnostic, FwError, toFwError } from './errors.ts';
-import type { AppDefinition } from './registry.ts';
+import type { AppDefinition } from './app-definition.ts';
+import { validateArgs } from './validate-args.ts';
 import { callerOf, outboxValues, planWorkflowStart, type WorkflowStartRow } from './workflows/start.ts';
 
 export interface CallOptions {
@@ -150,19 +151,4 @@ function capitalise(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-export async function validateArgs(schema: StandardSchemaV1, raw: unknown): Promise<unknown> {
-  const result = await schema['~standard'].validate(raw);
-  if (!result.issues) return result.value;
-  const diagnostics: Diagnostic[] = result.issues.map((issue) => {
-    // zod (and others) add a machine-readable code; Standard Schema itself does not require one.
-    const code = (issue as { code?: unknown }).code;
-    return {
-      path: ['args', ...(issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'),
-      message: issue.message,
-      code: typeof code === 'string' ? code : 'invalid',
-    };
-  });
-  throw new FwError('validation_failed', `Invalid args: ${diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`, {
-    diagnostics,
-  });
-}
+export { validateArgs };

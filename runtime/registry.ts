@@ -1,21 +1,8 @@
-import type { AgentDefinition, AiToolDefinition } from './ai/define.ts';
-import type { EntryDefinition, EntryKind, PolicyCheck } from './entries.ts';
+import type { AppDefinition } from './app-definition.ts';
+import type { EntryDefinition, EntryKind } from './entry-types.ts';
 import { effectProblems } from './external/effects.ts';
-import type { ExternalService } from './external/services.ts';
-import type { Schema } from './schema.ts';
 
-/** A loaded app: its entries by kind and name, its named policies and its schema. */
-export interface AppDefinition {
-  entries: Map<string, EntryDefinition>;
-  policies: Record<string, PolicyCheck>;
-  schema: Schema;
-  /** Agents by name (`src/ai/agents/`); absent means none. */
-  agents?: Map<string, AgentDefinition>;
-  /** aiTools by name (`src/ai/tools/`); absent means none. */
-  tools?: Map<string, AiToolDefinition<any, any>>;
-  /** External services (`fw.manifest.json`, `.fw/external-manifests.json`); absent means none. */
-  external?: ExternalService[];
-}
+export type { AppDefinition, ExternalService } from './app-definition.ts';
 
 /**
  * Where each kind is served over HTTP (kinds without a route are not callable over HTTP yet).

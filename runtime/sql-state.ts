@@ -4,7 +4,7 @@
  * column (23502), a failed check constraint (23514) — are the caller's input: 400, never 500. This
  * follows PostgREST, which answers the same classes with 400.
  */
-import type { Diagnostic, FwErrorCode } from './errors.ts';
+import type { Diagnostic, FwErrorCode } from './error-codes.ts';
 
 export interface SqlStateMeaning {
   code: FwErrorCode;

@@ -4,7 +4,7 @@ import { openAppDatabase } from '../../plugin/api-server.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { applyMigration, migrationStatus } from '../../runtime/db/migrate.ts';
-import type { AppDefinition } from '../../runtime/registry.ts';
+import type { AppDefinition } from '../../runtime/app-definition.ts';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { log, printJson } from '../output.ts';
 

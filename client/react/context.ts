@@ -3,7 +3,7 @@ import type { ApiShape } from '../api-types.ts';
 import type { FwClient } from '../client.ts';
 import type { LiveStore } from '../live-store.ts';
 import type { QueryStore } from '../query-store.ts';
-import type { FwRuntime } from './use-fw-runtime.ts';
+import type { FwRuntime } from './fw-runtime.ts';
 
 /** What FwProvider gives its hooks. */
 export interface FwContextValue<A extends ApiShape> {

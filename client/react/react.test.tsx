@@ -12,7 +12,7 @@ import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration, ensureSystemTables } from '../../runtime/db/migrate.ts';
 import { command, liveQuery, query } from '../../runtime/entries.ts';
 import { createRuntimeHandler } from '../../runtime/http/handler.ts';
-import type { AppDefinition } from '../../runtime/registry.ts';
+import type { AppDefinition } from '../../runtime/app-definition.ts';
 import { defineSchema, t, table } from '../../runtime/schema.ts';
 import type { EntryRef } from '../api-types.ts';
 import type { DevAuth } from '../client.ts';

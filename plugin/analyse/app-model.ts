@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseSync } from 'oxc-parser';
-import type { EntryKind } from '../../runtime/entries.ts';
+import type { EntryKind } from '../../runtime/entry-types.ts';
 import { type AppDefinition, entryRoute } from '../../runtime/registry.ts';
 import type { Table } from '../../runtime/schema.ts';
 import { agentTools, appTools, toolInputJsonSchema } from '../../runtime/ai/catalog.ts';
@@ -12,17 +12,11 @@ import { listAiFiles, listEntryFiles } from '../load-app.ts';
 import { entryAgentRuns } from './agent-calls.ts';
 import { entryWorkflowStarts } from './workflow-starts.ts';
 import { type ArgsSchema, argsJsonSchema } from '../../runtime/args-schema.ts';
-import type { CheckDiagnostic } from './check-diagnostic.ts';
+import type { CheckDiagnostic, GenerateDiagnostic } from './check-diagnostic.ts';
 import { describeUnresolved, type EntryAccess, summarizeAccess, type Unresolved } from './entry-access.ts';
 import { findTableAccess, type TableAccessFinding } from './table-access.ts';
 
-/** Something generation noticed: `path` is `file` or `file:line:column`, relative to the app root. */
-export interface GenerateDiagnostic {
-  severity: 'warning' | 'info';
-  code: 'dynamic_table' | 'raw_sql' | 'helper_call' | 'parse_error' | 'unknown_table' | 'query_writes' | 'args_schema_unavailable';
-  path: string;
-  message: string;
-}
+export type { GenerateDiagnostic } from './check-diagnostic.ts';
 
 /** One entry with everything the artifacts say about it. */
 export interface EntryModel {

@@ -1,5 +1,12 @@
 import type { SeverityDiagnostic } from '../failure-diagnostics.ts';
-import type { GenerateDiagnostic } from './app-model.ts';
+
+/** Something generation noticed: `path` is `file` or `file:line:column`, relative to the app root. */
+export interface GenerateDiagnostic {
+  severity: 'warning' | 'info';
+  code: 'dynamic_table' | 'raw_sql' | 'helper_call' | 'parse_error' | 'unknown_table' | 'query_writes' | 'args_schema_unavailable';
+  path: string;
+  message: string;
+}
 
 /**
  * A finding of fw's static checks (frontend contract, boundaries, policies, drift), located to the

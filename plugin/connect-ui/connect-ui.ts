@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import type { EntryKind } from '../../runtime/entries.ts';
+import type { EntryKind } from '../../runtime/entry-types.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { analyseApp } from '../analyse/app-model.ts';
 import type { CheckDiagnostic } from '../analyse/check-diagnostic.ts';

@@ -1,5 +1,5 @@
 import { parseSync } from 'oxc-parser';
-import type { EntryKind } from '../../runtime/entries.ts';
+import type { EntryKind } from '../../runtime/entry-types.ts';
 import { type AstNode, functionName, isComponentName, isFunction, keyName, memberPath, staticText, unwrap, walk } from '../analyse/frontend/ast.ts';
 import { importSpecifier, resolveImport } from '../analyse/frontend/layout.ts';
 import { type Edit, freshName, indentAt } from './edits.ts';

@@ -1,4 +1,4 @@
-import type { EntryKind } from '../../runtime/entries.ts';
+import type { EntryKind } from '../../runtime/entry-types.ts';
 import type { ColumnDefault, ColumnKind, IndexSpec, ReferentialAction } from '../../runtime/schema.ts';
 import { fwVersion } from '../../runtime/version.ts';
 import { DEFAULT_MAX_STEPS, MAX_STEPS_CEILING } from '../../runtime/ai/define.ts';

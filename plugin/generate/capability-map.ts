@@ -1,4 +1,4 @@
-import type { EntryKind } from '../../runtime/entries.ts';
+import type { EntryKind } from '../../runtime/entry-types.ts';
 import { fwVersion } from '../../runtime/version.ts';
 import type { AppModel } from '../analyse/app-model.ts';
 import type { Unresolved } from '../analyse/entry-access.ts';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { FwDatabase } from '../../runtime/db/database.ts';
-import type { Auth } from '../../runtime/entries.ts';
+import type { Auth } from '../../runtime/entry-types.ts';
 import type { ColumnSpec, Schema } from '../../runtime/schema.ts';
 
 /** Columns of tables that are not tenant-scoped but name a tenant: a probe plants tenant B there too. */

@@ -18,9 +18,10 @@ import { z } from 'zod';
 import { argsJsonSchema } from '../args-schema.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { databaseSecret } from '../db/secrets.ts';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError, isFwError } from '../errors.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest, ToolCallView, ToolResultView, Usage } from './context.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, decideApprovals, issueApprovals } from './approval-ledger.ts';
 import { agentTools } from './catalog.ts';
 import { sealMessages, sealOfCall, sealOfResult, verifyMessages, verifyUiMessages } from './history-seal.ts';
@@ -28,6 +29,8 @@ import { type AgentDefinition, effectiveMaxSteps } from './define.ts';
 import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './models.ts';
 import { buildToolSet, permittedTools, type ToolCallRecord, type ToolSetOptions } from './tool-set.ts';
 import { type AiTrace, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
+
+export type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest } from './context.ts';
 
 export interface AiRuntimeOptions {
   app: AppDefinition;
@@ -61,76 +64,6 @@ export interface AiRuntimeOptions {
 export interface AiCaller {
   auth: Auth;
   traceId: string;
-}
-
-/** An approval decision for a paused run. */
-export interface ApprovalDecision {
-  approvalId: string;
-  approved: boolean;
-  reason?: string;
-}
-
-export interface AgentRunRequest {
-  /** The agent's name; may be left out when the app has exactly one agent. */
-  agent?: string;
-  prompt?: string;
-  /** The history to continue (the `messages` of an earlier result). */
-  messages?: ModelMessage[];
-  /** Decisions for the pending approvals of the history. */
-  approvals?: ApprovalDecision[];
-  /** Lowers the agent's step limit for this run; never raises it. */
-  maxSteps?: number;
-}
-
-export interface AgentRunResult {
-  agent: string;
-  status: 'completed' | 'awaiting-approval';
-  text: string;
-  steps: Array<{ step: number; finishReason: string; toolCalls: ToolCallView[]; usage: Usage }>;
-  toolCalls: ToolCallView[];
-  toolResults: ToolResultView[];
-  /** Tool calls waiting for a decision: send them back as `approvals` with `messages` to resume. */
-  pendingApprovals: Array<{ approvalId: string; toolCallId: string; toolName: string; input: unknown }>;
-  /** The whole conversation so far, to continue it (approval requests in it are signed). */
-  messages: ModelMessage[];
-  usage: Usage;
-  traceId: string;
-}
-
-interface ToolCallView {
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-}
-type ToolResultView = { toolCallId: string; toolName: string } & ({ output: unknown } | { error: { code: string; message: string } } | { denied: true });
-interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-}
-
-/** What actions, workflows, endpoints and server-only code get as `ctx.ai` and `ctx.agent`. */
-export interface AiContext {
-  agent: {
-    /** Runs a named agent as the caller. Tools that need approval do not run: they come back in `pendingApprovals`. */
-    run(request: { agent: string; prompt: string; maxSteps?: number }): Promise<AgentRunResult>;
-  };
-  ai: {
-    /** The lower-level run: a named agent or a definition, a prompt or a history, approval decisions. */
-    runAgent(request: Omit<AgentRunRequest, 'agent'> & { agent: string | AgentDefinition }): Promise<AgentRunResult>;
-    /** One model answer, no tools. */
-    generateText(request: GenerateRequest): Promise<{ text: string; usage: Usage; traceId: string }>;
-    /** One model answer shaped by `schema`, validated against it before it is returned. */
-    generateStructured<S extends StandardSchemaV1>(request: GenerateRequest & { schema: S }): Promise<{ object: StandardSchemaV1.InferOutput<S>; usage: Usage; traceId: string }>;
-  };
-}
-
-export interface GenerateRequest {
-  prompt: string;
-  instructions?: string;
-  /** Default `FW_AI_MODEL`, else `openai/gpt-4o-mini`. */
-  model?: string;
-  provider?: 'gateway' | 'mock';
 }
 
 export interface AiRuntime {

@@ -3,7 +3,7 @@ import { argsJsonSchema } from '../args-schema.ts';
 import type { EntryDefinition, EntryToolOption } from '../entries.ts';
 import type { ManifestEntry } from '../external/manifest.ts';
 import { entryDefaults, type ExternalService } from '../external/services.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { type AgentDefinition, type AiToolDefinition, externalToolName, isAiTool, isExternalTool, type ToolRisk } from './define.ts';
 
 /** One tool agents can call: an entry's auto-tool, an `aiTool`, or an external entry's auto-tool. */

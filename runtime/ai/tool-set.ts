@@ -1,9 +1,9 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError, toFwError } from '../errors.ts';
 import { authorizePolicy, callEntry, validateArgs } from '../execute.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { callExternalEntry } from '../external/services.ts';
 import { type CatalogTool, toolInputJsonSchema } from './catalog.ts';
 

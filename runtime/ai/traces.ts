@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
 import { AI_RUNS_TABLE } from '../db/ddl.ts';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import type { ToolCallRecord } from './tool-set.ts';
 import { printable } from '../printable.ts';
 

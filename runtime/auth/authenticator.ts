@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
+import type { Authenticator, AuthResult } from './auth-result.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { ANONYMOUS, authFromDevHeaders } from './dev-headers.ts';
 import { createJwtAuthenticator, type JwtAuthOptions } from './jwt.ts';
@@ -8,15 +9,7 @@ import { createJwtAuthenticator, type JwtAuthOptions } from './jwt.ts';
 /** How callers are identified: dev headers (dev mode only), nobody, or a verified JWT. */
 export type AuthOption = 'dev-headers' | 'none' | JwtAuthOptions;
 
-/** Who a request speaks for, and until when (epoch ms) this runtime accepts its credential. */
-export interface AuthResult {
-  auth: Auth;
-  /** Set for tokens: `exp` plus the clock tolerance. Live streams opened with the token end then. */
-  expiresAt?: number;
-}
-
-/** Identifies the caller of one request from its headers; rejects with FwError `unauthenticated`. */
-export type Authenticator = (headers: IncomingHttpHeaders) => Promise<AuthResult>;
+export type { Authenticator, AuthResult } from './auth-result.ts';
 
 const DEV_HEADERS = ['x-fw-user-id', 'x-fw-tenant-id', 'x-fw-role'] as const;
 

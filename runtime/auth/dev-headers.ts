@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
 
 export const ANONYMOUS: Auth = Object.freeze({ kind: 'anonymous', userId: null, tenantId: null, role: null });

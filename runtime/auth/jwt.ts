@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
 import { FwFailure } from '../failure.ts';
-import type { Authenticator, AuthResult } from './authenticator.ts';
+import type { Authenticator, AuthResult } from './auth-result.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { uuidPattern } from './dev-headers.ts';
 

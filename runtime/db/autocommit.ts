@@ -9,7 +9,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import type { FwDatabase } from './database.ts';
 
 export interface AutocommitOptions {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
 import { FwFailure } from '../failure.ts';
 import { APP_ROLE } from './app-role.ts';

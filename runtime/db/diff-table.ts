@@ -6,7 +6,7 @@ import type { Diagnostic } from '../errors.ts';
 import type { ColumnSpec, Table } from '../schema.ts';
 import { CURRENT_TENANT, PUBLIC, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified } from './ddl.ts';
 import type { ColumnModel, ConstraintModel, TableModel } from './introspect.ts';
-import type { AddChange, DiffInput, PlannedChange } from './plan.ts';
+import type { AddChange, DiffInput, PlannedChange } from './plan-types.ts';
 
 export const dataLossHint = 'run the migration with --accept-data-loss (acceptDataLoss: true)';
 

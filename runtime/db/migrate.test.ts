@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { APP_ROLE, createDatabase, type FwDatabase } from './database.ts';
 import { applyMigration, ensureSystemTables, migrationStatus, planMigration } from './migrate.ts';

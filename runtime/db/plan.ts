@@ -23,30 +23,11 @@ import {
   truncateIdentifier,
 } from './ddl.ts';
 import { dataLossHint, diffTable } from './diff-table.ts';
+import type { AddChange, ChangeKind, DiffInput, PlannedChange } from './plan-types.ts';
+
+export type { AddChange, ChangeKind, DiffInput, PlannedChange } from './plan-types.ts';
 import type { ColumnModel, DbModel, TableModel } from './introspect.ts';
 
-export type ChangeKind =
-  | 'create_enum'
-  | 'add_enum_value'
-  | 'create_table'
-  | 'add_column'
-  | 'drop_not_null'
-  | 'set_default'
-  | 'drop_default'
-  | 'create_index'
-  | 'drop_index'
-  | 'enable_tenant_policy'
-  | 'drop_table'
-  | 'drop_column';
-
-export interface PlannedChange {
-  kind: ChangeKind;
-  table?: string;
-  column?: string;
-  description: string;
-  sql: string[];
-  destructive: boolean;
-}
 
 export interface MigrationPlan {
   /** Changes in the order they are applied. */
@@ -80,16 +61,6 @@ const applyOrder: ChangeKind[] = [
   'drop_column',
 ];
 
-export interface DiffInput {
-  schema: Schema;
-  actual: DbModel;
-  desired: DbModel;
-  acceptDataLoss: boolean;
-  /** Rows in a live table, counted up to 2. */
-  rowCount(table: string): Promise<number>;
-}
-
-export type AddChange = (change: Omit<PlannedChange, 'destructive'> & { destructive?: boolean }) => void;
 
 export async function diffSchema(input: DiffInput): Promise<ComputedPlan> {
   const { schema, actual, desired } = input;

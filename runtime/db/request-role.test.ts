@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestPostgresDatabase, testDatabaseUrl } from '../../e2e/support/postgres.ts';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { APP_ROLE, createDatabase, type FwDatabase } from './database.ts';
 import { applyMigration, ensureSystemTables } from './migrate.ts';

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
 
 /** What fw sends an external service for one call (the spec's bridge request envelope). */

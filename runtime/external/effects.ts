@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import type { ManifestEffect, ManifestEntry } from './manifest.ts';
 
 /** A declared effect in its object form. */

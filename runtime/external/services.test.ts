@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import type { AppDefinition } from '../registry.ts';
 import { defineSchema } from '../schema.ts';
 import type { Manifest } from './manifest.ts';

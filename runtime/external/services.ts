@@ -1,21 +1,16 @@
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
 import { authorizePolicy } from '../execute.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { assertExternalArgs } from './args-schema.ts';
 import { type BridgeLimits, type BridgeTarget, callExternal } from './bridge.ts';
 import { assertEffectsKnown, recordEffects } from './effects.ts';
 import type { Manifest, ManifestEntry } from './manifest.ts';
 
-/** An external service the app uses: its validated manifest, where it came from, and how to run it. */
-export interface ExternalService {
-  manifest: Manifest;
-  /** `fw.manifest.json` or `.fw/external-manifests.json`, relative to the app root. */
-  source: string;
-  /** The directory a stdio service starts in (the app root), so relative commandArgs resolve there. */
-  cwd: string;
-}
+import type { ExternalService } from '../app-definition.ts';
+
+export type { ExternalService };
 
 export interface ExternalCall {
   auth: Auth;

@@ -5,7 +5,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { type Auth, type EndpointContext, type EntryDefinition, hasDeclaredArgs, isEndpointResponse } from '../entries.ts';
 import { FwError } from '../errors.ts';
 import { authorizePolicy, validateArgs } from '../execute.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { parseJsonBody, readBody } from './body.ts';
 
 /** An endpoint route matched against a request path. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../auth/clock.ts';
-import type { Auth } from '../entries.ts';
+import type { Auth } from '../entry-types.ts';
 import { type Diagnostic, FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { SseConnection } from '../live/sse-connection.ts';

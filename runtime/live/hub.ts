@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth, EntryDefinition } from '../entries.ts';
+import type { Auth, EntryDefinition } from '../entry-types.ts';
 import { FwError, toFwError } from '../errors.ts';
 import { admitCall, runEntry } from '../execute.ts';
 import { resolveTraceId } from '../http/trace.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
 import { createReadRecorder } from './read-recorder.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';

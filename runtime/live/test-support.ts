@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { readEventStream, type SseEvent } from '../../client/sse.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { createLiveHub, type LiveHub, type LiveOptions } from './hub.ts';
 
 /** A dev-mode runtime with live queries, served on a free local port; for tests. */

@@ -5,7 +5,7 @@ import type { ActionContext, Auth, EntryDefinition } from '../entries.ts';
 import { isFwError } from '../errors.ts';
 import { validateArgs } from '../execute.ts';
 import { resolveTraceId } from '../http/trace.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { insertStartRows, planEventStarts } from '../workflows/start.ts';
 import type { OutboxRow } from './store.ts';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
 import type { FwDatabase } from '../db/database.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { type BackoffOptions, backoffDelay, resolveBackoff } from './backoff.ts';
 import { runWorkflowAttempt } from '../workflows/engine.ts';
 import { isWorkflowEvent, workflowOfEvent, workflowsOn } from '../workflows/start.ts';

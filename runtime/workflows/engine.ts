@@ -8,7 +8,7 @@ import { validateArgs } from '../execute.ts';
 import { resolveTraceId } from '../http/trace.ts';
 import type { DeliveryResult } from '../outbox/deliver.ts';
 import type { OutboxRow } from '../outbox/store.ts';
-import type { AppDefinition } from '../registry.ts';
+import type { AppDefinition } from '../app-definition.ts';
 import { type WorkflowStartPayload, workflowOfEvent } from './start.ts';
 import { beginRun, cancelRequested, endRun, finishedSteps, saveStep } from './store.ts';
 

@@ -1,0 +1,45 @@
+/**
+ * The import rules of fw's folders (docs/architecture.md), checked by `npm run lint` (run by `npm test`
+ * and CI): no cycles, type-only imports included, and nothing imports upward — runtime/ is the floor,
+ * client/ stands beside it, plugin/ (the compiler and the Vite plugin) above both, cli/ on top.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A cycle, also through `import type`: move the shared types to a leaf module both can import.',
+      from: { path: '^(runtime|client|plugin|cli)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'runtime-imports-nothing-above',
+      severity: 'error',
+      comment: 'runtime/ serves apps in production: it may not import the compiler, the client or the CLI.',
+      from: { path: '^runtime/' },
+      to: { path: '^(plugin|client|cli)/' },
+    },
+    {
+      name: 'client-imports-no-toolchain',
+      severity: 'error',
+      comment: 'client/ runs in browsers: it may not import the compiler or the CLI.',
+      from: { path: '^client/' },
+      to: { path: '^(plugin|cli)/' },
+    },
+    {
+      name: 'plugin-imports-no-cli',
+      severity: 'error',
+      comment: 'The CLI is a thin shell over plugin/; plugin/ never imports it.',
+      from: { path: '^plugin/' },
+      to: { path: '^cli/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|dist|templates)/|\\.test\\.tsx?$|\\.typetest\\.ts$|(^|/)test-support\\.ts$' },
+    // `import type` counts: a cycle of types is still a cycle.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.mjs'] },
+  },
+};

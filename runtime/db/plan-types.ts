@@ -1,0 +1,39 @@
+import type { Schema } from '../schema.ts';
+import type { DbModel } from './introspect.ts';
+
+// The vocabulary of a migration plan, shared by plan.ts (the whole schema) and diff-table.ts (one
+// table) without either importing the other's types.
+
+export type ChangeKind =
+  | 'create_enum'
+  | 'add_enum_value'
+  | 'create_table'
+  | 'add_column'
+  | 'drop_not_null'
+  | 'set_default'
+  | 'drop_default'
+  | 'create_index'
+  | 'drop_index'
+  | 'enable_tenant_policy'
+  | 'drop_table'
+  | 'drop_column';
+
+export interface PlannedChange {
+  kind: ChangeKind;
+  table?: string;
+  column?: string;
+  description: string;
+  sql: string[];
+  destructive: boolean;
+}
+
+export interface DiffInput {
+  schema: Schema;
+  actual: DbModel;
+  desired: DbModel;
+  acceptDataLoss: boolean;
+  /** Rows in a live table, counted up to 2. */
+  rowCount(table: string): Promise<number>;
+}
+
+export type AddChange = (change: Omit<PlannedChange, 'destructive'> & { destructive?: boolean }) => void;
