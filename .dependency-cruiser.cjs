@@ -1,7 +1,8 @@
 /**
  * The import rules of fw's folders (docs/architecture.md), checked by `npm run lint` (run by `npm test`
  * and CI): no cycles, type-only imports included, and nothing imports upward — runtime/ is the floor,
- * client/ stands beside it, plugin/ (the compiler and the Vite plugin) above both, cli/ on top.
+ * client/ stands beside it, plugin/ (the compiler and the Vite plugin) above both, toolchain/ (one folder
+ * per fw command with logic) above that, cli/ on top.
  */
 module.exports = {
   forbidden: [
@@ -9,28 +10,35 @@ module.exports = {
       name: 'no-circular',
       severity: 'error',
       comment: 'A cycle, also through `import type`: move the shared types to a leaf module both can import.',
-      from: { path: '^(runtime|client|plugin|cli)/' },
+      from: { path: '^(runtime|client|plugin|toolchain|cli)/' },
       to: { circular: true },
     },
     {
       name: 'runtime-imports-nothing-above',
       severity: 'error',
-      comment: 'runtime/ serves apps in production: it may not import the compiler, the client or the CLI.',
+      comment: 'runtime/ serves apps in production: it may not import the compiler, the toolchain, the client or the CLI.',
       from: { path: '^runtime/' },
-      to: { path: '^(plugin|client|cli)/' },
+      to: { path: '^(plugin|toolchain|client|cli)/' },
     },
     {
       name: 'client-imports-no-toolchain',
       severity: 'error',
-      comment: 'client/ runs in browsers: it may not import the compiler or the CLI.',
+      comment: 'client/ runs in browsers: it may not import the compiler, the toolchain or the CLI.',
       from: { path: '^client/' },
-      to: { path: '^(plugin|cli)/' },
+      to: { path: '^(plugin|toolchain|cli)/' },
     },
     {
-      name: 'plugin-imports-no-cli',
+      name: 'plugin-imports-no-toolchain',
       severity: 'error',
-      comment: 'The CLI is a thin shell over plugin/; plugin/ never imports it.',
+      comment: 'plugin/ is the compiler and the Vite plugin; the commands in toolchain/ build on it, never the reverse.',
       from: { path: '^plugin/' },
+      to: { path: '^(toolchain|cli)/' },
+    },
+    {
+      name: 'toolchain-imports-no-cli',
+      severity: 'error',
+      comment: 'The CLI is a thin shell over toolchain/ and plugin/; they never import it.',
+      from: { path: '^toolchain/' },
       to: { path: '^cli/' },
     },
   ],

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { AdminTarget } from '../plugin/admin-client.ts';
+import type { AdminTarget } from '../toolchain/admin/admin-client.ts';
 
 /** The flags of every command that asks a running runtime's admin routes (`fw live …`, `fw workflows …`). */
 export const adminArgs = {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RepairDiagnosis } from '../plugin/repair.ts';
-import type { LastTestRun } from '../plugin/test-reporter.ts';
+import type { RepairDiagnosis } from '../toolchain/repair/repair.ts';
+import type { LastTestRun } from '../toolchain/test/test-reporter.ts';
 import { createTestApp, type RunResult, type RunningFw, runFw, startFw } from './support/app.ts';
 
 // `fw test` records the run through fw's Vitest reporter; `fw repair diagnose --from-last-test-run`

@@ -3,8 +3,8 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadAppOnce } from '../plugin/load-app-once.ts';
-import { checkMigrations } from '../plugin/verify-database.ts';
-import type { GateResult, VerifyReport } from '../plugin/verify.ts';
+import { checkMigrations } from '../toolchain/verify/verify-database.ts';
+import type { GateResult, VerifyReport } from '../toolchain/verify/verify.ts';
 import { defineSchema, t, table } from '../runtime/schema.ts';
 import { copyTestApp, createTestApp, type RunResult, runFw } from './support/app.ts';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { agentEventKinds, agentSources, ingestAgentEvents, listAgentEvents, type AgentEvent } from '../../plugin/agent-events.ts';
+import { agentEventKinds, agentSources, ingestAgentEvents, listAgentEvents, type AgentEvent } from '../../toolchain/agent-events/agent-events.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { log, printJson } from '../output.ts';
 

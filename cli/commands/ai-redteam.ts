@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { redteam } from '../../plugin/redteam/redteam.ts';
+import { redteam } from '../../toolchain/ai/redteam/redteam.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { log, printJson } from '../output.ts';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { listAiAgents, listAiTools, showAiTrace } from '../../plugin/ai-inspect.ts';
+import { listAiAgents, listAiTools, showAiTrace } from '../../toolchain/ai/ai-inspect.ts';
 import { log, printJson } from '../output.ts';
 import { printAgentTools } from './inspect.ts';
 

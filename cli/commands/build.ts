@@ -9,7 +9,7 @@ const build = defineCommand({
     json: { type: 'boolean', description: 'Print one JSON line { ok, server, web, durationMs }' },
   },
   async run({ args }) {
-    const { buildApp } = await import('../../plugin/build.ts');
+    const { buildApp } = await import('../../toolchain/build/build.ts');
     const result = await buildApp({ root: args.root });
     for (const note of result.notes) log(`fw build: ${note}`);
     if (args.json) printJson({ ok: true, server: result.server, web: result.web, durationMs: result.durationMs });

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { runChecks } from '../../plugin/check.ts';
+import { runChecks } from '../../toolchain/check/check.ts';
 import { log, printJson } from '../output.ts';
 import { printDiagnostics } from './inspect.ts';
 

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { createApp } from '../../plugin/create-app.ts';
+import { createApp } from '../../toolchain/create/create-app.ts';
 import { log, printJson } from '../output.ts';
 
 export default defineCommand({

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { connectUi } from '../../plugin/connect-ui/connect-ui.ts';
+import { connectUi } from '../../toolchain/connect-ui/connect-ui.ts';
 import { log, printJson } from '../output.ts';
 
 const connectUiCommand = defineCommand({

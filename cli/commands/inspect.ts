@@ -3,7 +3,7 @@ import { type CheckDiagnostic, formatDiagnostic } from '../../plugin/analyse/che
 import type { AgentToolsJson } from '../../plugin/generate/agent-tools.ts';
 import type { CapabilityMap } from '../../plugin/generate/capability-map.ts';
 import type { FrontendGraphJson } from '../../plugin/generate/frontend-graph.ts';
-import { type ClientSurface, type InspectTarget, inspectApp } from '../../plugin/inspect.ts';
+import { type ClientSurface, type InspectTarget, inspectApp } from '../../toolchain/inspect/inspect.ts';
 import { log, printJson } from '../output.ts';
 
 const commonArgs = {

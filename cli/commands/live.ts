@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { fetchAdmin } from '../../plugin/admin-client.ts';
+import { fetchAdmin } from '../../toolchain/admin/admin-client.ts';
 import { adminArgs as common, adminTarget as target } from '../admin-args.ts';
 import { log, printJson } from '../output.ts';
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { makeAiChat } from '../../plugin/make-ai-chat.ts';
-import { makeUi } from '../../plugin/make-ui.ts';
+import { makeAiChat } from '../../toolchain/make/make-ai-chat.ts';
+import { makeUi } from '../../toolchain/make/make-ui.ts';
 import { log, printJson } from '../output.ts';
 
 const ui = defineCommand({

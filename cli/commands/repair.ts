@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { diagnoseLastTestRun } from '../../plugin/repair.ts';
+import { diagnoseLastTestRun } from '../../toolchain/repair/repair.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { log, printJson } from '../output.ts';
 

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import type { CliIdentity } from '../../plugin/external-call.ts';
+import type { CliIdentity } from '../../toolchain/external/external-call.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { log, printJson } from '../output.ts';
 
@@ -14,7 +14,7 @@ export const callArgs = {
 
 /** Calls `<service>.<entry>` of an external service and prints the result. */
 export async function runExternal(kind: 'command' | 'query', qualifiedName: string, args: { args: string; user?: string; tenant?: string; role?: string; root: string; json?: boolean }) {
-  const { callExternalFromCli, defaultCliIdentity } = await import('../../plugin/external-call.ts');
+  const { callExternalFromCli, defaultCliIdentity } = await import('../../toolchain/external/external-call.ts');
   let parsed: unknown;
   try {
     parsed = JSON.parse(args.args);

@@ -13,7 +13,7 @@ const start = defineCommand({
     json: { type: 'boolean', description: 'Print one JSON line {"ok":true,"serverUrl",…} once serving; logs go to stderr' },
   },
   async run({ args }) {
-    const { startProduction } = await import('../../plugin/start.ts');
+    const { startProduction } = await import('../../toolchain/start/start.ts');
     const port = Number(args.port ?? process.env.PORT ?? 3000);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`--port must be 0–65535, got "${args.port}".`);
     const server = await startProduction({ root: args.root, port, host: args.host, migrate: Boolean(args.migrate), worker: args.worker !== false });

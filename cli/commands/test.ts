@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { planAppTests, runAppTests } from '../../plugin/test-run.ts';
+import { planAppTests, runAppTests } from '../../toolchain/test/test-run.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { log, printJson } from '../output.ts';
 

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { type GateResult, resolveVerifyLevel, verify, type VerifyLevel } from '../../plugin/verify.ts';
+import { type GateResult, resolveVerifyLevel, verify, type VerifyLevel } from '../../toolchain/verify/verify.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { log, printJson } from '../output.ts';
 

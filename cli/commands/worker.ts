@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import type { OutboxOutcome } from '../../runtime/outbox/worker.ts';
-import { startWorkerProcess } from '../../plugin/worker-process.ts';
+import { startWorkerProcess } from '../../toolchain/worker/worker-process.ts';
 import { log, printJson, untilSignal } from '../output.ts';
 
 // Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and rewritten `.ts` imports).

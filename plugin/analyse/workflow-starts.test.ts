@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../../e2e/support/app.ts';
-import { runChecks } from '../check.ts';
+import { runChecks } from '../../toolchain/check/check.ts';
 
 const files = {
   'src/workflows/onboardUser.ts': "import { workflow } from 'fw';\nexport default workflow({ handler: async (ctx) => { await ctx.step('hello', () => 1); } });\n",

@@ -1,0 +1,93 @@
+import path from 'node:path';
+import { type CheckDiagnostic, checkDiagnostic, fromGenerateDiagnostic, sortDiagnostics } from '../../plugin/analyse/check-diagnostic.ts';
+import { generateFromApp } from '../../plugin/generate/generate.ts';
+import { describeDrift } from '../../plugin/generate/sync-files.ts';
+import { loadAppOnce } from '../../plugin/load-app-once.ts';
+import { AppLoadError, type AppLoadProblem } from '../../plugin/load-app.ts';
+
+/** One group of checks and whether it passed (no error-severity diagnostic). */
+export interface CheckResult {
+  name: CheckName;
+  ok: boolean;
+  errors: number;
+  warnings: number;
+  infos: number;
+}
+
+export type CheckName = 'load' | 'generated' | 'analysis' | 'frontend' | 'boundaries' | 'policies';
+
+/** `fw check --json`: `ok` is false when any diagnostic is an error. */
+export interface CheckReport {
+  ok: boolean;
+  checks: CheckResult[];
+  diagnostics: CheckDiagnostic[];
+}
+
+const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed_context']);
+/** Backend findings that come with the contract checks but belong to the entry analysis. */
+const analysisCodes = new Set(['unknown_workflow']);
+
+/**
+ * Runs every static check of an app without writing anything: the app loads (policies defined),
+ * `src/fw/_generated/` matches the sources (`fw generate --check`), the entries' analysis, the
+ * frontend contract, and the server/agent boundaries.
+ *
+ * @example
+ *   const report = await runChecks({ root: '.' });
+ *   report.checks // [{ name: 'load', ok: true, … }, { name: 'generated', ok: true, … }, …]
+ */
+export async function runChecks(options: { root: string }): Promise<CheckReport> {
+  const root = path.resolve(options.root);
+  let app;
+  try {
+    app = await loadAppOnce(root);
+  } catch (error) {
+    if (!(error instanceof AppLoadError)) throw error;
+    const diagnostics = sortDiagnostics(error.problems.map(loadProblem));
+    const group = (name: CheckName, codes: (code: string) => boolean) => result(name, diagnostics.filter((d) => codes(d.code)));
+    return { ok: false, checks: [group('load', (c) => c === 'app_invalid'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
+  }
+  const generated = await generateFromApp(app, { root, check: true });
+  const drift = generated.files.flatMap((f) =>
+    f.status === 'drifted'
+      ? [checkDiagnostic({
+        code: 'generated_drift', severity: 'error', file: f.path, line: 1, column: 1,
+        message: `${f.path} is out of date. ${describeDrift(f)}`,
+        hint: 'Regenerate; never edit files under src/fw/_generated/ by hand.',
+        suggestedCommand: 'fw generate',
+      })]
+      : [],
+  );
+  const analysis = [...generated.diagnostics.map(fromGenerateDiagnostic), ...generated.checks.filter((d) => analysisCodes.has(d.code))];
+  const frontend = generated.checks.filter((d) => !boundaryCodes.has(d.code) && !analysisCodes.has(d.code));
+  const boundaries = generated.checks.filter((d) => boundaryCodes.has(d.code));
+  const checks = [
+    result('load', []),
+    result('generated', drift),
+    result('analysis', analysis),
+    result('frontend', frontend),
+    result('boundaries', boundaries),
+    result('policies', []),
+  ];
+  const diagnostics = sortDiagnostics([...drift, ...analysis, ...frontend, ...boundaries]);
+  return { ok: checks.every((c) => c.ok), checks, diagnostics };
+}
+
+function result(name: CheckName, diagnostics: readonly CheckDiagnostic[]): CheckResult {
+  const count = (severity: CheckDiagnostic['severity']) => diagnostics.filter((d) => d.severity === severity).length;
+  return { name, ok: count('error') === 0, errors: count('error'), warnings: count('warning'), infos: count('info') };
+}
+
+function loadProblem(problem: AppLoadProblem): CheckDiagnostic {
+  const policy = problem.code === 'unknown_policy';
+  return checkDiagnostic({
+    code: policy ? 'unknown_policy' : 'app_invalid',
+    severity: 'error',
+    message: problem.message,
+    file: problem.file ?? (policy ? 'src/policies.ts' : '.'),
+    line: problem.line ?? 1,
+    column: problem.column ?? 1,
+    hint: problem.hint ?? 'Fix the file named; fw reloads it on the next run.',
+    suggestedCommand: policy ? 'fw inspect client --json' : 'fw dev --once --json',
+  });
+}

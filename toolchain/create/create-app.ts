@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { FwFailure } from '../../runtime/failure.ts';
+import { fwPackageRoot } from '../../plugin/package-root.ts';
+
+export const templateNames = ['minimal-web', 'nuxt-web', 'b2b-support-web'] as const;
+export type TemplateName = (typeof templateNames)[number];
+
+export interface CreateAppOptions {
+  dir: string;
+  template: string;
+  /** npm spec for the fw dependency; default: this fw (a `file:` link to its package root). */
+  fwSpec?: string;
+  install?: boolean;
+  packageManager?: 'npm' | 'pnpm';
+}
+
+export interface CreatedApp {
+  dir: string;
+  template: TemplateName;
+  fwSpec: string;
+  installed: boolean;
+  files: string[];
+}
+
+/** Copies a template into a new directory and fills in its name and fw dependency. */
+export async function createApp(options: CreateAppOptions): Promise<CreatedApp> {
+  const dir = path.resolve(options.dir);
+  if (!(templateNames as readonly string[]).includes(options.template)) {
+    throw new FwFailure('unknown_template', `Unknown template "${options.template}".`, {
+      suggestions: templateNames.map((t) => `fw create ${options.dir} --template ${t}`),
+    });
+  }
+  if (existsSync(dir) && (await readdir(dir)).length > 0) {
+    throw new FwFailure('dir_not_empty', `${dir} exists and is not empty; fw create never overwrites files.`, {
+      suggestions: [`fw create ${path.basename(dir)}-2 --template ${options.template}`],
+    });
+  }
+  const source = path.join(fwPackageRoot(), 'templates', options.template);
+  await cp(source, dir, { recursive: true, filter: (src) => !/[\\/](node_modules|\.fw|dist)([\\/]|$)/.test(src) });
+  // npm strips .gitignore from published packages, so templates ship it as _gitignore.
+  if (existsSync(path.join(dir, '_gitignore'))) await rename(path.join(dir, '_gitignore'), path.join(dir, '.gitignore'));
+
+  const fwSpec = options.fwSpec ?? `file:${fwPackageRoot()}`;
+  const pkgFile = path.join(dir, 'package.json');
+  const pkg = JSON.parse(await readFile(pkgFile, 'utf8')) as Record<string, any>;
+  pkg.name = path.basename(dir).toLowerCase().replace(/[^a-z0-9-_.]/g, '-');
+  pkg.dependencies = { ...pkg.dependencies, fw: fwSpec };
+  // A linked checkout is already built: its `prepare` (the build) is not for the app to run, and
+  // npm's allowScripts review would otherwise warn about it on every install.
+  // npm names a linked folder by its path relative to the app (what `npm install-scripts deny` writes).
+  if (fwSpec.startsWith('file:') && !fwSpec.endsWith('.tgz')) {
+    const linked = path.relative(dir, path.resolve(dir, fwSpec.slice('file:'.length))).split(path.sep).join('/');
+    pkg.allowScripts = { ...pkg.allowScripts, [`file:${linked}`]: false };
+  }
+  await writeFile(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
+
+  if (options.install) await run(options.packageManager ?? 'npm', ['install'], dir);
+  return { dir, template: options.template as TemplateName, fwSpec, installed: Boolean(options.install), files: await listFiles(dir) };
+}
+
+async function listFiles(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of (await readdir(path.join(dir, prefix), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.name === 'node_modules') continue;
+    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) out.push(...(await listFiles(dir, rel)));
+    else out.push(rel);
+  }
+  return out;
+}
+
+function run(command: string, args: string[], cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // Install output is progress, not a result: keep stdout clean for --json.
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32' });
+    child.stdout.pipe(process.stderr);
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new FwFailure('install_failed', `${command} ${args.join(' ')} exited with ${code} in ${cwd}.`, { suggestions: [`cd ${cwd} && ${command} install`] })),
+    );
+  });
+}

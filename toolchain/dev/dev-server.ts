@@ -1,0 +1,123 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ViteDevServer } from 'vite';
+import { FwFailure } from '../../runtime/failure.ts';
+import { type ApiServer, startApiServer } from '../../plugin/api-server.ts';
+import { createDevRuntime, type DevRuntime } from '../../plugin/dev-runtime.ts';
+import type { DevOptions, DevSession } from './dev-session.ts';
+import { type AllowedHosts, allowedHostsFromEnv, mergeAllowedHosts } from '../../plugin/host-check.ts';
+import { isNuxtWeb, startNuxtDev } from './nuxt-dev.ts';
+import { writeRuntimeFile } from './runtime-file.ts';
+import { shareRuntime } from '../../plugin/shared-runtime.ts';
+import { listWebFiles } from '../../plugin/analyse/frontend/files.ts';
+import { listEntryFiles } from '../../plugin/load-app.ts';
+import { untilWatched } from './watcher-ready.ts';
+
+export type { DevOptions, DevSession } from './dev-session.ts';
+
+/**
+ * `fw dev`: the API runtime and, when the app has `web/`, the web dev server (the app's own Vite and
+ * vite.config.ts). Both serve the same runtime, so the web app calls its entries on its own origin.
+ * A Nuxt `web/` runs its own `nuxt dev` instead, calling the API across origins (nuxt-dev.ts).
+ */
+export async function startDev(options: DevOptions): Promise<DevSession> {
+  const root = path.resolve(options.root);
+  const hasWeb = existsSync(path.join(root, 'web'));
+  if (options.apiOnly && options.webOnly) {
+    throw new FwFailure('bad_flags', '--api-only and --web-only exclude each other.', { suggestions: ['fw dev', 'fw dev --api-only', 'fw dev --web-only'] });
+  }
+  if (options.webOnly && !hasWeb) {
+    throw new FwFailure('no_web', `${root} has no web/ directory to serve.`, { suggestions: ['fw dev --api-only', 'fw make ui --framework vite'] });
+  }
+  const watch = options.watch ?? true;
+  const worker = options.worker ?? true;
+  const allowedHosts = options.allowedHosts ?? allowedHostsFromEnv();
+
+  if (options.apiOnly || !hasWeb) {
+    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, allowedHosts, onReload: options.onReload });
+    const forget = writeRuntimeFile(root, { serverUrl: api.url });
+    return {
+      serverUrl: api.url,
+      runtime: api.runtime,
+      close: async () => {
+        forget();
+        await api.close();
+      },
+    };
+  }
+
+  // A Nuxt web/ runs its own `nuxt dev`, calling the API server across origins (nuxt-dev.ts).
+  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker, allowedHosts });
+
+  // Bind the API port before the slow part so a busy port fails at once.
+  let api: ApiServer | undefined;
+  let runtime: DevRuntime | undefined;
+  let web: ViteDevServer | undefined;
+  // One setting for both ports: whatever the web port admits (the app's vite.config), the API port does.
+  let viteHosts: AllowedHosts = [];
+  let withdraw = () => {};
+  let forget = () => {};
+  const closeAll = async () => {
+    withdraw();
+    forget();
+    // Live streams never end by themselves; end them before the servers wait for their connections.
+    await runtime?.live.close();
+    await web?.close();
+    await api?.close();
+    await runtime?.close();
+  };
+  try {
+    const starting = createDevRuntime({ root, worker });
+    if (!options.webOnly) {
+      api = await startApiServer({ root, port: options.port, host: options.host, runtime: starting, allowedHosts: () => mergeAllowedHosts(allowedHosts, viteHosts) }).catch((error: unknown) => {
+        void starting.then((r) => r.close(), () => undefined);
+        throw error;
+      });
+    }
+    runtime = await starting;
+    withdraw = shareRuntime(runtime);
+    const vite = await importAppVite(root);
+    web = await vite.createServer({
+      root: path.join(root, 'web'),
+      clearScreen: false,
+      logLevel: options.viteLogLevel ?? 'info',
+      server: {
+        port: options.webPort ?? 5173,
+        strictPort: false,
+        host: options.host ?? '127.0.0.1',
+        // Merged into the app's own server.allowedHosts (Vite concatenates; `true` wins).
+        allowedHosts: allowedHosts === true ? true : [...allowedHosts],
+        ...(watch ? {} : { watch: null }),
+      },
+    });
+    viteHosts = web.config.server.allowedHosts;
+    await web.listen();
+    // Ready means edits are seen: every folder of web/ and of the backend is watched.
+    await untilWatched(web, await sourceDirs(root));
+    const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
+    const served = runtime;
+    forget = writeRuntimeFile(root, { ...(api ? { serverUrl: api.url } : {}), webUrl });
+    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, close: closeAll };
+  } catch (error) {
+    await closeAll().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The folders whose edits fw dev acts on: those holding web/ sources and backend entries. */
+async function sourceDirs(root: string): Promise<string[]> {
+  const files = [...(await listWebFiles(root)), ...(await listEntryFiles(root)).map((e) => e.file)];
+  return [...new Set(files.map((file) => path.join(root, path.dirname(file))))];
+}
+
+/** The app's own Vite (its plugins were built against it), falling back to fw's. */
+async function importAppVite(root: string): Promise<typeof import('vite')> {
+  try {
+    const resolved = createRequire(path.join(root, 'package.json')).resolve('vite');
+    return (await import(pathToFileURL(resolved).href)) as typeof import('vite');
+  } catch {
+    return import('vite');
+  }
+}

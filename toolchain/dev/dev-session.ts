@@ -1,0 +1,36 @@
+import type { DevRuntime, ReloadOutcome } from '../../plugin/dev-runtime.ts';
+import type { AllowedHosts } from '../../plugin/host-check.ts';
+
+// What `fw dev` takes and gives, whichever web host it runs (Vite in dev-server.ts, Nuxt in nuxt-dev.ts).
+
+export interface DevOptions {
+  root: string;
+  /** API port (default 3100; 0 picks a free one). */
+  port?: number;
+  host?: string;
+  /**
+   * Host names the dev ports answer beyond loopback names and IPs (default `FW_ALLOWED_HOSTS`; `true`:
+   * any). Given to Vite as well, and the API port also admits Vite's own `server.allowedHosts`.
+   */
+  allowedHosts?: AllowedHosts;
+  /** Web port (default 5173; when busy, the next free one). */
+  webPort?: number;
+  apiOnly?: boolean;
+  webOnly?: boolean;
+  /** Reload backend files when they change (default true). */
+  watch?: boolean;
+  /** Run the outbox worker, delivering emitted events to actions (default true; `--no-worker`). */
+  worker?: boolean;
+  /** Vite's own log level (default 'info'); `fw dev --json` keeps it quiet. */
+  viteLogLevel?: 'info' | 'warn' | 'error' | 'silent';
+  onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
+}
+
+export interface DevSession {
+  /** The API runtime's address (absent with webOnly). */
+  serverUrl?: string;
+  /** The web dev server's address (absent without web/ or with apiOnly). */
+  webUrl?: string;
+  runtime: DevRuntime;
+  close(): Promise<void>;
+}

@@ -1,0 +1,158 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { FwDatabase } from '../../runtime/db/database.ts';
+import { planMigration } from '../../runtime/db/migrate.ts';
+import { FwFailure } from '../../runtime/failure.ts';
+import { createRuntimeHandler } from '../../runtime/http/handler.ts';
+import { createLiveHub, type LiveHub } from '../../runtime/live/hub.ts';
+import { createOutboxWorker, type OutboxWorker } from '../../runtime/outbox/worker.ts';
+import type { AppDefinition } from '../../runtime/app-definition.ts';
+import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from '../build/build.ts';
+import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
+import { migrateOrFail } from '../../plugin/dev-runtime.ts';
+import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/server-limits.ts';
+import { createStaticHandler } from './static-files.ts';
+
+export interface StartOptions extends DatabaseTarget {
+  root: string;
+  port?: number;
+  host?: string;
+  /** Apply pending additive migrations before serving (default false: pending changes refuse to start). */
+  migrate?: boolean;
+  /** Run the outbox worker in this process (default true). */
+  worker?: boolean;
+  /** How long shutdown waits for in-flight requests before it cuts them (default 10 s). */
+  graceMs?: number;
+}
+
+export interface ProductionServer {
+  url: string;
+  app: AppDefinition;
+  db: FwDatabase;
+  worker?: OutboxWorker;
+  /** Whether built web assets are served. */
+  web: boolean;
+  /**
+   * Graceful shutdown: stops accepting connections, ends live streams with a reconnect hint, lets
+   * in-flight requests finish (up to `graceMs`, then cuts them), stops the worker releasing its
+   * leases, closes the live hub and the database.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * `fw start`: serves a `fw build` in production mode (`dev: false`) — API, live streams and the
+ * built web app from one `node:http` server, no Vite in the request path. Auth comes from `FW_AUTH`
+ * and `FW_JWT_*`, the admin routes open to `FW_ADMIN_TOKEN`.
+ */
+export async function startProduction(options: StartOptions): Promise<ProductionServer> {
+  const root = path.resolve(options.root);
+  const buildDir = path.join(root, BUILD_DIR);
+  const manifestFile = path.join(buildDir, 'server', 'manifest.json');
+  if (!existsSync(manifestFile)) {
+    throw new FwFailure('build_missing', `No build in ${path.relative(process.cwd(), buildDir) || buildDir}.`, { suggestions: ['fw build', 'fw start --root <app directory>'] });
+  }
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as ServerBuildManifest;
+  const app = await loadBuiltApp(root, path.join(buildDir, 'server', manifest.bundle), manifest.modules);
+
+  const db = await openAppDatabase(root, options);
+  let live: LiveHub | undefined;
+  let worker: OutboxWorker | undefined;
+  try {
+    await checkMigrations(db, app, options.migrate === true);
+    const hub = (live = createLiveHub(db, { dev: false }));
+    hub.setApp(app);
+    const adminToken = process.env.FW_ADMIN_TOKEN?.trim();
+    const handler = createRuntimeHandler({ app, db, dev: false, live: hub, ...(adminToken ? { adminToken } : {}) });
+    await hub.start();
+    if (options.worker !== false) {
+      worker = createOutboxWorker({ app, db });
+      worker.start();
+    }
+    const webDir = path.join(buildDir, 'web');
+    const web = existsSync(path.join(webDir, 'index.html'));
+    const serveStatic = web ? createStaticHandler(webDir) : undefined;
+    const limits = serverLimits();
+    const server = createServer(serverOptions(limits), (req, res) => {
+      // Every answer, API or file: a browser never sniffs JSON or text into HTML or script.
+      res.setHeader('x-content-type-options', 'nosniff');
+      handler(req, res, () => {
+        if (serveStatic) return serveStatic(req, res);
+        res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify({ ok: false, error: { code: 'not_found', message: `No route ${req.method} ${req.url}.`, diagnostics: [] } }));
+      });
+    });
+    applyServerLimits(server, limits);
+    const host = options.host ?? '0.0.0.0';
+    await listen(server, options.port ?? 3000, host);
+    const address = server.address() as AddressInfo;
+    const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    const startedWorker = worker;
+    let closing: Promise<void> | undefined;
+    return {
+      url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}`,
+      app,
+      db,
+      ...(startedWorker ? { worker: startedWorker } : {}),
+      web,
+      close: () =>
+        (closing ??= (async () => {
+          const drained = drain(server, options.graceMs ?? 10_000);
+          await hub.close({ reconnect: true });
+          await drained;
+          await startedWorker?.stop({ releaseLeases: true });
+          await db.close();
+        })()),
+    };
+  } catch (error) {
+    await worker?.stop().catch(() => undefined);
+    await live?.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Pending schema changes refuse to start unless `migrate`; changes that need a decision refuse either way. */
+async function checkMigrations(db: FwDatabase, app: AppDefinition, migrate: boolean): Promise<void> {
+  const plan = await planMigration(db, app.schema);
+  if (plan.blocked.length === 0 && plan.changes.length > 0 && !migrate) {
+    throw new FwFailure('migrations_pending', `The database is behind the schema: ${plan.changes.length} change(s) pending (${plan.changes.map((c) => c.description).slice(0, 3).join('; ')}).`, {
+      suggestions: ['fw db migrate  (then fw start)', 'fw start --migrate  (apply additive changes at startup)'],
+    });
+  }
+  // Also refuses what needs a decision (migration_blocked), and makes sure live-capture triggers exist.
+  if (migrate || plan.blocked.length > 0) await migrateOrFail(db, app);
+}
+
+/**
+ * Stops accepting connections and resolves once every open one has ended: idle keep-alive sockets
+ * are closed as they become idle, and whatever is still running after `graceMs` is cut.
+ */
+function drain(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new FwFailure('port_busy', `Port ${port} on ${host} is already in use.`, { suggestions: [`fw start --port ${port + 1}`, `lsof -i :${port}  (find what holds it)`], cause: error })
+          : error,
+      ),
+    );
+    server.once('listening', () => resolve());
+    server.listen(port, host);
+  });
+}

@@ -1,0 +1,68 @@
+import { spawn, type StdioOptions } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fwPackageRoot } from '../../plugin/package-root.ts';
+
+/** A package's command-line script, and whether it is the app's own copy or fw's. */
+export interface PackageBin {
+  /** The script to run with Node. */
+  file: string;
+  from: 'app' | 'fw';
+  version: string;
+}
+
+/**
+ * Finds `pkg`'s `bin` script the way the app would (`node_modules/` from `root` upwards); with
+ * `fallbackToFw`, fw's own copy when the app has none. Undefined when neither has it.
+ *
+ * @example
+ *   resolvePackageBin(root, 'typescript', 'tsc', { fallbackToFw: true }) // { file: '…/typescript/bin/tsc', from: 'app', … }
+ */
+export function resolvePackageBin(root: string, pkg: string, bin: string, options: { fallbackToFw?: boolean } = {}): PackageBin | undefined {
+  const own = findBin(root, pkg, bin);
+  if (own) return { ...own, from: 'app' };
+  if (!options.fallbackToFw) return undefined;
+  const fw = findBin(fwPackageRoot(), pkg, bin);
+  return fw ? { ...fw, from: 'fw' } : undefined;
+}
+
+function findBin(start: string, pkg: string, bin: string): Omit<PackageBin, 'from'> | undefined {
+  for (let dir = path.resolve(start); ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'node_modules', pkg, 'package.json');
+    if (existsSync(manifest)) {
+      const json = JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string; bin?: string | Record<string, string> };
+      const relative = typeof json.bin === 'string' ? json.bin : json.bin?.[bin];
+      if (relative) return { file: path.join(path.dirname(manifest), relative), version: json.version ?? '' };
+    }
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+export interface NodeScriptOptions {
+  cwd: string;
+  /** The child's whole environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** `capture` (default) collects stdout and stderr; `stderr` sends both to this process's stderr. */
+  output?: 'capture' | 'stderr' | 'inherit';
+}
+
+export interface NodeScriptResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a Node script with this Node to completion. A signal-killed child reports code 1. */
+export function runNodeScript(file: string, args: readonly string[], options: NodeScriptOptions): Promise<NodeScriptResult> {
+  const output = options.output ?? 'capture';
+  const stdio: StdioOptions = output === 'capture' ? ['ignore', 'pipe', 'pipe'] : output === 'stderr' ? ['inherit', 2, 2] : 'inherit';
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file, ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d) => (stdout += d));
+    child.stderr?.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import type { FwDatabase } from '../../runtime/db/database.ts';
+import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../../runtime/outbox/worker.ts';
+import type { AppDefinition } from '../../runtime/app-definition.ts';
+import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
+import { migrateOrFail } from '../../plugin/dev-runtime.ts';
+import { createAppLoader } from '../../plugin/load-app.ts';
+
+export interface WorkerProcessOptions extends DatabaseTarget, Omit<OutboxWorkerOptions, 'app' | 'db'> {
+  root: string;
+}
+
+export interface WorkerProcess {
+  app: AppDefinition;
+  db: FwDatabase;
+  worker: OutboxWorker;
+  /** Stops the worker (running deliveries finish or give their rows back), then closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * `fw worker`: the app's outbox worker without an HTTP server. Loads the app, opens its database
+ * (`DATABASE_URL`, or the embedded `.fw/db` — which one process holds at a time, so not beside a
+ * running `fw dev`), applies additive migrations as `fw dev` does, and starts delivering.
+ */
+export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
+  const { root: given, databaseUrl, ...workerOptions } = options;
+  const root = path.resolve(given);
+  const loader = await createAppLoader(root);
+  let db: FwDatabase | undefined;
+  try {
+    const app = await loader.load();
+    db = await openAppDatabase(root, databaseUrl ? { databaseUrl } : {});
+    await migrateOrFail(db, app);
+    const worker = createOutboxWorker({ ...workerOptions, app, db });
+    worker.start();
+    const opened = db;
+    return {
+      app,
+      db: opened,
+      worker,
+      async close() {
+        await worker.stop();
+        await opened.close();
+        await loader.close();
+      },
+    };
+  } catch (error) {
+    await db?.close().catch(() => undefined);
+    await loader.close().catch(() => undefined);
+    throw error;
+  }
+}
