@@ -44,7 +44,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(node_modules|dist|templates)/|\\.test\\.tsx?$|\\.typetest\\.ts$|(^|/)test-support\\.ts$' },
+    exclude: { path: '(^|/)(node_modules|dist|templates)/|\\.test\\.tsx?$|\\.typetest\\.ts$' },
     // `import type` counts: a cycle of types is still a cycle.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

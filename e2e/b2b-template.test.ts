@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEventStream } from '../runtime/live/test-support.ts';
+import { openEventStream } from './support/live-server.ts';
 import { createTestApp, post, repoRoot, runFw, runNode, type RunningFw, startFw } from './support/app.ts';
 
 const ACME = '00000000-0000-4000-8000-000000000001';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEventStream } from '../runtime/live/test-support.ts';
+import { openEventStream } from './support/live-server.ts';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 

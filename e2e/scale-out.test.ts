@@ -3,7 +3,7 @@ import path from 'node:path';
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openEventStream } from '../runtime/live/test-support.ts';
+import { openEventStream } from './support/live-server.ts';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 import { until } from './support/until.ts';

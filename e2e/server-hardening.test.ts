@@ -6,7 +6,7 @@ import path from 'node:path';
 import { SignJWT } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEventStream } from '../runtime/live/test-support.ts';
+import { openEventStream } from './support/live-server.ts';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
 import { hasChromium, launchChromium } from './support/browser.ts';
 import { until } from './support/until.ts';

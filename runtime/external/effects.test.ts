@@ -10,7 +10,7 @@ import { applyMigration } from '../db/migrate.ts';
 import { action, liveQuery, query } from '../entries.ts';
 import { createOutboxWorker } from '../outbox/worker.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../live/test-support.ts';
+import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
 import { type AppDefinition, checkApp } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { effectProblems, effectTables, invalidatedTables } from './effects.ts';

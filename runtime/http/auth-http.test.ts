@@ -13,7 +13,7 @@ import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../entries.ts';
 import { createLiveHub, type LiveHub } from '../live/hub.ts';
-import { openEventStream } from '../live/test-support.ts';
+import { openEventStream } from '../../e2e/support/live-server.ts';
 import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { createRuntimeHandler, type RuntimeHandlerOptions } from './handler.ts';

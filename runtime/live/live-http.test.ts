@@ -16,7 +16,7 @@ import { createLiveHub, type LiveHub } from './hub.ts';
 import { logBounds, pruneInvalidations } from './log.ts';
 import { databaseSecret } from '../db/secrets.ts';
 import { createRevisionCodec } from './revision-codec.ts';
-import { type EventStream, type LiveTestRuntime, openEventStream, serveLiveRuntime } from './test-support.ts';
+import { type EventStream, type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
 
 /**
  * A member of a tenant of its own. Every test makes its own, so it owns every row its liveQueries see

@@ -18,7 +18,7 @@ import { defineSchema, t, table } from '../schema.ts';
 import { createLiveHub, type LiveHub } from './hub.ts';
 import { logBounds } from './log.ts';
 import { createRevisionCodec } from './revision-codec.ts';
-import { type EventStream, openEventStream } from './test-support.ts';
+import { type EventStream, openEventStream } from '../../e2e/support/live-server.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-0000000000a1';
 const TENANT_B = '00000000-0000-4000-8000-0000000000b2';

@@ -8,7 +8,7 @@ import { systemTables } from '../db/ddl.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { type ActionEvent, action, type Auth, command, liveQuery } from '../entries.ts';
 import { callEntry } from '../execute.ts';
-import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../live/test-support.ts';
+import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
 import type { AppDefinition } from '../registry.ts';
 import { defineSchema, t, table } from '../schema.ts';
 import { backoffDelay, resolveBackoff } from './backoff.ts';
