@@ -207,18 +207,30 @@ describe('fw dev --api-only on the embedded database', () => {
   });
 
   it('refuses a second process on the same embedded database instead of corrupting it', async () => {
-    const status = await runFw(['db', 'status', '--json'], { cwd: app.dir });
-    expect(status.code).not.toBe(0);
-    const failure = JSON.parse(status.stdout);
+    const migrate = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(migrate.code).not.toBe(0);
+    const failure = JSON.parse(migrate.stdout);
     // Names the holder — the fw dev process — and what to run instead.
     expect(failure).toMatchObject({ ok: false, kind: 'database_locked', message: expect.stringContaining(`pid ${dev.child.pid} (bin.js dev`) });
-    expect(failure.suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${/\((bin\.js dev[^)]*)\)/.exec(failure.message)![1]}), then run this again; or ask the running fw dev instead: fw live status and fw workflows list find it and read over HTTP.`);
+    expect(failure.suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${/\((bin\.js dev[^)]*)\)/.exec(failure.message)![1]}), then run this again; or ask the running fw dev instead: fw db status, fw live status and fw workflows list find it and read over HTTP.`);
     // fw dev --once reports the same, with the code and the suggestions in its failed step.
     const once = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
     expect(once.code).toBe(1);
     const report = JSON.parse(once.stdout);
     expect(report.steps[0]).toMatchObject({ ok: false, code: 'database_locked', suggestions: failure.suggestions });
     expect(report.diagnostics[0]).toMatchObject({ code: 'database_locked', hint: failure.suggestions.join(' ') });
+  });
+
+  it('fw db status beside fw dev asks the running dev server, which holds the embedded database', async () => {
+    const status = await runFw(['db', 'status', '--json'], { cwd: app.dir });
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout);
+    // fw dev migrated the template's schema on start: one migration, nothing pending.
+    expect(report).toMatchObject({ ok: true, via: dev.ready.serverUrl, pending: [], blocked: [] });
+    expect(report.applied).toHaveLength(1);
+    expect(report.applied[0].changes).toContainEqual({ kind: 'create_table', description: expect.stringMatching(/^create table notes \(/) });
+    const text = await runFw(['db', 'status'], { cwd: app.dir });
+    expect(text.stderr).toContain(`(from the running fw dev at ${dev.ready.serverUrl as string}, which holds the embedded database)`);
   });
 
   it('reports port_busy from a second process on the same port', async () => {

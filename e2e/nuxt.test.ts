@@ -92,10 +92,39 @@ describe('the nuxt-web template', () => {
       await dev?.stop();
     });
 
-    it('serves the API and the Nuxt app; the Nuxt server reaches the runtime it is configured with', async () => {
-      expect(dev.ready).toMatchObject({ ok: true, serverUrl: expect.stringMatching(/^http:/), webUrl: expect.stringMatching(/^http:/) });
+    it('serves the runtime on the Nuxt origin through fw\'s Nuxt module; the Nuxt server reaches it there', async () => {
+      expect(dev.ready).toMatchObject({ ok: true, webUrl: expect.stringMatching(/^http:/), database: 'pglite', entries: 3, worker: true });
+      expect(dev.ready.serverUrl).toBe(dev.ready.webUrl);
+      const runtimeHealth = await fetch(`${dev.ready.webUrl as string}/health`);
+      expect(runtimeHealth.status).toBe(200);
+      expect(await runtimeHealth.json()).toMatchObject({ status: 'ok', database: 'pglite' });
+      // The server route resolves the dev fwUrl ('/') against the request's origin.
       const health = (await (await fetch(`${dev.ready.webUrl as string}/api/fw-health`)).json()) as Record<string, unknown>;
-      expect(health).toMatchObject({ ok: true, fwUrl: dev.ready.serverUrl, status: 200, health: { status: 'ok' } });
+      expect(health).toMatchObject({ ok: true, fwUrl: dev.ready.webUrl, status: 200, health: { status: 'ok' } });
+    });
+
+    it('analyses a web/ edit inside Nuxt\'s Vite: the diagnostic reaches the terminal and the overlay', async () => {
+      const context = await browser.newContext();
+      await actAsTenant(context, freshTenantId());
+      const page = await context.newPage();
+      await page.goto(dev.ready.webUrl as string);
+      await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+      const file = path.join(dir, 'web/pages/index.vue');
+      const original = await readFile(file, 'utf8');
+      const rawFetch = "async function rawAdd() {\n  await $fetch('/commands/createNote', { method: 'POST', body: { args: { title: 'raw' } } });\n}\n</script>";
+      try {
+        await writeFile(file, original.replace('</script>', rawFetch));
+        const line = original.slice(0, original.indexOf('</script>')).split('\n').length + 1;
+        // The last error shown wins (a watcher may first see the file half-written, and say so).
+        const overlayText = () => page.locator('vite-error-overlay').evaluate((el) => el.shadowRoot?.textContent ?? '').catch(() => '');
+        await expect.poll(overlayText, { timeout: 30_000 }).toContain('raw_runtime_fetch: web/pages/index.vue calls the runtime directly ($fetch "/commands/createNote")');
+        expect(await overlayText()).toContain(`web/pages/index.vue:${line}:9`);
+        await expect.poll(() => dev.stderr(), { timeout: 30_000 }).toContain(`fw: web/pages/index.vue:${line}:9 error raw_runtime_fetch`);
+      } finally {
+        // The app the other tests use is the template's again once this test is over.
+        await writeFile(file, original);
+        await context.close();
+      }
     });
 
     it('adds a note through the form, lists it, and another page sees it live', async () => {
@@ -128,8 +157,8 @@ describe('the nuxt-web template', () => {
       expect(await writer.getByLabel('Title').inputValue()).toBe('');
       // Pushed to the other page over its live stream, without a reload.
       await watcher.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 30_000 });
-      // The browser calls the runtime directly, on one multiplexed stream.
-      expect(liveRequests).toEqual([`POST ${dev.ready.serverUrl as string}/live`]);
+      // The browser calls the runtime on its own origin, on one multiplexed stream.
+      expect(liveRequests).toEqual([`POST ${dev.ready.webUrl as string}/live`]);
 
       // Stored: a fresh load lists it.
       await writer.reload();

@@ -338,6 +338,17 @@ describe('AI red team and AI inspection', () => {
       for (const finding of structural) expect(r.findings).toContainEqual(expect.objectContaining(finding));
     });
 
+    it('--live reaches a vendor through the AI Gateway, and says which key it needs', async () => {
+      const live = await runFw(['ai', 'redteam', '--live', '--provider', 'anthropic', '--model', 'claude-sonnet-4', '--json'], { cwd: template.dir, env: { AI_GATEWAY_API_KEY: '' } });
+      expect(live.code).toBe(1);
+      expect(JSON.parse(live.stdout)).toEqual({
+        ok: false,
+        kind: 'missing_provider_key',
+        message: '--live reaches its model through the AI Gateway, which needs AI_GATEWAY_API_KEY.',
+        suggestions: ['AI_GATEWAY_API_KEY=… fw ai redteam --live --model anthropic/claude-sonnet-4'],
+      });
+    });
+
     it('structural: passes the template', () => {
       expect(runs.templateStructural.code, runs.templateStructural.stderr).toBe(0);
       expect(reportOf(runs.templateStructural)).toMatchObject({ ok: true, level: 'structural', findings: [], summary: { fail: 0, warn: 0 } });

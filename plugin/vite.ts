@@ -31,9 +31,16 @@ export interface FwPluginOptions {
  */
 export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) => {
   let build: { root: string; logger: ResolvedConfig['logger'] } | undefined;
+  // The runtime this plugin started (not one `fw dev` shares), closed once with the dev server.
+  let closeOwnRuntime: (() => Promise<void>) | undefined;
   return {
     name: 'fw:runtime',
     vite: {
+      // Vite calls it when the dev server closes — also in middleware mode (Nuxt), which has no
+      // httpServer: a Nuxt restart (nuxt.config edited) must let go of the database before the next runtime opens it.
+      async closeBundle() {
+        await closeOwnRuntime?.();
+      },
       configResolved(config) {
         build = config.command === 'build' ? { root: resolveAppRoot(config.root, options?.root), logger: config.logger } : undefined;
       },
@@ -58,7 +65,11 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
         // `fw dev` shares its runtime; a bare `vite` gets one of its own.
         const shared = claimSharedRuntime(root);
         const runtime = shared ?? (await createDevRuntime({ root, worker: options?.worker ?? true }).catch((error: unknown) => reportAndRethrow(server, error)));
-        if (!shared) server.httpServer?.once('close', () => void runtime.close());
+        if (!shared) {
+          let closing: Promise<void> | undefined;
+          closeOwnRuntime = () => (closing ??= runtime.close());
+          server.httpServer?.once('close', () => void closeOwnRuntime?.());
+        }
 
         // Mounted before Vite's own middlewares; anything that is not an fw route falls through.
         // Vite 6 (and the 5.4/4.5 backports) ran plugin middlewares ahead of its Host check, so fw's

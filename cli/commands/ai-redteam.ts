@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { redteam } from '../../toolchain/ai/redteam/redteam.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { liveModel } from '../../toolchain/ai/redteam/live-model.ts';
 import { log, printJson } from '../output.ts';
 
 export default defineCommand({
@@ -8,20 +8,17 @@ export default defineCommand({
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     'model-level': { type: 'boolean', description: 'Run the probes (prompt injection, secret exfiltration, external approval bypass, cross-tenant, indirect injection, forged approval)' },
-    live: { type: 'boolean', description: 'Probe with a real model instead of the adversarial mock (needs --provider and --model)' },
-    provider: { type: 'string', description: 'With --live: gateway' },
-    model: { type: 'string', description: 'With --live: a model id such as openai/gpt-4o-mini' },
+    live: { type: 'boolean', description: 'Probe with a real model instead of the adversarial mock (needs --model; AI_GATEWAY_API_KEY)' },
+    provider: { type: 'string', description: 'With --live: gateway (default) or a vendor (openai, anthropic, google, …), reached through the AI Gateway' },
+    model: { type: 'string', description: 'With --live: a gateway id such as openai/gpt-4o-mini, or the model of --provider' },
     role: { type: 'string', description: 'Role of the probing callers (default admin)' },
     json: { type: 'boolean', description: 'Print one JSON document' },
   },
   async run({ args }) {
-    if (args.live && (args.provider !== 'gateway' || !args.model)) {
-      throw new FwFailure('invalid_arguments', '--live needs --provider gateway and --model <id>.', { suggestions: ['fw ai redteam --model-level --live --provider gateway --model openai/gpt-4o-mini'] });
-    }
     const report = await redteam({
       root: args.root,
       modelLevel: Boolean(args['model-level'] || args.live),
-      ...(args.live ? { live: { provider: 'gateway' as const, model: args.model! } } : {}),
+      ...(args.live ? { live: liveModel(args.provider, args.model) } : {}),
       ...(args.role ? { role: args.role } : {}),
     });
     if (args.json) printJson(report);

@@ -3,7 +3,8 @@ import { defineCommand } from 'citty';
 import { openAppDatabase } from '../../plugin/api-server.ts';
 import { FwFailure } from '../../runtime/failure.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
-import { applyMigration, migrationStatus } from '../../runtime/db/migrate.ts';
+import { applyMigration } from '../../runtime/db/migrate.ts';
+import { readDbStatus } from '../../toolchain/db/db-status.ts';
 import type { AppDefinition } from '../../runtime/app-definition.ts';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { log, printJson } from '../output.ts';
@@ -46,14 +47,15 @@ const migrate = defineCommand({
 });
 
 const status = defineCommand({
-  meta: { name: 'status', description: 'Show applied and pending migrations' },
+  meta: { name: 'status', description: 'Show applied and pending migrations (through the running fw dev when it holds the embedded database)' },
   args: common,
   async run({ args }) {
-    const result = await withAppDatabase(args.root, (app, db) => migrationStatus(db, app.schema));
+    const result = await readDbStatus(args.root);
     if (args.json) {
       printJson({ ok: true, ...result });
       return;
     }
+    if (result.via) log(`(from the running fw dev at ${result.via}, which holds the embedded database)`);
     log(`Applied migrations: ${result.applied.length}`);
     for (const m of result.applied) log(`  #${m.id} ${m.appliedAt} (${m.changes.length} change(s))`);
     log(`Pending: ${result.pending.length}`);

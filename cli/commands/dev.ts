@@ -50,10 +50,12 @@ export default defineCommand({
         else printFailure(outcome.error, false);
       },
     });
-    const app = session.runtime.app();
-    const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), database: session.runtime.db.dialect, entries: app.entries.size, worker: Boolean(session.runtime.worker) };
+    const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), ...session.summary };
     if (args.json) printJson(summary);
-    else log(`fw dev: ${session.webUrl ? `web on ${session.webUrl}, ` : ''}${session.serverUrl ? `API on ${session.serverUrl} ` : ''}(${summary.database}, ${summary.entries} entries). Ctrl-C to stop.`);
+    else {
+      const where = session.webUrl && session.webUrl === session.serverUrl ? `web and API on ${session.webUrl} ` : `${session.webUrl ? `web on ${session.webUrl}, ` : ''}${session.serverUrl ? `API on ${session.serverUrl} ` : ''}`;
+      log(`fw dev: ${where}(${summary.database}, ${summary.entries} entries). Ctrl-C to stop.`);
+    }
     await untilSignal();
     await session.close();
   },

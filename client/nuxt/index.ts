@@ -20,18 +20,24 @@ export interface FwRuntimeConfig {
   public: { fwUrl?: string | undefined; [key: string]: unknown };
 }
 
-/** The runtime's URL from Nuxt's runtime config, defaulting to {@link defaultFwUrl}. */
-export function fwUrlFrom(config: FwRuntimeConfig): string {
+/**
+ * The runtime's URL from Nuxt's runtime config, defaulting to {@link defaultFwUrl}. A path (`/`, which
+ * fw's Nuxt module sets in dev: the runtime answers on Nuxt's own origin) is resolved against `origin`
+ * when one is given — on the server, where there is no page to be relative to (`useRequestURL().origin`).
+ */
+export function fwUrlFrom(config: FwRuntimeConfig, origin?: string): string {
   const url = config.public.fwUrl;
-  return typeof url === 'string' && url !== '' ? url : defaultFwUrl;
+  if (typeof url !== 'string' || url === '') return defaultFwUrl;
+  if (url.startsWith('/') && origin) return new URL(url, origin).href.replace(/\/+$/, '');
+  return url;
 }
 
 /**
  * Plugin options for `nuxtApp.vueApp.use(fw, …)`: the runtime URL from the runtime config, plus
- * yours (devAuth, getToken, gcTime…). Pass `server: true` from the server plugin.
+ * yours (devAuth, getToken, gcTime…). Pass `server: true` and the request's origin from the server plugin.
  */
-export function fwNuxtOptions(config: FwRuntimeConfig, options: Omit<FwVueOptions, 'apiUrl'> = {}): FwVueOptions {
-  return { ...options, apiUrl: fwUrlFrom(config) };
+export function fwNuxtOptions(config: FwRuntimeConfig, options: Omit<FwVueOptions, 'apiUrl'> = {}, origin?: string): FwVueOptions {
+  return { ...options, apiUrl: fwUrlFrom(config, origin) };
 }
 
 export interface FwHealthReport {

@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FwDatabase } from '../db/database.ts';
+import { migrationStatus } from '../db/migrate.ts';
+import type { Schema } from '../schema.ts';
 import { FwError } from '../errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { listInvalidations, logBounds } from '../live/log.ts';
@@ -17,13 +19,15 @@ export interface AdminContext {
   adminToken: string | undefined;
   db: FwDatabase;
   live: LiveHub | undefined;
+  /** The app's schema, which `/_fw/db/status` compares the database with. */
+  schema: Schema;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Ops and debug routes (`/_fw/live/status`, `/_fw/live/invalidations`, `/_fw/live/subscriptions/:id`,
- * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`, `/_fw/outbox`, `/_fw/workflows`, `/_fw/workflows/:runId`,
+ * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`, `/_fw/outbox`, `/_fw/db/status`, `/_fw/workflows`, `/_fw/workflows/:runId`,
  * `POST /_fw/workflows/:runId/cancel`): open in dev mode, otherwise only with the admin token in
  * `x-fw-admin-token`. The one POST needs a JSON content type, so a browser page cannot send it
  * without a CORS preflight (which the allow-list refuses).
@@ -36,6 +40,8 @@ export async function serveAdmin(req: IncomingMessage, path: string, context: Ad
   if (req.method !== 'GET') throw new FwError('method_not_allowed', `${path} answers GET only.`, { headers: { allow: 'GET' } });
   if (path === '/_fw/ai/traces') return { traces: await listTraces(context.db) };
   if (path === '/_fw/outbox') return outboxOverview(context.db.admin);
+  // `fw db status` asks here when the running fw dev holds the embedded database (PGlite admits one process).
+  if (path === '/_fw/db/status') return { database: context.db.dialect, ...(await migrationStatus(context.db, context.schema)) };
   const trace = /^\/_fw\/ai\/traces\/([^/]+)$/.exec(path);
   if (trace) return { traceId: decodeURIComponent(trace[1]!), runs: await readTrace(context.db, decodeURIComponent(trace[1]!)) };
   const live = context.live;

@@ -167,7 +167,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         return 'streamed';
       }
       case 'admin': {
-        const body = await serveAdmin(req, route.path, { dev: options.dev, adminToken: options.adminToken, db, live: options.live });
+        const body = await serveAdmin(req, route.path, { dev: options.dev, adminToken: options.adminToken, db, live: options.live, schema: app.schema });
         return { status: 200, body };
       }
       case 'agent-run': {

@@ -6,7 +6,7 @@ import type { ViteDevServer } from 'vite';
 import { FwFailure } from '../../runtime/failure.ts';
 import { type ApiServer, startApiServer } from '../../plugin/api-server.ts';
 import { createDevRuntime, type DevRuntime } from '../../plugin/dev-runtime.ts';
-import type { DevOptions, DevSession } from './dev-session.ts';
+import { type DevOptions, type DevSession, summarise } from './dev-session.ts';
 import { type AllowedHosts, allowedHostsFromEnv, mergeAllowedHosts } from '../../plugin/host-check.ts';
 import { isNuxtWeb, startNuxtDev } from './nuxt-dev.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
@@ -20,7 +20,7 @@ export type { DevOptions, DevSession } from './dev-session.ts';
 /**
  * `fw dev`: the API runtime and, when the app has `web/`, the web dev server (the app's own Vite and
  * vite.config.ts). Both serve the same runtime, so the web app calls its entries on its own origin.
- * A Nuxt `web/` runs its own `nuxt dev` instead, calling the API across origins (nuxt-dev.ts).
+ * A Nuxt `web/` runs its own `nuxt dev` instead, which serves the runtime through fw's Nuxt module (nuxt-dev.ts).
  */
 export async function startDev(options: DevOptions): Promise<DevSession> {
   const root = path.resolve(options.root);
@@ -41,6 +41,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     return {
       serverUrl: api.url,
       runtime: api.runtime,
+      summary: summarise(api.runtime),
       close: async () => {
         forget();
         await api.close();
@@ -48,7 +49,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     };
   }
 
-  // A Nuxt web/ runs its own `nuxt dev`, calling the API server across origins (nuxt-dev.ts).
+  // A Nuxt web/ runs its own `nuxt dev` (nuxt-dev.ts).
   if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker, allowedHosts });
 
   // Bind the API port before the slow part so a busy port fails at once.
@@ -99,7 +100,7 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
     const served = runtime;
     forget = writeRuntimeFile(root, { ...(api ? { serverUrl: api.url } : {}), webUrl });
-    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, close: closeAll };
+    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, summary: summarise(served), close: closeAll };
   } catch (error) {
     await closeAll().catch(() => undefined);
     throw error;

@@ -27,10 +27,24 @@ export interface DevOptions {
 }
 
 export interface DevSession {
-  /** The API runtime's address (absent with webOnly). */
+  /** The API runtime's address (absent with webOnly; Nuxt's own address under fw's Nuxt module). */
   serverUrl?: string;
   /** The web dev server's address (absent without web/ or with apiOnly). */
   webUrl?: string;
-  runtime: DevRuntime;
+  /** The runtime, when it runs in this process (under fw's Nuxt module, `nuxt dev` holds it). */
+  runtime?: DevRuntime;
+  /** What the ready line reports. */
+  summary: DevSummary;
   close(): Promise<void>;
+}
+
+export interface DevSummary {
+  database: string;
+  entries: number;
+  worker: boolean;
+}
+
+/** The summary of a runtime in this process. */
+export function summarise(runtime: DevRuntime): DevSummary {
+  return { database: runtime.db.dialect, entries: runtime.app().entries.size, worker: Boolean(runtime.worker) };
 }

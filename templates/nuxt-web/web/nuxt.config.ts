@@ -1,5 +1,8 @@
-// The fw runtime's URL: runtimeConfig.public.fwUrl, overridden by NUXT_PUBLIC_FW_URL (`fw dev` sets it).
+// fw's module runs the fw Vite plugin in `nuxt dev`: the runtime on this origin, diagnostics in the
+// terminal and the overlay, generated files kept current. Production calls runtimeConfig.public.fwUrl
+// (env: NUXT_PUBLIC_FW_URL), where `fw start` serves the runtime.
 export default defineNuxtConfig({
+  modules: ['fw/nuxt/module'],
   compatibilityDate: '2025-07-15',
   devtools: { enabled: false },
   telemetry: false,

@@ -413,7 +413,7 @@ function adversary(): LanguageModelV4 {
 function liveResolver(live: { provider: 'gateway'; model: string }): ModelResolver {
   const apiKey = process.env.AI_GATEWAY_API_KEY;
   if (!apiKey) {
-    throw new FwFailure('missing_provider_key', '--live needs AI_GATEWAY_API_KEY for the gateway provider.', { suggestions: ['AI_GATEWAY_API_KEY=… fw ai redteam --model-level --live --provider gateway --model openai/gpt-4o-mini'] });
+    throw new FwFailure('missing_provider_key', '--live reaches its model through the AI Gateway, which needs AI_GATEWAY_API_KEY.', { suggestions: [`AI_GATEWAY_API_KEY=… fw ai redteam --live --model ${live.model}`] });
   }
   const gateway = createGateway({ apiKey });
   return () => ({ model: gateway(live.model) as LanguageModelV4, provider: 'gateway', modelId: live.model });
