@@ -39,7 +39,8 @@ function connects(url: string): Promise<boolean> {
       socket.destroy();
       resolve(true);
     });
-    socket.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNREFUSED' ? resolve(false) : reject(error)));
+    // Refused — or reset: a connect that reached the backlog as the listener closed is dropped unserved.
+    socket.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET' ? resolve(false) : reject(error)));
   });
 }
 

@@ -12,6 +12,8 @@ const status = defineCommand({
     log(`revision ${result.revision} · ${result.connections} connection(s), ${result.subscriptions} subscription(s) in ${result.groups} group(s)`);
     log(`wakeups: ${result.reader.wakeups?.mode ?? '?'} (listener ${result.reader.wakeups?.listener ?? '?'}) · runs ${result.runs} (${result.unchangedRuns} unchanged) · snapshots sent ${result.snapshotsSent}`);
     log(`log: revisions ${result.log.oldestRetainedRevision ?? '–'}…${result.log.latestRevision}, pruned through ${result.log.prunedThrough}`);
+    const problem = result.reader.wakeups?.problem;
+    if (problem) log(`${problem.code}: ${problem.message}\n  fix: ${problem.fix}`);
     for (const q of result.liveQueries) log(`  ${q.name}: ${q.subscriptions} subscription(s), ${q.groups} group(s), reads ${q.reads.join(', ') || '(not yet run)'}`);
   },
 });

@@ -14,6 +14,7 @@ export default function setup(): void {
   const missing = [
     ...(process.env.FW_TEST_DATABASE_URL ? [] : ['FW_TEST_DATABASE_URL is not set: PostgreSQL suites are skipped (PGlite suites still run)']),
     ...(existsSync('/usr/bin/chromium') ? [] : ['/usr/bin/chromium is missing: browser suites are skipped (apt-get install -y chromium)']),
+    ...(['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].some((file) => existsSync(file)) ? [] : ['pgbouncer is missing: the transaction-pooler suite is skipped (apt-get install -y pgbouncer)']),
   ];
   // CI runs everything: fail before the first test rather than after a run of skips.
   if (missing.length > 0 && process.env.FW_TEST_REQUIRE_ALL === '1') throw new Error(`FW_TEST_REQUIRE_ALL=1, but ${missing.join('; ')}`);

@@ -21,6 +21,12 @@ const reasons: SkipReason[] = [
       process.env.FW_TEST_DATABASE_URL ? undefined : 'FW_TEST_DATABASE_URL is not set; run with FW_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test',
   },
   {
+    label: 'PgBouncer',
+    matches: (name) => /pgbouncer/i.test(name),
+    missing: () =>
+      ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].some((file) => existsSync(file)) ? undefined : 'pgbouncer is missing; install it with apt-get install -y pgbouncer',
+  },
+  {
     label: 'Chromium',
     matches: (name) => /chromium|browser/i.test(name),
     missing: () => (existsSync('/usr/bin/chromium') ? undefined : '/usr/bin/chromium is missing; install it with apt-get install -y chromium'),

@@ -8,7 +8,7 @@ import { FwFailure } from '../failure.ts';
 import { APP_ROLE } from './app-role.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
-import { IDENTITY_SECRET, type RequestSession, identityFunctionsMarker, identityFunctionsSql, identityProof, requestSessionSql, storeIdentityPads } from './request-identity.ts';
+import { IDENTITY_SECRET, type Identity, type RequestSession, identityFunctionsMarker, identityFunctionsSql, identityProof, requestSessionSql, storeIdentityPads } from './request-identity.ts';
 import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
 import { privateTablesSql } from './private-tables.ts';
 import { databaseSecret, secretsTableSql } from './secrets.ts';
@@ -19,6 +19,13 @@ export { APP_ROLE } from './app-role.ts';
 export interface DatabaseOptions {
   /** A PostgreSQL URL. Without it fw uses embedded PGlite persisted in `dataDir`. */
   url?: string;
+  /**
+   * A direct PostgreSQL URL to the same database, for what needs a session of its own when `url` goes
+   * through a transaction pooler (PgBouncer's `pool_mode = transaction`, a managed host's pooler):
+   * `LISTEN` for live wakeups and the owner's work (migrations, fw's bookkeeping). Request transactions
+   * still go through `url`. Prisma calls it `directUrl`; the env var is `FW_DIRECT_DATABASE_URL`.
+   */
+  directUrl?: string;
   /** PGlite data directory; `memory://` keeps it in memory. */
   dataDir?: string;
   /** Connections in the PostgreSQL request pool (default 10; the owner's pool gets half as many). */
@@ -36,8 +43,12 @@ export interface RequestTransactionOptions {
   plugins?: readonly KyselyPlugin[];
 }
 
-/** The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). */
-export type DatabaseDriver = { kind: 'pglite'; pglite: PGlite } | { kind: 'postgres'; url: string };
+/**
+ * The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). `url`
+ * is where a session of fw's own connects (the direct URL when there is one); `pooled` says request
+ * transactions go through another URL, a transaction pooler.
+ */
+export type DatabaseDriver = { kind: 'pglite'; pglite: PGlite } | { kind: 'postgres'; url: string; pooled: boolean };
 
 export interface FwDatabase {
   readonly dialect: 'pglite' | 'postgres';
@@ -67,13 +78,20 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   const poolSize = options.poolSize ?? 10;
   let pgModule: typeof pg | undefined;
 
+  if (options.directUrl && !options.url) {
+    throw new FwFailure('bad_config', 'A direct database URL was given without the pooled one (DATABASE_URL) it stands beside.', {
+      suggestions: ['Set DATABASE_URL to the pooler and FW_DIRECT_DATABASE_URL to PostgreSQL itself, or leave FW_DIRECT_DATABASE_URL out.'],
+    });
+  }
   if (options.url) {
     pgModule = (await import('pg')).default;
-    const pool = new pgModule.Pool({ connectionString: options.url, max: Math.max(2, Math.ceil(poolSize / 2)) });
+    // The owner's sessions (migrations, fw's bookkeeping) and LISTEN go around a pooler when told how.
+    const ownerUrl = options.directUrl ?? options.url;
+    const pool = new pgModule.Pool({ connectionString: ownerUrl, max: Math.max(2, Math.ceil(poolSize / 2)) });
     // An idle client that loses its server must not crash the process.
     pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
     dialect = 'postgres';
-    driver = { kind: 'postgres', url: options.url };
+    driver = { kind: 'postgres', url: ownerUrl, pooled: Boolean(options.directUrl) };
     admin = new Kysely({ dialect: new PostgresDialect({ pool }) });
     closeDriver = async () => {}; // Kysely's destroy() ends the pool.
   } else {
@@ -118,7 +136,9 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
       driver,
       admin,
       transaction: (txOptions, fn) =>
-        admin.connection().execute((connection) => runRequestTransaction(connection, transactionPrelude(txOptions, statementTimeoutMs), txOptions, fn)),
+        admin.connection().execute((connection) =>
+          runRequestTransaction(connection, () => sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection), txOptions, fn),
+        ),
       async close() {
         await admin.destroy();
         await closeDriver();
@@ -127,11 +147,13 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   }
 
   const requests = createRequestPool(pgModule, requestLoginUrl(options.url!, setup.login), poolSize);
+  const key = setup.key;
   const database: FwDatabase = {
     dialect,
     driver,
     admin,
-    transaction: (txOptions, fn) => requests.run((connection, session) => runRequestTransaction(connection, transactionPrelude(txOptions, statementTimeoutMs, { key: setup.key, session }), txOptions, fn)),
+    transaction: (txOptions, fn) =>
+      requests.run((connection) => runRequestTransaction(connection.kysely, () => beginRequestTransaction(connection, txOptions, statementTimeoutMs, key), txOptions, fn)),
     async close() {
       await requests.end();
       await admin.destroy();
@@ -147,13 +169,13 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   return database;
 }
 
-/** BEGIN … handler … COMMIT on one connection, which is left outside any transaction either way. */
-async function runRequestTransaction<R>(connection: Kysely<any>, prelude: string, txOptions: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R> {
+/** BEGIN (`begin` runs the prelude) … handler … COMMIT on one connection, which is left outside any transaction either way. */
+async function runRequestTransaction<R>(connection: Kysely<any>, begin: () => Promise<unknown>, txOptions: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R> {
   let result: R;
   try {
     // Inside the try: a prelude that fails after BEGIN must not leave the pooled connection in
     // an aborted transaction for the next request.
-    await sql.raw(prelude).execute(connection);
+    await begin();
     const trx = txOptions.plugins?.length ? txOptions.plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), connection) : connection;
     result = await fn(guardTransaction(trx));
   } catch (error) {
@@ -170,8 +192,20 @@ async function runRequestTransaction<R>(connection: Kysely<any>, prelude: string
 
 export interface RequestPool {
   /** Runs `fn` on a connection of the request login (the next request's prelude resets its session). */
-  run<R>(fn: (connection: Kysely<any>, session: RequestSession) => Promise<R>): Promise<R>;
+  run<R>(fn: (connection: RequestConnection) => Promise<R>): Promise<R>;
   end(): Promise<void>;
+}
+
+/** A pooled connection of the request login. */
+export interface RequestConnection {
+  kysely: Kysely<any>;
+  /**
+   * The server session this connection's last transaction ran in. Direct, that is the connection's own
+   * session for ever; behind a transaction pooler each transaction may run in another one.
+   */
+  session: RequestSession;
+  /** Sends `text` as one simple-protocol query (several statements allowed); the rows of the last one. */
+  simpleQuery(text: string): Promise<Record<string, unknown>[]>;
 }
 
 /**
@@ -182,15 +216,22 @@ export interface RequestPool {
 export function createRequestPool(pgModule: typeof pg, url: string, max: number): RequestPool {
   const pool = new pgModule.Pool({ connectionString: url, max });
   pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
-  const connections = new WeakMap<pg.PoolClient, { kysely: Kysely<any>; session: RequestSession }>();
+  const connections = new WeakMap<pg.PoolClient, RequestConnection>();
 
-  const prepare = async (client: pg.PoolClient) => {
+  const prepare = async (client: pg.PoolClient): Promise<RequestConnection> => {
     const known = connections.get(client);
     if (known) return known;
     const row = (await client.query<RequestSession>(requestSessionSql)).rows[0];
     if (!row?.startedUs) throw new FwError('internal', 'fw: a request connection could not read its own session (pg_stat_get_activity).');
     const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: async () => client, end: async () => {} } as never }) });
-    const made = { kysely, session: row };
+    const made: RequestConnection = {
+      kysely,
+      session: row,
+      async simpleQuery(text) {
+        const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+        return (Array.isArray(results) ? results.at(-1)?.rows : results.rows) ?? [];
+      },
+    };
     connections.set(client, made);
     return made;
   };
@@ -203,8 +244,20 @@ export function createRequestPool(pgModule: typeof pg, url: string, max: number)
       client.release = () => {};
       let failed: Error | undefined;
       try {
-        const { kysely, session } = await prepare(client);
-        return await kysely.connection().execute((connection) => fn(connection, session));
+        const connection = await prepare(client);
+        // One Kysely connection for the whole callback; the session it learns stays with the pooled client.
+        return await connection.kysely.connection().execute((kysely) =>
+          fn({
+            kysely,
+            get session() {
+              return connection.session;
+            },
+            set session(session) {
+              connection.session = session;
+            },
+            simpleQuery: connection.simpleQuery,
+          }),
+        );
       } catch (error) {
         // A connection whose session broke (terminated, protocol error) must not be pooled again.
         if (isBrokenConnection(error)) failed = error as Error;
@@ -293,8 +346,8 @@ export function transactionPrelude(
   proof?: { key: Buffer; session: RequestSession },
 ): string {
   // One SELECT of set_config(…, true) calls is cheaper for the server than several SET statements;
-  // set_config('role', …) is SET LOCAL ROLE.
-  const identity = { tenantId: auth.tenantId ?? null, userId: auth.userId ?? null, role: auth.role ?? null };
+  // set_config('role', …) is SET LOCAL ROLE. With a proof it also answers the session it ran in.
+  const identity = identityOf(auth);
   return (
     (proof ? SESSION_RESET : '') +
     `${readOnly ? 'begin read only' : 'begin'}; ` +
@@ -304,8 +357,29 @@ export function transactionPrelude(
     ` set_config('fw.user_id', ${literal(identity.userId ?? '')}, true),` +
     ` set_config('fw.role', ${literal(identity.role ?? '')}, true),` +
     ` set_config('fw.identity', '${proof ? identityProof(proof.key, proof.session, identity) : ''}', true),` +
-    ` set_config('fw.trace_id', ${literal(traceId ?? '')}, true)`
+    ` set_config('fw.trace_id', ${literal(traceId ?? '')}, true)` +
+    (proof ? ', pg_backend_pid()::text as backend' : '')
   );
+}
+
+function identityOf(auth: Auth): Identity {
+  return { tenantId: auth.tenantId ?? null, userId: auth.userId ?? null, role: auth.role ?? null };
+}
+
+/**
+ * Begins a request transaction on PostgreSQL: the prelude, whose identity proof is made for the session
+ * the connection ran in last time — one round trip. Behind a transaction pooler (PgBouncer's
+ * `pool_mode = transaction`) the transaction may land in another server session, which the prelude's
+ * answer shows; the identity is then proven again for that session, in two more round trips (only the
+ * login role may read its session's start time, so `fw_app` is left for that one statement).
+ */
+export async function beginRequestTransaction(connection: RequestConnection, txOptions: RequestTransactionOptions, statementTimeoutMs: number, key: Buffer): Promise<void> {
+  const answer = await connection.simpleQuery(transactionPrelude(txOptions, statementTimeoutMs, { key, session: connection.session }));
+  if (answer[0]?.backend === connection.session.pid) return;
+  const session = (await connection.simpleQuery(`select set_config('role', 'none', true); ${requestSessionSql}`))[0] as RequestSession | undefined;
+  if (!session?.startedUs) throw new FwError('internal', 'fw: a request transaction could not read its own session (pg_stat_get_activity).');
+  connection.session = session;
+  await connection.simpleQuery(`select set_config('role', '${APP_ROLE}', true), set_config('fw.identity', '${identityProof(key, session, identityOf(txOptions.auth))}', true)`);
 }
 /** A SQL string literal. With standard_conforming_strings (on since PostgreSQL 9.1) only `'` needs doubling. */
 function literal(value: string): string {

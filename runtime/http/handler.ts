@@ -148,7 +148,10 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     switch (route.kind) {
       case 'health': {
         await sql`select 1`.execute(db.admin);
-        return { status: 200, body: { status: 'ok', version: fwVersion, database: db.dialect } };
+        // Serving, but worse than it should (live updates only polled): said by code, with the fix in dev.
+        const problem = options.live?.status().reader.wakeups.problem;
+        const warnings = problem ? [options.dev ? problem : { code: problem.code }] : undefined;
+        return { status: 200, body: { status: 'ok', version: fwVersion, database: db.dialect, ...(warnings ? { warnings } : {}) } };
       }
       case 'entries': {
         if (!options.dev && (await authenticate(req)).auth.kind === 'anonymous') {

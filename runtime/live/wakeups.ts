@@ -8,6 +8,11 @@
  * - PGlite: the in-process `pglite.listen`.
  * - Polling, always on: every `pollIntervalMs` while there is no working listener, every
  *   `safetyPollIntervalMs` while there is one (which also pings the PostgreSQL listener).
+ * - A listener can be connected and still hear nothing: `LISTEN` through a transaction pooler
+ *   (PgBouncer's `pool_mode = transaction`) registers on a server session the pooler hands to others.
+ *   So after connecting and on every safety poll the listener sends itself a probe NOTIFY and expects
+ *   it within `probeTimeoutMs`; unheard, it is `deaf`: said once, loudly, with the fix
+ *   (`FW_DIRECT_DATABASE_URL`), reported in the status, and polled at the fast interval.
  *
  * @example
  *   const wakeups = createWakeups(db, { onWake: (reason) => reader.wake() });
@@ -16,6 +21,7 @@
  *   await wakeups.close();
  */
 import type pg from 'pg';
+import { CompiledQuery } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
 import { LIVE_CHANNEL } from './log.ts';
 import { printable } from '../printable.ts';
@@ -33,18 +39,33 @@ export interface WakeupOptions {
   reconnectMaxMs?: number;
   /** Listen for notifications (default true); false polls only. */
   listen?: boolean;
+  /** How long the PostgreSQL listener may take to hear its own probe before it counts as deaf, in ms (default 3000). */
+  probeTimeoutMs?: number;
+}
+
+/** What is wrong with the wakeups, with its fix (`listener_deaf`). */
+export interface WakeupProblem {
+  code: 'listener_deaf';
+  message: string;
+  fix: string;
 }
 
 export type WakeupStatus = {
   /** `listen`: PostgreSQL LISTEN; `pglite`: PGlite's in-process listen; `poll`: polling only. */
   mode: 'listen' | 'pglite' | 'poll';
-  listener: 'connected' | 'reconnecting' | 'off';
+  /** `deaf`: connected, but its own probe NOTIFY never arrived (a transaction pooler between). */
+  listener: 'connected' | 'deaf' | 'reconnecting' | 'off';
+  /** Notifications of writes (the listener's probes are not counted). */
   notifications: number;
+  /** Probe NOTIFYs the listener sent itself and heard back: it is known to hear. */
+  probesHeard: number;
   polls: number;
   /** Successful re-establishments of a lost listener. */
   reconnects: number;
   /** ISO 8601, or null before the first wakeup. */
   lastWakeAt: string | null;
+  /** Null while the wakeups work as they should. */
+  problem: WakeupProblem | null;
 };
 
 export interface Wakeups {
@@ -63,6 +84,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
   const safetyPollIntervalMs = positive('safetyPollIntervalMs', options.safetyPollIntervalMs ?? 10_000);
   const reconnectMinMs = positive('reconnectMinMs', options.reconnectMinMs ?? 500);
   const reconnectMaxMs = Math.max(reconnectMinMs, positive('reconnectMaxMs', options.reconnectMaxMs ?? 30_000));
+  const probeTimeoutMs = positive('probeTimeoutMs', options.probeTimeoutMs ?? 3000);
   const driver = db.driver;
   const mode: WakeupStatus['mode'] = options.listen === false ? 'poll' : driver.kind === 'postgres' ? 'listen' : 'pglite';
 
@@ -80,6 +102,11 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
   let pinging = false;
   let reportedDown = false;
   let unlisten: (() => Promise<void>) | undefined;
+  // The probe NOTIFY in flight (its payload) and the timer that declares the listener deaf.
+  let probe: string | undefined;
+  let probeTimer: ReturnType<typeof setTimeout> | undefined;
+  let probeCount = 0;
+  let probesHeard = 0;
 
   const wake = (reason: WakeReason): void => {
     if (closed) return;
@@ -101,12 +128,67 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
       polls++;
       wake('poll');
       ping();
+      // Connected: check it still hears. Deaf: a probe now and then notices when it hears again.
+      if (listener === 'connected' || (listener === 'deaf' && polls % Math.max(1, Math.round(safetyPollIntervalMs / pollIntervalMs)) === 0)) sendProbe();
       schedulePoll();
     }, Math.min(interval, MAX_TIMER_MS));
     pollTimer.unref();
   };
 
   // ---- PostgreSQL listener ----
+
+  const deafProblem: WakeupProblem = {
+    code: 'listener_deaf',
+    message: `The live listener is connected but does not hear its own NOTIFY: it reaches PostgreSQL through a transaction pooler, which cannot keep a LISTEN. Live updates fall back to polling every ${pollIntervalMs} ms.`,
+    fix: 'Set FW_DIRECT_DATABASE_URL to a URL that reaches PostgreSQL without the transaction pooler (a session pooler or the server itself); DATABASE_URL keeps the pooler for requests.',
+  };
+
+  /** Sends the listener a NOTIFY of its own (through the owner's pool, like any write) and expects it back. */
+  const sendProbe = (): void => {
+    if (!client || closed || probe) return;
+    const payload = `fw-probe:${process.pid}:${++probeCount}`;
+    probe = payload;
+    db.admin
+      .executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [LIVE_CHANNEL, payload]))
+      .then(() => {
+        if (probe !== payload || closed) return;
+        probeTimer = setTimeout(() => unheard(payload), probeTimeoutMs);
+        probeTimer.unref();
+      })
+      .catch(() => {
+        // The database is away: the ping and the reconnection deal with it; probe again later.
+        if (probe === payload) probe = undefined;
+      });
+  };
+
+  const heard = (payload: string): void => {
+    if (payload !== probe) return;
+    probe = undefined;
+    probesHeard++;
+    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer = undefined;
+    if (listener === 'deaf') {
+      listener = 'connected';
+      console.error('fw live: the listener hears its NOTIFY again; back to the safety poll.');
+      schedulePoll();
+    }
+  };
+
+  const unheard = (payload: string): void => {
+    if (payload !== probe || closed || !client) return;
+    probe = undefined;
+    probeTimer = undefined;
+    if (listener === 'deaf') return;
+    listener = 'deaf';
+    console.error(`fw live: listener_deaf — ${deafProblem.message}\n  fix: ${deafProblem.fix}`);
+    schedulePoll();
+  };
+
+  const forgetProbe = (): void => {
+    probe = undefined;
+    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer = undefined;
+  };
 
   /** A cheap query on the listener: a connection that died silently errors and is replaced. */
   const ping = (): void => {
@@ -124,6 +206,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
   const lost = (which: pg.Client, error?: unknown): void => {
     if (which !== client) return; // an old or never-established client
     client = undefined;
+    forgetProbe();
     if (closed) return;
     listener = 'reconnecting';
     if (!reportedDown) {
@@ -145,6 +228,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
     candidate.on('end', () => lost(candidate));
     candidate.on('notification', (message) => {
       if (candidate !== client || message.channel !== LIVE_CHANNEL) return;
+      if (message.payload?.startsWith('fw-probe:')) return heard(message.payload);
       notifications++;
       wake('notify');
     });
@@ -169,6 +253,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
     reportedDown = false;
     attempt = 0;
     schedulePoll();
+    sendProbe();
     return true;
   };
 
@@ -226,7 +311,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
       return started;
     },
 
-    status: () => ({ mode, listener, notifications, polls, reconnects, lastWakeAt }),
+    status: () => ({ mode, listener, notifications, probesHeard, polls, reconnects, lastWakeAt, problem: listener === 'deaf' ? deafProblem : null }),
 
     async close() {
       if (closed) return;
@@ -234,6 +319,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
       if (pollTimer) clearTimeout(pollTimer);
       if (reconnectTimer) clearTimeout(reconnectTimer);
       pollTimer = reconnectTimer = undefined;
+      forgetProbe();
       await started?.catch(() => undefined);
       listener = 'off';
       const current = client;
