@@ -2,6 +2,7 @@ import path from 'node:path';
 import { createUnplugin } from 'unplugin';
 import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/failure.ts';
+import { serviceNameOf, startTelemetry } from '../runtime/telemetry/start-telemetry.ts';
 import { isBackendSource } from './api-server.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 import { hostRefusal, isHostAllowed } from './host-check.ts';
@@ -64,10 +65,12 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
         const root = resolveAppRoot(server.config.root, options?.root);
         // `fw dev` shares its runtime; a bare `vite` gets one of its own.
         const shared = claimSharedRuntime(root);
+        // A runtime of its own (bare `vite`, `nuxt dev`) exports its spans itself when OTEL_* says so.
+        const telemetry = shared ? undefined : await startTelemetry({ serviceName: serviceNameOf(root) });
         const runtime = shared ?? (await createDevRuntime({ root, worker: options?.worker ?? true }).catch((error: unknown) => reportAndRethrow(server, error)));
         if (!shared) {
           let closing: Promise<void> | undefined;
-          closeOwnRuntime = () => (closing ??= runtime.close());
+          closeOwnRuntime = () => (closing ??= runtime.close().then(() => telemetry?.shutdown()));
           server.httpServer?.once('close', () => void closeOwnRuntime?.());
         }
 

@@ -5,6 +5,7 @@ import type { Auth, EntryDefinition } from './entry-types.ts';
 import { type Diagnostic, FwError, toFwError } from './errors.ts';
 import type { AppDefinition } from './app-definition.ts';
 import { validateArgs } from './validate-args.ts';
+import { type Attributes, inSpan } from './telemetry/tracing.ts';
 import { callerOf, outboxValues, planWorkflowStart, type WorkflowStartRow } from './workflows/start.ts';
 
 export interface CallOptions {
@@ -14,6 +15,8 @@ export interface CallOptions {
   args: unknown;
   /** True when the call arrives over the network (then `system` entries are refused). */
   external: boolean;
+  /** The entry's name, for its span (`fw.entry`). */
+  name?: string;
 }
 
 /**
@@ -21,13 +24,25 @@ export interface CallOptions {
  * args validation, then the handler in a transaction of its own under the caller's identity.
  */
 export async function callEntry(app: AppDefinition, db: FwDatabase, entry: EntryDefinition, call: CallOptions): Promise<unknown> {
-  const args = await admitCall(app, entry, call);
-  try {
-    return await runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args, app });
-  } catch (error) {
-    // Here the args are known, so a value PostgreSQL rejected can be traced to the argument that sent it.
-    throw toFwError(error, args);
-  }
+  return inSpan(`fw.entry ${call.name ?? entry.kind}`, { attributes: entrySpanAttributes(entry, call) }, async () => {
+    const args = await admitCall(app, entry, call);
+    try {
+      return await runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args, app });
+    } catch (error) {
+      // Here the args are known, so a value PostgreSQL rejected can be traced to the argument that sent it.
+      throw toFwError(error, args);
+    }
+  });
+}
+
+/** What an entry's span says: its name, kind and policy; the tenant only when the app opts in (FW_TRACE_TENANT=1). */
+function entrySpanAttributes(entry: EntryDefinition, call: CallOptions): Attributes {
+  return {
+    ...(call.name ? { 'fw.entry': call.name } : {}),
+    'fw.entry.kind': entry.kind,
+    'fw.policy': entry.policy,
+    ...(process.env.FW_TRACE_TENANT === '1' && call.auth.tenantId ? { 'fw.tenant_id': call.auth.tenantId } : {}),
+  };
 }
 
 /** The checks before an entry runs: a callable kind, the policy, then the args. Returns the validated args. */

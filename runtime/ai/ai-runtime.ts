@@ -27,6 +27,7 @@ import { agentTools } from './catalog.ts';
 import { sealMessages, sealOfCall, sealOfResult, verifyMessages, verifyUiMessages } from './history-seal.ts';
 import { type AgentDefinition, effectiveMaxSteps } from './define.ts';
 import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './models.ts';
+import { tracedModel } from './traced-model.ts';
 import { buildToolSet, permittedTools, type ToolCallRecord, type ToolSetOptions } from './tool-set.ts';
 import { type AiTrace, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
 
@@ -146,7 +147,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
       throw new FwError('validation_failed', (error as Error).message, { diagnostics: [{ path: 'body.maxSteps', code: 'invalid', message: (error as Error).message }] });
     }
     const catalog = await permittedTools(app, agentTools(app, definition), caller.auth);
-    const resolved = resolveModel({ provider: definition.provider, model: definition.model, ...(agentName ? { agent: agentName } : {}) });
+    const resolved = tracedModel(resolveModel({ provider: definition.provider, model: definition.model, ...(agentName ? { agent: agentName } : {}) }));
     const calls: Array<{ record: ToolCallRecord; outcome: { output: unknown } | { error: FwError } }> = [];
     const tools = buildToolSet(catalog, {
       app,
@@ -242,7 +243,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
 
   async function generate(request: GenerateRequest, caller: AiCaller, schema: StandardSchemaV1 | undefined) {
     if (typeof request?.prompt !== 'string' || request.prompt === '') throw new TypeError('fw: ctx.ai.generateText({ prompt }) needs a prompt.');
-    const resolved = resolveModel({ provider: request.provider ?? 'gateway', model: request.model ?? env.FW_AI_MODEL ?? 'openai/gpt-4o-mini' });
+    const resolved = tracedModel(resolveModel({ provider: request.provider ?? 'gateway', model: request.model ?? env.FW_AI_MODEL ?? 'openai/gpt-4o-mini' }));
     const kind = schema ? 'generate-structured' : 'generate-text';
     const started = performance.now();
     const jsonSchemaOf = schema ? argsJsonSchema(schema) : undefined;

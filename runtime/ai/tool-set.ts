@@ -3,6 +3,7 @@ import type { FwDatabase } from '../db/database.ts';
 import type { Auth } from '../entry-types.ts';
 import { FwError, toFwError } from '../errors.ts';
 import { authorizePolicy, callEntry, validateArgs } from '../execute.ts';
+import { inSpan } from '../telemetry/tracing.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import { callExternalEntry } from '../external/services.ts';
 import { type CatalogTool, toolInputJsonSchema } from './catalog.ts';
@@ -70,7 +71,11 @@ export function buildToolSet(tools: readonly CatalogTool[], options: ToolSetOpti
       execute: async (input: unknown, { toolCallId }) => {
         const started = performance.now();
         try {
-          const output = (await runTool(t, input, options)) ?? null;
+          // Name, kind and approval state only: never the input or the output.
+          const output =
+            (await inSpan(`fw.ai.tool ${t.name}`, { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': t.name, 'fw.ai.tool.kind': t.kind, 'fw.ai.approval': t.needsApproval ? 'approved' : 'not_required' } }, () =>
+              runTool(t, input, options),
+            )) ?? null;
           options.onToolCall?.({ toolCallId, tool: t.name, durationMs: elapsed(started), outcome: 'ok' }, { output });
           return output;
         } catch (error) {
@@ -86,7 +91,7 @@ export function buildToolSet(tools: readonly CatalogTool[], options: ToolSetOpti
 
 async function runTool(t: CatalogTool, input: unknown, options: ToolSetOptions): Promise<unknown> {
   const { app, db, auth, traceId } = options;
-  if (t.source === 'entry') return callEntry(app, db, t.entry, { auth, traceId, args: input, external: true });
+  if (t.source === 'entry') return callEntry(app, db, t.entry, { auth, traceId, args: input, external: true, name: t.name });
   if (t.source === 'external') return (options.callExternal ?? callExternalEntry)(app, db, t.service, t.external, { auth, traceId, args: input ?? {} });
   if (auth.kind === 'anonymous') throw new FwError('unauthenticated', 'Sign in to use AI tools.');
   const args = await validateArgs(t.tool.inputSchema, input);

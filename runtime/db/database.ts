@@ -11,6 +11,7 @@ import { createPglitePool } from './pglite-pool.ts';
 import { IDENTITY_SECRET, type Identity, type RequestSession, identityFunctionsMarker, identityFunctionsSql, identityProof, requestSessionSql, storeIdentityPads } from './request-identity.ts';
 import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
 import { privateTablesSql } from './private-tables.ts';
+import { logStatementSpan } from '../telemetry/database-spans.ts';
 import { databaseSecret, secretsTableSql } from './secrets.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
@@ -92,7 +93,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
     dialect = 'postgres';
     driver = { kind: 'postgres', url: ownerUrl, pooled: Boolean(options.directUrl) };
-    admin = new Kysely({ dialect: new PostgresDialect({ pool }) });
+    admin = new Kysely({ dialect: new PostgresDialect({ pool }), log: logStatementSpan('postgres') });
     closeDriver = async () => {}; // Kysely's destroy() ends the pool.
   } else {
     const { PGlite } = await import('@electric-sql/pglite');
@@ -112,7 +113,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     }
     dialect = 'pglite';
     driver = { kind: 'pglite', pglite };
-    admin = new Kysely({ dialect: new PostgresDialect({ pool: createPglitePool(pglite) }) });
+    admin = new Kysely({ dialect: new PostgresDialect({ pool: createPglitePool(pglite) }), log: logStatementSpan('pglite') });
     closeDriver = async () => {
       await pglite.close();
       unlock();
@@ -223,7 +224,7 @@ export function createRequestPool(pgModule: typeof pg, url: string, max: number)
     if (known) return known;
     const row = (await client.query<RequestSession>(requestSessionSql)).rows[0];
     if (!row?.startedUs) throw new FwError('internal', 'fw: a request connection could not read its own session (pg_stat_get_activity).');
-    const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: async () => client, end: async () => {} } as never }) });
+    const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: async () => client, end: async () => {} } as never }), log: logStatementSpan('postgres') });
     const made: RequestConnection = {
       kysely,
       session: row,

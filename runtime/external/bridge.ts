@@ -1,3 +1,4 @@
+import { injectTraceContext, inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
@@ -34,8 +35,13 @@ const stderrKept = 2_000;
  * `external_invalid_response`, `external_error` with the service's own code), never a crash or a hang.
  */
 export async function callExternal(target: BridgeTarget, envelope: BridgeEnvelope, options: { limits?: Partial<BridgeLimits>; authorization?: string } = {}): Promise<unknown> {
-  const limits = { ...defaultBridgeLimits, ...options.limits };
   const qualified = `${envelope.fw.service}.${envelope.fw.entry}`;
+  const attributes = { 'fw.external.service': envelope.fw.service, 'fw.external.entry': envelope.fw.entry, 'fw.external.kind': envelope.fw.kind, 'fw.external.transport': target.transport };
+  return inSpan(`fw.external ${qualified}`, { kind: SpanKind.CLIENT, attributes }, () => callTransport(qualified, target, envelope, options));
+}
+
+async function callTransport(qualified: string, target: BridgeTarget, envelope: BridgeEnvelope, options: { limits?: Partial<BridgeLimits>; authorization?: string }): Promise<unknown> {
+  const limits = { ...defaultBridgeLimits, ...options.limits };
   switch (target.transport) {
     case 'grpc':
       throw new FwError('not_implemented', `${qualified}: the grpc transport is accepted in manifests but the built-in bridge cannot call it.`, {
@@ -66,6 +72,8 @@ async function httpCall(qualified: string, target: Extract<BridgeTarget, { trans
   if (envelope.auth.tenantId !== null) headers['x-fw-tenant-id'] = envelope.auth.tenantId;
   if (envelope.auth.role !== null) headers['x-fw-role'] = envelope.auth.role;
   if (authorization) headers.authorization = authorization;
+  // W3C trace context: the service's own spans join the caller's trace.
+  injectTraceContext(headers);
   const signal = AbortSignal.timeout(limits.timeoutMs);
   let response: Response;
   try {
@@ -223,7 +231,14 @@ function killGroup(pgid: number): void {
 /** A stdio service gets a minimal environment: no secrets of the fw process leak into it. */
 function stdioEnv(): NodeJS.ProcessEnv {
   const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'SYSTEMROOT', 'TMPDIR', 'TEMP', 'TMP'];
-  return Object.fromEntries(keep.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]])));
+  // A process has no headers: the trace context travels as TRACEPARENT / TRACESTATE, as OpenTelemetry's env carrier says.
+  const trace: Record<string, string> = {};
+  injectTraceContext(trace);
+  return {
+    ...Object.fromEntries(keep.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]]))),
+    ...(trace.traceparent ? { TRACEPARENT: trace.traceparent } : {}),
+    ...(trace.tracestate ? { TRACESTATE: trace.tracestate } : {}),
+  };
 }
 
 /** The spec's response forms: `{ok, result}`, a raw JSON value, or an error envelope. */

@@ -10,6 +10,7 @@ import { publicError } from '../public-error.ts';
 import { FwError, toFwError } from '../errors.ts';
 import { callEntry } from '../execute.ts';
 import type { AppDefinition } from '../app-definition.ts';
+import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
 import { entryRoute } from '../registry.ts';
 import { fwVersion } from '../version.ts';
 import type { LiveHub } from '../live/hub.ts';
@@ -222,7 +223,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         }
         const body = await readBody(req, bodyLimit);
         const args = parseArgsEnvelope(body, req.headers['content-type']);
-        const result = await callEntry(app, db, entry, { auth, traceId, args, external: true });
+        const result = await callEntry(app, db, entry, { auth, traceId, args, external: true, name: route.name });
         return { status: 200, body: { ok: true, result: result === undefined ? null : result, traceId } };
       }
     }
@@ -236,11 +237,16 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       if (next) return next();
       return void send(res, req, { status: 404, body: errorBody(new FwError('not_found', `Nothing at ${path}.`), resolveTraceId(req.headers[TRACE_HEADER]), false) }, cors);
     }
-    const traceId = resolveTraceId(req.headers[TRACE_HEADER]);
+    const method = req.method ?? 'GET';
+    const template = routeTemplate(route, app);
+    const request = startServerSpan(req.headers, `${method} ${template}`, { 'http.request.method': method, 'http.route': template, 'url.scheme': 'http' });
+    // Traced, fw's trace id is the trace's own: one id in the answer, the log and the tracing backend.
+    const traceId = request.span.isRecording() ? request.span.spanContext().traceId : resolveTraceId(req.headers[TRACE_HEADER]);
     res.setHeader(TRACE_HEADER, traceId);
-    handle(req, res, route, traceId)
+    withContext(request.context, () => handle(req, res, route, traceId))
       .then((reply) => {
         if (reply !== 'streamed') send(res, req, reply, cors);
+        endServerSpan(request.span, reply === 'streamed' ? res.statusCode : reply.status);
       })
       .catch((thrown: unknown) => {
         const error = toFwError(thrown);
@@ -250,8 +256,36 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
           res.setHeader('connection', 'close');
         }
         send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors);
+        request.span.setAttribute('error.type', error.code);
+        endServerSpan(request.span, error.status);
       });
   };
+}
+
+/** The route as a span names it: known names as they are, anything a caller made up as a placeholder (bounded cardinality). */
+function routeTemplate(route: Route, app: AppDefinition): string {
+  switch (route.kind) {
+    case 'entry':
+      return app.entries.has(route.name) ? `${route.prefix}${route.name}` : `${route.prefix}:name`;
+    case 'live':
+      return app.entries.has(route.name) ? `/live/${route.name}` : '/live/:name';
+    case 'external':
+      return `/external/:service/${route.entryKind === 'command' ? 'commands' : 'queries'}/:name`;
+    case 'admin':
+      return `${ADMIN_PREFIX}*`;
+    case 'endpoint':
+      return route.entry ? String(route.entry.options.path) : '/*';
+    case 'health':
+      return '/health';
+    case 'entries':
+      return '/entries';
+    case 'live-multiplexed':
+      return '/live';
+    case 'agent-run':
+      return '/ai/agents/run';
+    case 'agent-chat':
+      return '/ai/agents/chat';
+  }
 }
 
 function errorBody(error: FwError, traceId: string, dev: boolean) {

@@ -1,3 +1,4 @@
+import { failSpan, inSpan, type Span } from '../telemetry/tracing.ts';
 import { randomBytes } from 'node:crypto';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth, EntryDefinition } from '../entry-types.ts';
@@ -274,10 +275,14 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     return group.running;
   }
 
-  async function runGroup(group: Group): Promise<void> {
+  function runGroup(group: Group): Promise<void> {
+    return inSpan(`fw.live.rerun ${group.name}`, { attributes: { 'fw.live.query': group.name } }, (span) => runGroupTraced(group, span));
+  }
+
+  async function runGroupTraced(group: Group, span: Span): Promise<void> {
     // Read before the query: the snapshot then reflects at least every change up to this revision.
     const revision = reader.revision();
-    const traceId = resolveTraceId(undefined);
+    const traceId = span.isRecording() ? span.spanContext().traceId : resolveTraceId(undefined);
     const recorder = createReadRecorder();
     const started = performance.now();
     try {
@@ -297,6 +302,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       learned.add(group.name);
       const json = JSON.stringify(result === undefined ? null : result);
       group.lastError = undefined;
+      span.setAttributes({ 'fw.live.rows': Array.isArray(result) ? result.length : result == null ? 0 : 1, 'fw.live.changed': json !== group.json, 'fw.live.subscribers': group.subscribers.size });
       if (json === group.json) {
         counters.unchangedRuns++;
         group.unchangedRuns++;
@@ -313,6 +319,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       counters.runs++;
       group.runs++;
       const error = toFwError(thrown);
+      failSpan(span, error);
       group.lastError = error;
       let streamed = false;
       for (const subscription of group.subscribers) {

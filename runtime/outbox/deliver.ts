@@ -1,3 +1,4 @@
+import { inSpan } from '../telemetry/tracing.ts';
 import type { AiRuntime } from '../ai/ai-runtime.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
 import type { FwDatabase } from '../db/database.ts';
@@ -89,7 +90,7 @@ export async function deliverRow(
       ...services.ai.context({ auth, traceId }),
     };
     try {
-      await entry.handler(ctx, argsByAction[index]);
+      await inSpan(`fw.action ${name}`, { attributes: { 'fw.entry': name, 'fw.entry.kind': 'action', 'fw.event': row.event } }, async () => entry.handler(ctx, argsByAction[index]));
     } catch (error) {
       return { ok: false, permanent: false, action: name, error, message: errorMessage(name, error) };
     }

@@ -1,3 +1,4 @@
+import { inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
@@ -169,7 +170,16 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     return rows;
   }
 
-  async function deliver(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
+  function deliver(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
+    const attributes = { 'messaging.operation.type': 'process', 'fw.event': row.event, 'fw.outbox.attempt': row.attempts, ...(row.traceId ? { 'fw.emitted_by.trace_id': row.traceId } : {}) };
+    return inSpan(`fw.outbox.deliver ${row.event}`, { kind: SpanKind.CONSUMER, attributes }, async (span) => {
+      const kind = await deliverTraced(row);
+      if (kind) span.setAttribute('fw.outbox.outcome', kind);
+      return kind;
+    });
+  }
+
+  async function deliverTraced(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
     const workflowRun = isWorkflowEvent(row.event);
     const bindings = workflowRun ? [] : (actions.get(row.event) ?? []);
     const starts = workflowRun ? [] : workflowsOn(app, row.event);

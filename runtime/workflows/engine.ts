@@ -1,3 +1,4 @@
+import { inSpan } from '../telemetry/tracing.ts';
 import { performance } from 'node:perf_hooks';
 import type { AiRuntime } from '../ai/ai-runtime.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
@@ -66,7 +67,9 @@ export async function runWorkflowAttempt(row: OutboxRow, services: { app: AppDef
     if (done.has(stepName)) return done.get(stepName) as Awaited<T>;
     if (await cancelRequested(db.admin, runId)) throw new RunCancelled();
     const began = performance.now();
-    const value = await fn({ idempotencyKey: `${runId}:${stepName}`, attempt: row.attempts });
+    const value = await inSpan(`fw.workflow.step ${stepName}`, { attributes: { 'fw.workflow': name, 'fw.workflow.step': stepName, 'fw.workflow.attempt': row.attempts } }, async () =>
+      fn({ idempotencyKey: `${runId}:${stepName}`, attempt: row.attempts }),
+    );
     const json = stepJson(name, stepName, value);
     // The stored value, not `value`: a resumed run gets JSON back, so the first run must too.
     return (await saveStep(db.admin, { runId, name: stepName, json, attempt: row.attempts, durationMs: performance.now() - began })) as Awaited<T>;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ViteDevServer } from 'vite';
 import { FwFailure } from '../../runtime/failure.ts';
+import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
 import { type ApiServer, startApiServer } from '../../plugin/api-server.ts';
 import { createDevRuntime, type DevRuntime } from '../../plugin/dev-runtime.ts';
 import { type DevOptions, type DevSession, summarise } from './dev-session.ts';
@@ -23,6 +24,24 @@ export type { DevOptions, DevSession } from './dev-session.ts';
  * A Nuxt `web/` runs its own `nuxt dev` instead, which serves the runtime through fw's Nuxt module (nuxt-dev.ts).
  */
 export async function startDev(options: DevOptions): Promise<DevSession> {
+  // OTEL_* set: spans of this process's runtime go to the configured exporter (docs/observability.md).
+  const telemetry = await startTelemetry({ serviceName: serviceNameOf(options.root) });
+  try {
+    const session = await startDevSession(options);
+    return {
+      ...session,
+      close: async () => {
+        await session.close();
+        await telemetry?.shutdown();
+      },
+    };
+  } catch (error) {
+    await telemetry?.shutdown();
+    throw error;
+  }
+}
+
+async function startDevSession(options: DevOptions): Promise<DevSession> {
   const root = path.resolve(options.root);
   const hasWeb = existsSync(path.join(root, 'web'));
   if (options.apiOnly && options.webOnly) {

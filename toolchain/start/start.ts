@@ -11,6 +11,7 @@ import { createOutboxWorker, type OutboxWorker } from '../../runtime/outbox/work
 import type { AppDefinition } from '../../runtime/app-definition.ts';
 import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from '../build/build.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
+import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
 import { migrateOrFail } from '../../plugin/dev-runtime.ts';
 import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/server-limits.ts';
 import { createStaticHandler } from './static-files.ts';
@@ -57,7 +58,12 @@ export async function startProduction(options: StartOptions): Promise<Production
   const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as ServerBuildManifest;
   const app = await loadBuiltApp(root, path.join(buildDir, 'server', manifest.bundle), manifest.modules);
 
-  const db = await openAppDatabase(root, options);
+  // Before the database: its statements are traced too.
+  const telemetry = await startTelemetry({ serviceName: serviceNameOf(root) });
+  const db = await openAppDatabase(root, options).catch(async (error: unknown) => {
+    await telemetry?.shutdown();
+    throw error;
+  });
   let live: LiveHub | undefined;
   let worker: OutboxWorker | undefined;
   try {
@@ -104,12 +110,14 @@ export async function startProduction(options: StartOptions): Promise<Production
           await drained;
           await startedWorker?.stop({ releaseLeases: true });
           await db.close();
+          await telemetry?.shutdown();
         })()),
     };
   } catch (error) {
     await worker?.stop().catch(() => undefined);
     await live?.close().catch(() => undefined);
     await db.close().catch(() => undefined);
+    await telemetry?.shutdown();
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import type { FwDatabase } from '../../runtime/db/database.ts';
 import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../../runtime/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
+import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
 import { migrateOrFail } from '../../plugin/dev-runtime.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 
@@ -27,6 +28,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   const { root: given, databaseUrl, ...workerOptions } = options;
   const root = path.resolve(given);
   const loader = await createAppLoader(root);
+  const telemetry = await startTelemetry({ serviceName: serviceNameOf(root) });
   let db: FwDatabase | undefined;
   try {
     const app = await loader.load();
@@ -43,11 +45,13 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
         await worker.stop();
         await opened.close();
         await loader.close();
+        await telemetry?.shutdown();
       },
     };
   } catch (error) {
     await db?.close().catch(() => undefined);
     await loader.close().catch(() => undefined);
+    await telemetry?.shutdown();
     throw error;
   }
 }
