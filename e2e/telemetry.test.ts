@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
 import { openEventStream } from './support/live-server.ts';
+import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 import { until } from './support/until.ts';
 
 /** A span as OTLP/HTTP JSON carries it, attributes flattened. */
@@ -17,14 +18,38 @@ interface ReceivedSpan {
   status?: { code?: number };
 }
 
-/** The smallest OTLP/HTTP receiver: POST /v1/traces with JSON, spans kept in arrival order. */
-async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; bodies: string[]; close(): Promise<void> }> {
+/** A metric data point as OTLP/HTTP JSON carries it, attributes flattened. */
+interface ReceivedPoint {
+  metric: string;
+  attributes: Record<string, unknown>;
+  /** Sums and gauges: the value; histograms: the count. */
+  value: number;
+}
+
+/** The smallest OTLP/HTTP receiver: POST /v1/traces and /v1/metrics with JSON, kept in arrival order. */
+async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; points: ReceivedPoint[]; bodies: string[]; close(): Promise<void> }> {
   const spans: ReceivedSpan[] = [];
+  const points: ReceivedPoint[] = [];
   const bodies: string[] = [];
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/metrics' && String(req.headers['content-type']).startsWith('application/json')) {
+        bodies.push(body);
+        const parsed = JSON.parse(body) as { resourceMetrics?: Array<{ scopeMetrics?: Array<{ metrics?: any[] }> }> };
+        for (const resource of parsed.resourceMetrics ?? []) {
+          for (const scope of resource.scopeMetrics ?? []) {
+            for (const metric of scope.metrics ?? []) {
+              const data = metric.histogram ?? metric.sum ?? metric.gauge;
+              for (const point of data?.dataPoints ?? []) {
+                const value = metric.histogram ? Number(point.count) : Number(point.asInt ?? point.asDouble ?? 0);
+                points.push({ metric: metric.name, value, attributes: Object.fromEntries((point.attributes ?? []).map((a: any) => [a.key, valueOf(a.value)])) });
+              }
+            }
+          }
+        }
+      }
       if (req.method === 'POST' && req.url === '/v1/traces' && String(req.headers['content-type']).startsWith('application/json')) {
         bodies.push(body);
         const parsed = JSON.parse(body) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: any[] }> }> };
@@ -41,7 +66,7 @@ async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; bo
     });
   });
   const url = await listen(server);
-  return { url, spans, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { url, spans, points, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 function valueOf(value: Record<string, unknown>): unknown {
@@ -58,17 +83,19 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-describe('OpenTelemetry spans from fw dev, to a real OTLP/HTTP receiver', () => {
+describe.skipIf(!testDatabaseUrl)('OpenTelemetry spans and metrics from fw dev on PostgreSQL, to a real OTLP/HTTP receiver', () => {
   const tenant = randomUUID();
   const plantedUser = `planted-user-${randomBytes(6).toString('hex')}`;
   const plantedTitle = `planted-title-${randomBytes(6).toString('hex')}`;
   const plantedWord = `planted-word-${randomBytes(6).toString('hex')}`;
+  const plantedSecret = `planted-secret-${randomBytes(12).toString('hex')}`;
   const devAuth = { 'x-fw-user-id': plantedUser, 'x-fw-tenant-id': tenant, 'x-fw-role': 'member' };
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let service: { url: string; seen: IncomingHttpHeaders[]; close(): Promise<void> };
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let dev: RunningFw;
   let url: string;
+  let database: Awaited<ReturnType<typeof createTestPostgresDatabase>>;
 
   /** The spans of one trace, once `expected` names have all arrived. */
   const traceOf = (traceId: string, expected: string[]) =>
@@ -97,19 +124,21 @@ describe('OpenTelemetry spans from fw dev, to a real OTLP/HTTP receiver', () => 
     service = { url: await listen(external), seen, close: () => new Promise((resolve) => external.close(() => resolve())) };
     const manifest = {
       fwProtocol: '1.0',
-      service: { name: 'svc', transport: 'http', baseUrl: service.url },
+      service: { name: 'svc', transport: 'http', baseUrl: service.url, forwardAuthorization: true },
       entries: [{ name: 'ping', kind: 'query', path: '/queries/ping', policy: 'user', transaction: 'read-only', risk: 'read', needsApproval: false, tenantScoped: true }],
     };
     app = await createTestApp('minimal-web', { 'fw.manifest.json': JSON.stringify(manifest, null, 2) });
+    database = await createTestPostgresDatabase();
     dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], {
       cwd: app.dir,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'fw-telemetry-test' },
+      env: { DATABASE_URL: database.url, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '200', OTEL_SERVICE_NAME: 'fw-telemetry-test' },
     });
     url = dev.ready.serverUrl as string;
   }, 120_000);
 
   afterAll(async () => {
     await dev?.stop();
+    await database?.drop();
     await app?.remove();
     await service?.close();
     await receiver?.close();
@@ -180,14 +209,45 @@ describe('OpenTelemetry spans from fw dev, to a real OTLP/HTTP receiver', () => 
     expect(service.seen.at(-1)?.traceparent).toBe(`00-${traceId}-${external.spanId}-01`);
   });
 
-  it('no span carries an args value, the caller\'s user or tenant, or the identity proof', async () => {
+  it('metrics: requests by route and status, live reruns and lag, live and outbox gauges, database pools', async () => {
+    const stream = await openEventStream(`${url}/live/liveNotes`, { headers: devAuth });
+    try {
+      const before = (await stream.next()).json.result.length as number;
+      expect((await post(url, '/commands/createNote', { title: `${plantedTitle}-m` }, devAuth)).status).toBe(200);
+      await stream.nextWhere((event) => event.json.result?.length === before + 1);
+      expect((await post(url, '/commands/createNote', { title: '' }, devAuth)).status).toBe(400);
+      const point = (metric: string, match: Record<string, unknown>, accept: (value: number) => boolean) =>
+        until(
+          async () => receiver.points.findLast((p) => p.metric === metric && Object.entries(match).every(([k, v]) => p.attributes[k] === v) && accept(p.value)),
+          `${metric} ${JSON.stringify(match)}`,
+        );
+      await point('http.server.request.duration', { 'http.route': '/commands/createNote', 'http.request.method': 'POST', 'http.response.status_code': 200 }, (count) => count >= 1);
+      await point('http.server.request.duration', { 'http.route': '/commands/createNote', 'http.response.status_code': 400, 'error.type': 'validation_failed' }, (count) => count >= 1);
+      await point('fw.live.reruns', { 'fw.live.query': 'liveNotes', 'fw.live.changed': true }, (n) => n >= 1);
+      await point('fw.live.lag', { 'fw.live.query': 'liveNotes' }, (count) => count >= 1);
+      // Gauges read at collection time, while the stream is open.
+      await point('fw.live.subscriptions', {}, (n) => n >= 1);
+      await point('fw.live.connections', {}, (n) => n >= 1);
+      await point('fw.live.groups', {}, (n) => n >= 1);
+      await point('fw.outbox.pending', {}, (n) => n >= 0);
+      await point('fw.outbox.oldest_pending_age', {}, (s) => s >= 0);
+      await point('fw.db.pool.connections', { 'fw.db.pool': 'requests', state: 'idle' }, (n) => n >= 1);
+      await point('fw.db.pool.connections', { 'fw.db.pool': 'owner', state: 'waiting' }, (n) => n === 0);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('no span or metric carries an args value, a forwarded secret, the caller\'s user or tenant, or the identity proof', async () => {
     const created = await post(url, '/commands/createNote', { title: `${plantedTitle}-3` }, devAuth);
-    const called = await post(url, '/external/svc/queries/ping', { word: `${plantedWord}-3` }, devAuth);
+    // A credential the caller forwards to the service: it reaches the service, and no span.
+    const called = await post(url, '/external/svc/queries/ping', { word: `${plantedWord}-3` }, { ...devAuth, authorization: `Bearer ${plantedSecret}` });
     expect([created.status, called.status]).toEqual([200, 200]);
+    expect(service.seen.at(-1)?.authorization).toBe(`Bearer ${plantedSecret}`);
     await traceOf(created.headers.get('x-fw-trace-id')!, ['POST /commands/createNote', 'fw.entry createNote', 'INSERT notes']);
     await traceOf(called.headers.get('x-fw-trace-id')!, ['POST /external/:service/queries/:name', 'fw.external svc.ping']);
     const everything = receiver.bodies.join('\n');
-    for (const planted of [plantedTitle, plantedUser, plantedWord, tenant, 'fw.identity']) expect(everything, planted).not.toContain(planted);
+    for (const planted of [plantedTitle, plantedUser, plantedWord, plantedSecret, tenant, 'fw.identity']) expect(everything, planted).not.toContain(planted);
     expect(receiver.spans.every((s) => !JSON.stringify(s.attributes).includes('set_config'))).toBe(true);
   });
 });

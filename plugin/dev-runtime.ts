@@ -1,3 +1,5 @@
+import { observeRuntime } from '../runtime/telemetry/metrics.ts';
+import { outboxBacklog } from '../runtime/outbox/overview.ts';
 import path from 'node:path';
 import type { FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration } from '../runtime/db/migrate.ts';
@@ -109,6 +111,8 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       return followUp;
     };
 
+    // The gauges (live, outbox, pools) exported with the metrics when OTEL_* turns them on.
+    const unobserve = observeRuntime({ live: () => hub.status(), outbox: () => outboxBacklog(openedDb.admin), pools: () => openedDb.pools() });
     return {
       root,
       db: openedDb,
@@ -119,6 +123,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       diagnostics: () => current.diagnostics,
       reload,
       async close() {
+        unobserve();
         await (followUp ?? inFlight);
         await worker?.stop();
         await hub.close();

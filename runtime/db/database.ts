@@ -64,7 +64,20 @@ export interface FwDatabase {
    * tenant set. Commits when `fn` resolves, rolls back when it throws.
    */
   transaction<R>(options: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R>;
+  /** Connections of the PostgreSQL pools by state (for metrics); none for PGlite's single session. */
+  pools(): PoolUsage[];
   close(): Promise<void>;
+}
+
+export interface PoolUsage {
+  pool: 'owner' | 'requests';
+  used: number;
+  idle: number;
+  waiting: number;
+}
+
+function usageOf(pool: 'owner' | 'requests', counts: { totalCount: number; idleCount: number; waitingCount: number }): PoolUsage {
+  return { pool, used: counts.totalCount - counts.idleCount, idle: counts.idleCount, waiting: counts.waitingCount };
 }
 
 export async function createDatabase(options: DatabaseOptions = {}): Promise<FwDatabase> {
@@ -76,6 +89,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   let admin: Kysely<any>;
   let closeDriver: () => Promise<void>;
   let driver: DatabaseDriver;
+  let ownerPool: pg.Pool | undefined;
   const poolSize = options.poolSize ?? 10;
   let pgModule: typeof pg | undefined;
 
@@ -88,7 +102,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     pgModule = (await import('pg')).default;
     // The owner's sessions (migrations, fw's bookkeeping) and LISTEN go around a pooler when told how.
     const ownerUrl = options.directUrl ?? options.url;
-    const pool = new pgModule.Pool({ connectionString: ownerUrl, max: Math.max(2, Math.ceil(poolSize / 2)) });
+    const pool = (ownerPool = new pgModule.Pool({ connectionString: ownerUrl, max: Math.max(2, Math.ceil(poolSize / 2)) }));
     // An idle client that loses its server must not crash the process.
     pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
     dialect = 'postgres';
@@ -140,6 +154,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
         admin.connection().execute((connection) =>
           runRequestTransaction(connection, () => sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection), txOptions, fn),
         ),
+      pools: () => [],
       async close() {
         await admin.destroy();
         await closeDriver();
@@ -155,6 +170,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     admin,
     transaction: (txOptions, fn) =>
       requests.run((connection) => runRequestTransaction(connection.kysely, () => beginRequestTransaction(connection, txOptions, statementTimeoutMs, key), txOptions, fn)),
+    pools: () => [usageOf('owner', ownerPool!), usageOf('requests', requests.counts())],
     async close() {
       await requests.end();
       await admin.destroy();
@@ -194,6 +210,8 @@ async function runRequestTransaction<R>(connection: Kysely<any>, begin: () => Pr
 export interface RequestPool {
   /** Runs `fn` on a connection of the request login (the next request's prelude resets its session). */
   run<R>(fn: (connection: RequestConnection) => Promise<R>): Promise<R>;
+  /** The pool's connections: all, idle, and callers waiting for one. */
+  counts(): { totalCount: number; idleCount: number; waitingCount: number };
   end(): Promise<void>;
 }
 
@@ -267,6 +285,7 @@ export function createRequestPool(pgModule: typeof pg, url: string, max: number)
         release(failed);
       }
     },
+    counts: () => ({ totalCount: pool.totalCount, idleCount: pool.idleCount, waitingCount: pool.waitingCount }),
     end: () => pool.end(),
   };
 }

@@ -11,6 +11,7 @@ import { FwError, toFwError } from '../errors.ts';
 import { callEntry } from '../execute.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
+import { recordRequest } from '../telemetry/metrics.ts';
 import { entryRoute } from '../registry.ts';
 import { fwVersion } from '../version.ts';
 import type { LiveHub } from '../live/hub.ts';
@@ -239,13 +240,19 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     }
     const method = req.method ?? 'GET';
     const template = routeTemplate(route, app);
+    const started = performance.now();
     const request = startServerSpan(req.headers, `${method} ${template}`, { 'http.request.method': method, 'http.route': template, 'url.scheme': 'http' });
+    const measured = (status: number, errorType?: string) =>
+      recordRequest(performance.now() - started, { 'http.request.method': method, 'http.route': template, 'http.response.status_code': status, ...(errorType ? { 'error.type': errorType } : {}) });
     // Traced, fw's trace id is the trace's own: one id in the answer, the log and the tracing backend.
     const traceId = request.span.isRecording() ? request.span.spanContext().traceId : resolveTraceId(req.headers[TRACE_HEADER]);
     res.setHeader(TRACE_HEADER, traceId);
     withContext(request.context, () => handle(req, res, route, traceId))
       .then((reply) => {
-        if (reply !== 'streamed') send(res, req, reply, cors);
+        if (reply !== 'streamed') {
+          send(res, req, reply, cors);
+          measured(reply.status);
+        }
         endServerSpan(request.span, reply === 'streamed' ? res.statusCode : reply.status);
       })
       .catch((thrown: unknown) => {
@@ -258,6 +265,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors);
         request.span.setAttribute('error.type', error.code);
         endServerSpan(request.span, error.status);
+        measured(error.status, error.code);
       });
   };
 }

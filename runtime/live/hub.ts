@@ -1,4 +1,5 @@
 import { failSpan, inSpan, type Span } from '../telemetry/tracing.ts';
+import { recordRerun } from '../telemetry/metrics.ts';
 import { randomBytes } from 'node:crypto';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth, EntryDefinition } from '../entry-types.ts';
@@ -71,6 +72,8 @@ export type SubscribeOutcome = { ok: true; subscriptionId: string } | { ok: fals
 interface Group {
   readonly key: string;
   readonly name: string;
+  /** The earliest write (log row time) among those that woke the group since its last run began: the live lag's start. */
+  wokenByWriteAtMs?: number | undefined;
   entry: EntryDefinition;
   args: unknown;
   readonly rawArgs: unknown;
@@ -228,7 +231,10 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     for (const row of rows) {
       for (const group of readers.get(row.table) ?? []) {
         // A write to a non-tenant table (tenant null) concerns every tenant; otherwise only its own.
-        if (row.tenantId === null || row.tenantId === group.auth.tenantId) affected.add(group);
+        if (row.tenantId === null || row.tenantId === group.auth.tenantId) {
+          affected.add(group);
+          if (row.writtenAtMs !== undefined) group.wokenByWriteAtMs = Math.min(group.wokenByWriteAtMs ?? row.writtenAtMs, row.writtenAtMs);
+        }
       }
     }
     for (const group of affected) schedule(group);
@@ -283,6 +289,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     // Read before the query: the snapshot then reflects at least every change up to this revision.
     const revision = reader.revision();
     const traceId = span.isRecording() ? span.spanContext().traceId : resolveTraceId(undefined);
+    // Writes that arrive during this run wake the next one, and count from their own time.
+    const wokenByWriteAtMs = group.wokenByWriteAtMs;
+    group.wokenByWriteAtMs = undefined;
     const recorder = createReadRecorder();
     const started = performance.now();
     try {
@@ -302,8 +311,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       learned.add(group.name);
       const json = JSON.stringify(result === undefined ? null : result);
       group.lastError = undefined;
-      span.setAttributes({ 'fw.live.rows': Array.isArray(result) ? result.length : result == null ? 0 : 1, 'fw.live.changed': json !== group.json, 'fw.live.subscribers': group.subscribers.size });
-      if (json === group.json) {
+      const changed = json !== group.json;
+      span.setAttributes({ 'fw.live.rows': Array.isArray(result) ? result.length : result == null ? 0 : 1, 'fw.live.changed': changed, 'fw.live.subscribers': group.subscribers.size });
+      if (!changed) {
         counters.unchangedRuns++;
         group.unchangedRuns++;
       } else {
@@ -314,6 +324,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       for (const subscription of group.subscribers) {
         if (subscription.started && subscription.sentSeq !== group.seq) sendSnapshot(subscription);
       }
+      recordRerun(group.name, changed, wokenByWriteAtMs);
     } catch (thrown) {
       group.lastRunMs = performance.now() - started;
       counters.runs++;

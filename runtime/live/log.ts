@@ -28,6 +28,8 @@ export interface Invalidation {
   revision: number;
   table: string;
   tenantId: string | null;
+  /** When the write logged it (ms since the epoch, the database's clock): the start of the live lag. */
+  writtenAtMs?: number;
 }
 
 /**
@@ -180,21 +182,21 @@ export async function readInvalidations(admin: Kysely<any>, cursor: LogCursor, l
   const pending = xidArray(cursor.pending);
   const result = await sql<{ rows: unknown; fresh: string | number; pending: unknown; pruned_through: string }>`
     with late as (
-      select revision, table_name, tenant_id from ${log}
+      select revision, table_name, tenant_id, created_at from ${log}
       where revision <= ${from}::bigint and xid = any(${pending}::xid8[])
     ), fresh as (
-      select revision, table_name, tenant_id from ${log}
+      select revision, table_name, tenant_id, created_at from ${log}
       where revision > ${from}::bigint order by revision limit ${limit}
     ), picked as (
       select * from late union all select * from fresh
     )
     select
-      (select coalesce(json_agg(json_build_array(revision::text, table_name, tenant_id) order by revision), '[]'::json) from picked) as rows,
+      (select coalesce(json_agg(json_build_array(revision::text, table_name, tenant_id, (extract(epoch from created_at) * 1000)::bigint::text) order by revision), '[]'::json) from picked) as rows,
       (select count(*) from fresh) as fresh,
       (select coalesce(json_agg(x::text), '[]'::json) from pg_snapshot_xip(pg_current_snapshot()) as x) as pending,
       (select coalesce(max(pruned_through), 0)::text from ${state}) as pruned_through`.execute(admin);
   const row = result.rows[0]!;
-  const rows = jsonArray<[string, string, string | null]>(row.rows).map(([revision, table, tenantId]) => ({ revision: toRevision(revision), table, tenantId }));
+  const rows = jsonArray<[string, string, string | null, string]>(row.rows).map(([revision, table, tenantId, writtenAt]) => ({ revision: toRevision(revision), table, tenantId, writtenAtMs: Number(writtenAt) }));
   let revision = from;
   for (const invalidation of rows) if (invalidation.revision > revision) revision = invalidation.revision;
   return {

@@ -1,24 +1,27 @@
 /**
- * Registers OpenTelemetry's SDK for fw's spans when the environment asks for it, with the variables
- * every OpenTelemetry SDK reads: `OTEL_TRACES_EXPORTER` (`otlp`, `console` or `none`; `otlp` by default
- * once `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set), the endpoint and
- * headers the OTLP/HTTP exporter reads itself, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
- * `OTEL_BSP_*` for batching, `OTEL_SDK_DISABLED`. The SDK is imported only then: without those
- * variables nothing of it is loaded and tracing.ts stays the API's no-op.
+ * Registers OpenTelemetry's SDK for fw's spans and metrics when the environment asks for it, with the
+ * variables every OpenTelemetry SDK reads: `OTEL_TRACES_EXPORTER` and `OTEL_METRICS_EXPORTER` (`otlp`,
+ * `console` or `none`; `otlp` by default once `OTEL_EXPORTER_OTLP_ENDPOINT` or the signal's own
+ * endpoint is set), the endpoints and headers the OTLP/HTTP exporters read themselves,
+ * `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*` (span batching),
+ * `OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_SDK_DISABLED`. The SDK is imported only then: without those
+ * variables nothing of it is loaded and tracing.ts / metrics.ts stay a flag check.
  *
  * W3C `traceparent` is the propagation format: an inbound one continues the caller's trace, and
  * external service calls carry one out.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { FwFailure } from '../failure.ts';
 import { fwVersion } from '../version.ts';
+import { setMetricsActive } from './metrics.ts';
 import { setTracingActive } from './tracing.ts';
 
 export interface Telemetry {
-  /** The exporter in use. */
-  exporter: 'otlp' | 'console';
+  /** Where spans and metrics go (`none`: that signal is off). */
+  traces: 'otlp' | 'console' | 'none';
+  metrics: 'otlp' | 'console' | 'none';
   /** Exports what is buffered and stops. */
   shutdown(): Promise<void>;
 }
@@ -42,7 +45,8 @@ export async function startTelemetry(options: { serviceName: string; env?: NodeJ
   }
   let released = false;
   return {
-    exporter: telemetry.exporter,
+    traces: telemetry.traces,
+    metrics: telemetry.metrics,
     async shutdown() {
       if (released) return;
       released = true;
@@ -53,51 +57,85 @@ export async function startTelemetry(options: { serviceName: string; env?: NodeJ
   };
 }
 
+type Exporter = 'otlp' | 'console' | 'none';
+
+/** `OTEL_<SIGNAL>_EXPORTER`, defaulting to `otlp` once an OTLP endpoint (general or for the signal) is set. */
+function exporterFor(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): Exporter {
+  const configured = env[`OTEL_${signal}_EXPORTER`]?.split(',')[0]?.trim().toLowerCase();
+  const exporter = configured || (env.OTEL_EXPORTER_OTLP_ENDPOINT || env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] ? 'otlp' : 'none');
+  if (exporter !== 'otlp' && exporter !== 'console' && exporter !== 'none') {
+    throw new FwFailure('bad_config', `OTEL_${signal}_EXPORTER=${exporter.slice(0, 40)} is not one fw can export to.`, {
+      suggestions: [`OTEL_${signal}_EXPORTER=otlp (with OTEL_EXPORTER_OTLP_ENDPOINT, e.g. http://127.0.0.1:4318)`, `OTEL_${signal}_EXPORTER=console`, `OTEL_${signal}_EXPORTER=none`],
+    });
+  }
+  return exporter;
+}
+
 async function registerSdk(options: { serviceName: string; env?: NodeJS.ProcessEnv }): Promise<Telemetry | undefined> {
   const env = options.env ?? process.env;
   if (env.OTEL_SDK_DISABLED === 'true') return undefined;
-  const configured = env.OTEL_TRACES_EXPORTER?.split(',')[0]?.trim().toLowerCase();
-  const exporter = configured || (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'none');
-  if (exporter === 'none') return undefined;
-  if (exporter !== 'otlp' && exporter !== 'console') {
-    throw new FwFailure('bad_config', `OTEL_TRACES_EXPORTER=${exporter.slice(0, 40)} is not one fw can export to.`, {
-      suggestions: ['OTEL_TRACES_EXPORTER=otlp (with OTEL_EXPORTER_OTLP_ENDPOINT, e.g. http://127.0.0.1:4318)', 'OTEL_TRACES_EXPORTER=console', 'OTEL_TRACES_EXPORTER=none'],
-    });
-  }
-  const [{ TracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, resources] = await Promise.all([
-    import('@opentelemetry/sdk-trace'),
-    import('@opentelemetry/context-async-hooks'),
-    import('@opentelemetry/core'),
-    import('@opentelemetry/resources'),
-  ]);
-  const spanExporter = exporter === 'console' ? new ConsoleSpanExporter() : new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+  const traces = exporterFor(env, 'TRACES');
+  const metricsExporter = exporterFor(env, 'METRICS');
+  if (traces === 'none' && metricsExporter === 'none') return undefined;
+  const resources = await import('@opentelemetry/resources');
   const resource = resources
-    .resourceFromAttributes({ 'service.name': options.serviceName, 'service.version': env.npm_package_version ?? 'unknown', 'telemetry.sdk.name': 'fw', 'fw.version': fwVersion })
+    .resourceFromAttributes({ 'service.name': options.serviceName, 'telemetry.sdk.name': 'fw', 'fw.version': fwVersion })
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over fw's defaults.
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const batching = {
-    scheduledDelayMillis: envNumber(env, 'OTEL_BSP_SCHEDULE_DELAY'),
-    exportTimeoutMillis: envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
-    maxQueueSize: envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
-    maxExportBatchSize: envNumber(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
-  };
-  const processor = new BatchSpanProcessor({ exporter: spanExporter, ...Object.fromEntries(Object.entries(batching).filter(([, value]) => value !== undefined)) });
-  const provider = new TracerProvider({ resource, spanProcessors: [processor] });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(provider);
-  setTracingActive(true);
-  return {
-    exporter,
-    async shutdown() {
+  const stops: Array<() => Promise<void>> = [];
+
+  if (traces !== 'none') {
+    const [{ TracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }] = await Promise.all([
+      import('@opentelemetry/sdk-trace'),
+      import('@opentelemetry/context-async-hooks'),
+      import('@opentelemetry/core'),
+    ]);
+    const exporter = traces === 'console' ? new ConsoleSpanExporter() : new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+    const batching = {
+      scheduledDelayMillis: envNumber(env, 'OTEL_BSP_SCHEDULE_DELAY'),
+      exportTimeoutMillis: envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
+      maxQueueSize: envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
+      maxExportBatchSize: envNumber(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+    };
+    const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter, ...defined(batching) })] });
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(provider);
+    setTracingActive(true);
+    stops.push(async () => {
       setTracingActive(false);
       await provider.shutdown().catch((error: unknown) => console.error(`fw: exporting the last spans failed: ${(error as Error).message}`));
       trace.disable();
       propagation.disable();
       context.disable();
+    });
+  }
+
+  if (metricsExporter !== 'none') {
+    const { MeterProvider, PeriodicExportingMetricReader, ConsoleMetricExporter } = await import('@opentelemetry/sdk-metrics');
+    const exporter = metricsExporter === 'console' ? new ConsoleMetricExporter() : new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter();
+    const reading = { exportIntervalMillis: envNumber(env, 'OTEL_METRIC_EXPORT_INTERVAL'), exportTimeoutMillis: envNumber(env, 'OTEL_METRIC_EXPORT_TIMEOUT') };
+    const provider = new MeterProvider({ resource, readers: [new PeriodicExportingMetricReader({ exporter, ...defined(reading) })] });
+    metrics.setGlobalMeterProvider(provider);
+    setMetricsActive(true);
+    stops.push(async () => {
+      setMetricsActive(false);
+      await provider.shutdown().catch((error: unknown) => console.error(`fw: exporting the last metrics failed: ${(error as Error).message}`));
+      metrics.disable();
+    });
+  }
+
+  return {
+    traces,
+    metrics: metricsExporter,
+    async shutdown() {
+      for (const stop of stops) await stop();
     },
   };
+}
+
+function defined<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: number };
 }
 
 function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {

@@ -12,6 +12,8 @@ import type { AppDefinition } from '../../runtime/app-definition.ts';
 import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from '../build/build.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
+import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
+import { outboxBacklog } from '../../runtime/outbox/overview.ts';
 import { migrateOrFail } from '../../plugin/dev-runtime.ts';
 import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/server-limits.ts';
 import { createStaticHandler } from './static-files.ts';
@@ -96,6 +98,7 @@ export async function startProduction(options: StartOptions): Promise<Production
     const address = server.address() as AddressInfo;
     const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
     const startedWorker = worker;
+    const unobserve = observeRuntime({ live: () => hub.status(), outbox: () => outboxBacklog(db.admin), pools: () => db.pools() });
     let closing: Promise<void> | undefined;
     return {
       url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}`,
@@ -105,6 +108,7 @@ export async function startProduction(options: StartOptions): Promise<Production
       web,
       close: () =>
         (closing ??= (async () => {
+          unobserve();
           const drained = drain(server, options.graceMs ?? 10_000);
           await hub.close({ reconnect: true });
           await drained;

@@ -4,6 +4,8 @@ import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from 
 import type { AppDefinition } from '../../runtime/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
+import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
+import { outboxBacklog } from '../../runtime/outbox/overview.ts';
 import { migrateOrFail } from '../../plugin/dev-runtime.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 
@@ -37,11 +39,13 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     const worker = createOutboxWorker({ ...workerOptions, app, db });
     worker.start();
     const opened = db;
+    const unobserve = observeRuntime({ outbox: () => outboxBacklog(opened.admin), pools: () => opened.pools() });
     return {
       app,
       db: opened,
       worker,
       async close() {
+        unobserve();
         await worker.stop();
         await opened.close();
         await loader.close();
