@@ -433,5 +433,7 @@ function mergePackage(pkg: Record<string, any>, template: Record<string, any>, f
   for (const name of web) scripts[name] = template.scripts[name];
   scripts.dev ??= 'fw dev';
   merged.scripts = scripts;
+  // The template's reviewed install scripts (npm's allowScripts: esbuild's binary check under Nuxt); the app's own entries win.
+  if (template.allowScripts) merged.allowScripts = { ...(template.allowScripts as Record<string, boolean>), ...(pkg.allowScripts as Record<string, boolean> | undefined) };
   return merged;
 }
