@@ -19,6 +19,7 @@ import { createLiveHub, type LiveHub } from './hub.ts';
 import { logBounds } from './log.ts';
 import { createRevisionCodec } from './revision-codec.ts';
 import { type EventStream, openEventStream } from '../../e2e/support/live-server.ts';
+import { until } from '../../e2e/support/until.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-0000000000a1';
 const TENANT_B = '00000000-0000-4000-8000-0000000000b2';
@@ -132,6 +133,8 @@ describe(`live limits and revisions (${target.name})`, () => {
     }
     const latest = (await logBounds(db.admin)).latestRevision;
     expect(latest).toBeGreaterThanOrEqual(3);
+    // A snapshot is labelled with what the reader has read: wait until it has read those writes.
+    await until(async () => hub.status().revision >= latest, 'the reader to read the writes');
     const stream = await subscribe('/live/liveNotes', user('reader', TENANT_B));
     const first = await stream.next();
     expect(first.json.revision).not.toBe(latest);
