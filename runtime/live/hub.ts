@@ -8,7 +8,7 @@ import { admitCall, runEntry } from '../execute.ts';
 import { resolveTraceId } from '../http/trace.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
-import { createReadRecorder } from './read-recorder.ts';
+import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import type { SseConnection } from './sse-connection.ts';
 import { printable } from '../printable.ts';
@@ -259,6 +259,14 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     for (const table of reads) known.add(table);
   }
 
+  /** What the run read that no capture trigger watches (CTE names are the statement's own, not relations). */
+  function unmanagedReads(recorder: ReadRecorder): string[] {
+    const tables = app?.schema.tables;
+    if (!tables) return [];
+    const unknown = [...recorder.tables].filter((name) => !Object.hasOwn(tables, name) && !recorder.cteNames.has(name));
+    return [...unknown, ...recorder.otherSchemaTables].sort();
+  }
+
   function declaredReads(entry: EntryDefinition): string[] {
     const reads = entry.options.reads;
     return Array.isArray(reads) ? (reads as string[]) : [];
@@ -301,6 +309,16 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         throw new FwError(
           'internal',
           `liveQuery "${group.name}" runs raw SQL, so fw cannot see which tables it reads. Declare them: liveQuery({ reads: ['table', …], … }).`,
+        );
+      }
+      // A view, another schema's table, a table the schema does not declare: no capture trigger logs its
+      // writes, so the group would never rerun for them. Refused unless the liveQuery says what it reads.
+      const unknown = declared.length === 0 ? unmanagedReads(recorder) : [];
+      if (unknown.length > 0) {
+        throw new FwError(
+          'internal',
+          `liveQuery "${group.name}" reads ${unknown.map((name) => `"${name}"`).join(', ')}, which fw does not capture writes to (not a table of the app's schema: a view, or another schema's table), so it would never update. Declare the tables it depends on: liveQuery({ reads: ['table', …], … }).`,
+          { diagnostics: unknown.map((name) => ({ path: `liveQuery.${group.name}`, code: 'unmanaged_read', message: `"${name}" is not a table fw captures writes to.` })) },
         );
       }
       group.lastRunMs = performance.now() - started;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { until } from '../../e2e/support/until.ts';
-import { createDatabase, type FwDatabase } from '../db/database.ts';
+import { APP_ROLE, createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery } from '../entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
@@ -66,6 +66,19 @@ function testApp(): AppDefinition {
       handler: async (ctx) => (await sql<{ n: number }>`select count(*)::int as n from notes`.execute(ctx.db)).rows[0],
     }),
     liveAdmin: liveQuery({ policy: 'admin', handler: () => 'secret' }),
+    // A view: no trigger logs writes to it.
+    liveView: liveQuery({ handler: (ctx) => ctx.db.selectFrom('note_titles').select(['title']).orderBy('title').execute() }),
+    liveViewDeclared: liveQuery({ reads: ['notes'], handler: (ctx) => ctx.db.selectFrom('note_titles').select(['title']).orderBy('title').execute() }),
+    // A CTE's name is the statement's own: the table it reads is notes.
+    liveCte: liveQuery({
+      handler: (ctx) =>
+        ctx.db
+          .with('recent', (db) => db.selectFrom('notes').select(['title']))
+          .selectFrom('recent')
+          .select(['title'])
+          .orderBy('title')
+          .execute(),
+    }),
   };
   return {
     entries: new Map(Object.entries(entries)),
@@ -101,6 +114,8 @@ for (const target of databaseTargets) {
       ({ db, drop } = await openTestDatabase(target));
       const app = testApp();
       await applyMigration(db, app.schema);
+      // security_invoker: the view reads notes as the caller, under its row-level security.
+      await sql.raw(`create view note_titles with (security_invoker = true) as select title from notes; grant select on note_titles to ${APP_ROLE}`).execute(db.admin);
       runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 200, maxSubscriptionsPerTenant: 20 });
       ({ hub, url } = runtime);
     });
@@ -369,6 +384,27 @@ for (const target of databaseTargets) {
         expect((await stream.next()).json.result).toEqual({ n: 1 });
       } finally {
         stream.close();
+      }
+    });
+
+    it('refuses a liveQuery that reads a view it does not declare; declared, it updates; a CTE is not a view', async () => {
+      const alice = member('alice');
+      const refused = await fetch(`${url}/live/liveView`, { headers: alice.headers });
+      const body = await refused.json();
+      expect(refused.status).toBe(500);
+      expect(body.error.message).toMatch(/^liveQuery "liveView" reads "note_titles", which fw does not capture writes to .*Declare the tables it depends on: liveQuery\(\{ reads/);
+      expect(body.error.diagnostics).toEqual([{ path: 'liveQuery.liveView', code: 'unmanaged_read', message: '"note_titles" is not a table fw captures writes to.' }]);
+
+      for (const name of ['liveViewDeclared', 'liveCte']) {
+        const stream = await live(name, alice.headers);
+        try {
+          const before = (await stream.next()).json.result.length as number;
+          await write(`${name}-title`, alice.headers);
+          const after = await stream.nextWhere((event) => event.json.result?.length === before + 1);
+          expect(after.json.result.map((r: { title: string }) => r.title)).toContain(`${name}-title`);
+        } finally {
+          stream.close();
+        }
       }
     });
 

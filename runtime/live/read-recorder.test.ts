@@ -24,7 +24,7 @@ describe('the live read recorder', () => {
   async function record(fn: (trx: any) => Promise<unknown>) {
     const recorder = createReadRecorder();
     await db.transaction({ readOnly: true, auth, plugins: [recorder] }, fn);
-    return { tables: [...recorder.tables].sort(), raw: recorder.rawStatements };
+    return { tables: [...recorder.tables].sort(), raw: recorder.rawStatements, cteNames: [...recorder.cteNames], otherSchemaTables: [...recorder.otherSchemaTables] };
   }
 
   it('finds tables in joins, aliases and subqueries', async () => {
@@ -35,7 +35,7 @@ describe('the live read recorder', () => {
         .select((eb: any) => ['n.title', eb.selectFrom('tags').select(eb.fn.countAll().as('c')).whereRef('tags.note_id', '=', 'n.id').as('tag_count')])
         .execute(),
     );
-    expect(result).toEqual({ tables: ['authors', 'notes', 'tags'], raw: 0 });
+    expect(result).toEqual({ tables: ['authors', 'notes', 'tags'], raw: 0, cteNames: [], otherSchemaTables: [] });
   });
 
   it('finds tables in where-exists subqueries and CTEs', async () => {
@@ -47,12 +47,17 @@ describe('the live read recorder', () => {
         .selectAll()
         .execute(),
     );
-    expect(result.tables).toEqual(expect.arrayContaining(['notes', 'tags']));
-    expect(result.raw).toBe(0);
+    // `recent` is read as a FROM too; the CTE names tell the hub it is not a relation of its own.
+    expect(result).toEqual({ tables: ['notes', 'recent', 'tags'], raw: 0, cteNames: ['recent'], otherSchemaTables: [] });
   });
 
   it('counts raw statements, whose tables it cannot see', async () => {
     const result = await record((trx) => sql`select count(*) from notes`.execute(trx));
-    expect(result).toEqual({ tables: [], raw: 1 });
+    expect(result).toEqual({ tables: [], raw: 1, cteNames: [], otherSchemaTables: [] });
+  });
+
+  it('keeps tables of another schema apart: fw captures writes to public tables only', async () => {
+    const result = await record((trx) => trx.selectFrom('information_schema.tables').select('table_name').limit(1).execute());
+    expect(result).toEqual({ tables: [], raw: 0, cteNames: [], otherSchemaTables: ['information_schema.tables'] });
   });
 });

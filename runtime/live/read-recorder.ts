@@ -12,21 +12,25 @@ import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTrans
  */
 export interface ReadRecorder extends KyselyPlugin {
   readonly tables: ReadonlySet<string>;
+  /** Names the statements gave their CTEs (`with recent as (…)`): a FROM may name one without naming a table. */
+  readonly cteNames: ReadonlySet<string>;
+  /** Tables of another schema (`auth.users`): fw captures writes to public tables only. */
+  readonly otherSchemaTables: ReadonlySet<string>;
   /** Statements that were raw SQL at their root, whose tables cannot be known. */
   readonly rawStatements: number;
 }
 
 export function createReadRecorder(): ReadRecorder {
-  const tables = new Set<string>();
+  const found: Found = { tables: new Set(), cteNames: new Set(), otherSchemaTables: new Set() };
   let rawStatements = 0;
   return {
-    tables,
+    ...found,
     get rawStatements() {
       return rawStatements;
     },
     transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
       if (node.kind === 'RawNode') rawStatements++;
-      collectTables(node, tables);
+      collectTables(node, found);
       return node;
     },
     transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -40,12 +44,24 @@ export function createReadRecorder(): ReadRecorder {
  * kinds in Kysely are still searched. Tables in public or with no schema are recorded by name; CTE
  * names are recorded too, which is harmless (no write ever names them).
  */
-function collectTables(node: OperationNode, into: Set<string>): void {
+interface Found {
+  tables: Set<string>;
+  cteNames: Set<string>;
+  otherSchemaTables: Set<string>;
+}
+
+function collectTables(node: OperationNode, into: Found): void {
   // `n.title` names a table (or alias) already in a FROM or JOIN; it reads nothing new.
   if (node.kind === 'ReferenceNode') return;
+  // `with recent as (…)`: the name is the CTE's, not a table's (its body is walked on its own).
+  if (node.kind === 'CommonTableExpressionNameNode') {
+    into.cteNames.add((node as unknown as { table: { table: { identifier: { name: string } } } }).table.table.identifier.name);
+    return;
+  }
   if (node.kind === 'TableNode') {
     const { table } = node as unknown as { table: { schema?: { name: string }; identifier: { name: string } } };
-    if (!table.schema || table.schema.name === 'public') into.add(table.identifier.name);
+    if (!table.schema || table.schema.name === 'public') into.tables.add(table.identifier.name);
+    else into.otherSchemaTables.add(`${table.schema.name}.${table.identifier.name}`);
   }
   for (const value of Object.values(node)) {
     if (Array.isArray(value)) {
