@@ -123,5 +123,6 @@ describe('fw dev keeps the frontend artifacts in step with web/ edits', () => {
     await rm(added);
     await writeFile(appFile, original);
     await follows('both gone again', (g) => g.rawFetches.length === 0);
-  });
+    // Each wait bounds a hang on its own (and says what fw dev printed); the test's own limit is above their sum.
+  }, 200_000);
 });

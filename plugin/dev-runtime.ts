@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { observeRuntime } from '../runtime/telemetry/metrics.ts';
 import { outboxBacklog } from '../runtime/outbox/overview.ts';
 import path from 'node:path';
@@ -88,12 +89,22 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     let inFlight: Promise<ReloadOutcome> | undefined;
     let followUp: Promise<ReloadOutcome> | undefined;
     const reloadNow = async (): Promise<ReloadOutcome> => {
-      loader.invalidate(pending.splice(0));
-      try {
-        current = await prepare();
-        return { ok: true, app: current.app };
-      } catch (error) {
-        return { ok: false, error };
+      for (let round = 0; ; round++) {
+        const files = pending.splice(0);
+        // A watcher can report a file mid-write (truncated, then written) and not report the end: a file
+        // that changed while it was being loaded is loaded again, so the app ends as the disk is.
+        const before = files.map(fileStamp);
+        loader.invalidate(files);
+        let outcome: ReloadOutcome;
+        try {
+          current = await prepare();
+          outcome = { ok: true, app: current.app };
+        } catch (error) {
+          outcome = { ok: false, error };
+        }
+        const moved = files.filter((file, i) => fileStamp(file) !== before[i]);
+        if (moved.length === 0 || round >= 10) return outcome;
+        pending.push(...moved);
       }
     };
     const reload = (changedFiles: readonly string[]): Promise<ReloadOutcome> => {
@@ -148,5 +159,15 @@ export async function migrateOrFail(db: FwDatabase, app: AppDefinition): Promise
       diagnostics: migration.blocked,
       suggestions: ['fw db status --json', 'fw db migrate --accept-data-loss  (only if losing that data is intended)'],
     });
+  }
+}
+
+/** A file's size and modification time, or "gone": enough to see that it changed since. */
+function fileStamp(file: string): string {
+  try {
+    const stat = statSync(file);
+    return `${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return 'gone';
   }
 }

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ViteDevServer } from 'vite';
 import { type CheckDiagnostic, formatDiagnostic } from './analyse/check-diagnostic.ts';
@@ -23,7 +24,17 @@ export function watchFrontend(server: ViteDevServer, runtime: DevRuntime): void 
     queued = new Set();
     for (const file of files) sources.changed(file);
     const result = await generateFromApp(runtime.app(), { root: runtime.root, frontend: { sources } });
-    const relevant = result.checks.filter((d) => files.includes(d.file) && d.severity !== 'info');
+    // A watcher can report a file mid-write (truncated, then written) and not report the end: what was
+    // analysed must be what is on disk now, else that file goes round once more — and its findings,
+    // about a half-written file, are not shown.
+    const analysed = await sources.read();
+    const settled = new Set<string>();
+    for (const file of files) {
+      const onDisk = await readFile(path.join(runtime.root, file), 'utf8').catch(() => undefined);
+      if (onDisk === analysed.get(file)) settled.add(file);
+      else queued.add(file);
+    }
+    const relevant = result.checks.filter((d) => settled.has(d.file) && d.severity !== 'info');
     for (const d of relevant) report(server, d);
     const firstError = relevant.find((d) => d.severity === 'error');
     if (firstError) sendOverlay(server, runtime.root, firstError);
