@@ -56,6 +56,13 @@ describe('the nuxt-web template', () => {
 
   const nuxt = (args: string[], cwd = dir) =>
     runNode([path.join(cwd, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], { cwd, env: { NUXT_TELEMETRY_DISABLED: '1', NODE_ENV: '' } });
+  /** vue-tsc through `nuxt typecheck`, then `nuxt build`, both green. */
+  const expectTypechecksAndBuilds = async (cwd: string) => {
+    const vueTsc = await nuxt(['typecheck', 'web'], cwd);
+    expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
+    const build = await nuxt(['build', 'web'], cwd);
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+  };
   /** The installed app, copied for a test that changes it: its own sources, the original's node_modules. */
   const copyApp = () => copyTestApp(dir, { linkNodeModules: true, skip: ['web/.nuxt', 'web/.output'] });
 
@@ -191,10 +198,7 @@ describe('the nuxt-web template', () => {
       expect(await readFile(path.join(copy.dir, 'web/composables/fw.ts'), 'utf8')).toContain("export { api } from '../../src/fw/_generated/api';");
 
       expect((await runFw(['check', '--json'], { cwd: copy.dir })).code).toBe(0);
-      const vueTsc = await nuxt(['typecheck', 'web'], copy.dir);
-      expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
-      const build = await nuxt(['build', 'web'], copy.dir);
-      expect(build.code, build.stdout + build.stderr).toBe(0);
+      await expectTypechecksAndBuilds(copy.dir);
     } finally {
       await copy.remove();
     }
@@ -208,10 +212,7 @@ describe('the nuxt-web template', () => {
       expect(made.code, made.stdout + made.stderr).toBe(0);
       expect(JSON.parse(made.stdout).files).toContain('web/components/fw/CreateNoteForm.vue');
       expect((await nuxt(['prepare', 'web'], copy.dir)).code).toBe(0);
-      const vueTsc = await nuxt(['typecheck', 'web'], copy.dir);
-      expect(vueTsc.code, vueTsc.stdout + vueTsc.stderr).toBe(0);
-      const build = await nuxt(['build', 'web'], copy.dir);
-      expect(build.code, build.stdout + build.stderr).toBe(0);
+      await expectTypechecksAndBuilds(copy.dir);
     } finally {
       await copy.remove();
     }

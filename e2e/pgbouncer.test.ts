@@ -80,7 +80,8 @@ describe.skipIf(!hasPgBouncer)('behind PgBouncer in transaction mode (PostgreSQL
     let wakes = 0;
     const wakeups = createWakeups(db, { onWake: (reason) => reason === 'notify' && wakes++, safetyPollIntervalMs: 600_000, probeTimeoutMs: 30_000 });
     try {
-      expect(db.driver).toEqual({ kind: 'postgres', url: target.url, pooled: true });
+      // LISTEN and the owner's work go to the direct URL.
+      expect(db.driver).toEqual({ kind: 'postgres', url: target.url });
       await applyMigration(db, schema);
       await ensureSystemTables(db);
       await wakeups.start();

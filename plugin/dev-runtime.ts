@@ -1,6 +1,5 @@
-import { statSync } from 'node:fs';
+import { fileStamp } from './file-stamp.ts';
 import { observeRuntime } from '../runtime/telemetry/metrics.ts';
-import { outboxBacklog } from '../runtime/outbox/overview.ts';
 import path from 'node:path';
 import type { FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration } from '../runtime/db/migrate.ts';
@@ -91,8 +90,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     const reloadNow = async (): Promise<ReloadOutcome> => {
       for (let round = 0; ; round++) {
         const files = pending.splice(0);
-        // A watcher can report a file mid-write (truncated, then written) and not report the end: a file
-        // that changed while it was being loaded is loaded again, so the app ends as the disk is.
+        // A file that changed while it was being loaded (caught mid-write) is loaded again.
         const before = files.map(fileStamp);
         loader.invalidate(files);
         let outcome: ReloadOutcome;
@@ -123,7 +121,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     };
 
     // The gauges (live, outbox, pools) exported with the metrics when OTEL_* turns them on.
-    const unobserve = observeRuntime({ live: () => hub.status(), outbox: () => outboxBacklog(openedDb.admin), pools: () => openedDb.pools() });
+    const unobserve = observeRuntime({ db: openedDb, live: hub });
     return {
       root,
       db: openedDb,
@@ -162,12 +160,3 @@ export async function migrateOrFail(db: FwDatabase, app: AppDefinition): Promise
   }
 }
 
-/** A file's size and modification time, or "gone": enough to see that it changed since. */
-function fileStamp(file: string): string {
-  try {
-    const stat = statSync(file);
-    return `${stat.size}:${stat.mtimeMs}`;
-  } catch {
-    return 'gone';
-  }
-}

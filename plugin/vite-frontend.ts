@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ViteDevServer } from 'vite';
 import { type CheckDiagnostic, formatDiagnostic } from './analyse/check-diagnostic.ts';
 import { createWebSources, isWebFile } from './analyse/frontend/files.ts';
 import type { DevRuntime } from './dev-runtime.ts';
+import { fileStamp } from './file-stamp.ts';
 import { generateFromApp } from './generate/generate.ts';
 
 /**
@@ -23,17 +23,13 @@ export function watchFrontend(server: ViteDevServer, runtime: DevRuntime): void 
     const files = [...queued];
     queued = new Set();
     for (const file of files) sources.changed(file);
+    const stamp = (file: string) => fileStamp(path.join(runtime.root, file));
+    const before = new Map(files.map((file) => [file, stamp(file)]));
     const result = await generateFromApp(runtime.app(), { root: runtime.root, frontend: { sources } });
-    // A watcher can report a file mid-write (truncated, then written) and not report the end: what was
-    // analysed must be what is on disk now, else that file goes round once more — and its findings,
-    // about a half-written file, are not shown.
-    const analysed = await sources.read();
-    const settled = new Set<string>();
-    for (const file of files) {
-      const onDisk = await readFile(path.join(runtime.root, file), 'utf8').catch(() => undefined);
-      if (onDisk === analysed.get(file)) settled.add(file);
-      else queued.add(file);
-    }
+    // A file that changed while it was analysed (caught mid-write) goes round once more, and its
+    // findings, about a half-written file, are not shown.
+    const settled = new Set(files.filter((file) => stamp(file) === before.get(file)));
+    for (const file of files) if (!settled.has(file)) queued.add(file);
     const relevant = result.checks.filter((d) => settled.has(d.file) && d.severity !== 'info');
     for (const d of relevant) report(server, d);
     const firstError = relevant.find((d) => d.severity === 'error');

@@ -46,10 +46,9 @@ export interface RequestTransactionOptions {
 
 /**
  * The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). `url`
- * is where a session of fw's own connects (the direct URL when there is one); `pooled` says request
- * transactions go through another URL, a transaction pooler.
+ * is where a session of fw's own connects: the direct URL when there is one.
  */
-export type DatabaseDriver = { kind: 'pglite'; pglite: PGlite } | { kind: 'postgres'; url: string; pooled: boolean };
+export type DatabaseDriver = { kind: 'pglite'; pglite: PGlite } | { kind: 'postgres'; url: string };
 
 export interface FwDatabase {
   readonly dialect: 'pglite' | 'postgres';
@@ -106,7 +105,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     // An idle client that loses its server must not crash the process.
     pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
     dialect = 'postgres';
-    driver = { kind: 'postgres', url: ownerUrl, pooled: Boolean(options.directUrl) };
+    driver = { kind: 'postgres', url: ownerUrl };
     admin = new Kysely({ dialect: new PostgresDialect({ pool }), log: logStatementSpan('postgres') });
     closeDriver = async () => {}; // Kysely's destroy() ends the pool.
   } else {
@@ -169,7 +168,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     driver,
     admin,
     transaction: (txOptions, fn) =>
-      requests.run((connection) => runRequestTransaction(connection.kysely, () => beginRequestTransaction(connection, txOptions, statementTimeoutMs, key), txOptions, fn)),
+      requests.run((kysely, connection) => runRequestTransaction(kysely, () => beginRequestTransaction(connection, txOptions, statementTimeoutMs, key), txOptions, fn)),
     pools: () => [usageOf('owner', ownerPool!), usageOf('requests', requests.counts())],
     async close() {
       await requests.end();
@@ -208,8 +207,11 @@ async function runRequestTransaction<R>(connection: Kysely<any>, begin: () => Pr
 }
 
 export interface RequestPool {
-  /** Runs `fn` on a connection of the request login (the next request's prelude resets its session). */
-  run<R>(fn: (connection: RequestConnection) => Promise<R>): Promise<R>;
+  /**
+   * Runs `fn` on a connection of the request login (the next request's prelude resets its session):
+   * `kysely` is bound to that one connection for the whole call.
+   */
+  run<R>(fn: (kysely: Kysely<any>, connection: RequestConnection) => Promise<R>): Promise<R>;
   /** The pool's connections: all, idle, and callers waiting for one. */
   counts(): { totalCount: number; idleCount: number; waitingCount: number };
   end(): Promise<void>;
@@ -217,7 +219,6 @@ export interface RequestPool {
 
 /** A pooled connection of the request login. */
 export interface RequestConnection {
-  kysely: Kysely<any>;
   /**
    * The server session this connection's last transaction ran in. Direct, that is the connection's own
    * session for ever; behind a transaction pooler each transaction may run in another one.
@@ -235,15 +236,16 @@ export interface RequestConnection {
 export function createRequestPool(pgModule: typeof pg, url: string, max: number): RequestPool {
   const pool = new pgModule.Pool({ connectionString: url, max });
   pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
-  const connections = new WeakMap<pg.PoolClient, RequestConnection>();
+  type Prepared = RequestConnection & { kysely: Kysely<any> };
+  const connections = new WeakMap<pg.PoolClient, Prepared>();
 
-  const prepare = async (client: pg.PoolClient): Promise<RequestConnection> => {
+  const prepare = async (client: pg.PoolClient): Promise<Prepared> => {
     const known = connections.get(client);
     if (known) return known;
     const row = (await client.query<RequestSession>(requestSessionSql)).rows[0];
     if (!row?.startedUs) throw new FwError('internal', 'fw: a request connection could not read its own session (pg_stat_get_activity).');
     const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: async () => client, end: async () => {} } as never }), log: logStatementSpan('postgres') });
-    const made: RequestConnection = {
+    const made: Prepared = {
       kysely,
       session: row,
       async simpleQuery(text) {
@@ -264,19 +266,7 @@ export function createRequestPool(pgModule: typeof pg, url: string, max: number)
       let failed: Error | undefined;
       try {
         const connection = await prepare(client);
-        // One Kysely connection for the whole callback; the session it learns stays with the pooled client.
-        return await connection.kysely.connection().execute((kysely) =>
-          fn({
-            kysely,
-            get session() {
-              return connection.session;
-            },
-            set session(session) {
-              connection.session = session;
-            },
-            simpleQuery: connection.simpleQuery,
-          }),
-        );
+        return await connection.kysely.connection().execute((kysely) => fn(kysely, connection));
       } catch (error) {
         // A connection whose session broke (terminated, protocol error) must not be pooled again.
         if (isBrokenConnection(error)) failed = error as Error;

@@ -122,7 +122,7 @@ describe.skipIf(!testDatabaseUrl)('wakeups on PostgreSQL', () => {
     url.pathname = '/fw_t_does_not_exist';
     const reasons: WakeReason[] = [];
     const wakeups = createWakeups(
-      { ...db, driver: { kind: 'postgres', url: url.toString(), pooled: false } },
+      { ...db, driver: { kind: 'postgres', url: url.toString() } },
       { onWake: (reason) => reasons.push(reason), pollIntervalMs: 20, reconnectMinMs: 20, reconnectMaxMs: 40 },
     );
     await wakeups.start();

@@ -44,13 +44,3 @@ export async function outboxOverview(admin: Kysely<any>, options: { deadLimit?: 
 function iso(value: Date | string | null): string | null {
   return value === null ? null : new Date(value).toISOString();
 }
-
-/** The outbox's backlog for the metrics gauges: events waiting, and the oldest one's age in seconds. */
-export async function outboxBacklog(admin: Kysely<any>): Promise<{ pending: number; oldestPendingAgeS: number }> {
-  const row = (
-    await sql<{ pending: number; age: number | string | null }>`
-      select count(*)::int as pending, extract(epoch from now() - min(created_at))::float8 as age
-      from "public"."_fw_outbox" where status = 'pending'`.execute(admin)
-  ).rows[0];
-  return { pending: row?.pending ?? 0, oldestPendingAgeS: Math.max(0, Number(row?.age ?? 0)) };
-}

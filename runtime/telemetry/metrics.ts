@@ -13,6 +13,9 @@
  * | `fw.db.pool.connections` | gauge | `fw.db.pool` (`owner`, `requests`), `state` (`used`, `idle`, `waiting`) |
  */
 import { type Attributes, metrics } from '@opentelemetry/api';
+import type { Kysely } from 'kysely';
+import type { PoolUsage } from '../db/database.ts';
+import { outboxOverview } from '../outbox/overview.ts';
 import { fwVersion } from '../version.ts';
 
 // OpenTelemetry's metrics API has no proxy meter: a meter taken before a provider is registered stays a
@@ -54,18 +57,19 @@ export function recordRerun(query: string, changed: boolean, writtenAtMs: number
   if (changed && writtenAtMs !== undefined) instruments.liveLag.record(Math.max(0, Date.now() - writtenAtMs) / 1000, { 'fw.live.query': query });
 }
 
-/** What the gauges read, each time the exporter collects. */
-export interface RuntimeGauges {
-  live?: () => { connections: number; subscriptions: number; groups: number };
-  outbox?: () => Promise<{ pending: number; oldestPendingAgeS: number }>;
-  pools?: () => Array<{ pool: string; used: number; idle: number; waiting: number }>;
+/** What the gauges read of one runtime, each time the exporter collects. */
+export interface ObservedRuntime {
+  /** The database: its pools, and the outbox in it. */
+  db: { admin: Kysely<any>; pools(): PoolUsage[] };
+  /** The live hub, where the process serves live queries. */
+  live?: { status(): { connections: number; subscriptions: number; groups: number } };
 }
 
 /**
  * Registers the gauges of one runtime (its live hub, outbox and pools); returns the function that
  * removes them (when the runtime closes). A source that fails to answer skips that collection.
  */
-export function observeRuntime(gauges: RuntimeGauges): () => void {
+export function observeRuntime(runtime: ObservedRuntime): () => void {
   if (!instruments) return () => {};
   const { meter } = instruments;
   const connections = meter.createObservableGauge('fw.live.connections', { description: 'Open live streams.' });
@@ -76,19 +80,20 @@ export function observeRuntime(gauges: RuntimeGauges): () => void {
   const pool = meter.createObservableGauge('fw.db.pool.connections', { description: 'Database connections by pool and state.' });
   const observables = [connections, subscriptions, groups, pending, oldest, pool];
   const callback = async (result: { observe(observable: (typeof observables)[number], value: number, attributes?: Attributes): void }) => {
-    const live = gauges.live?.();
+    const live = runtime.live?.status();
     if (live) {
       result.observe(connections, live.connections);
       result.observe(subscriptions, live.subscriptions);
       result.observe(groups, live.groups);
     }
-    for (const p of gauges.pools?.() ?? []) {
+    for (const p of runtime.db.pools()) {
       for (const state of ['used', 'idle', 'waiting'] as const) result.observe(pool, p[state], { 'fw.db.pool': p.pool, state });
     }
-    const outbox = await gauges.outbox?.().catch(() => undefined);
+    const outbox = await outboxOverview(runtime.db.admin, { deadLimit: 0 }).catch(() => undefined);
     if (outbox) {
-      result.observe(pending, outbox.pending);
-      result.observe(oldest, outbox.oldestPendingAgeS);
+      result.observe(pending, outbox.counts.pending);
+      const since = outbox.oldestPending ? Date.parse(outbox.oldestPending.createdAt) : Date.now();
+      result.observe(oldest, Math.max(0, Date.now() - since) / 1000);
     }
   };
   meter.addBatchObservableCallback(callback, observables);

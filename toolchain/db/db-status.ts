@@ -22,7 +22,6 @@ export interface DbStatus {
  */
 export async function readDbStatus(rootDir: string): Promise<DbStatus> {
   const root = path.resolve(rootDir);
-  const app = await loadAppOnce(root);
   let db;
   try {
     db = await openAppDatabase(root);
@@ -34,7 +33,8 @@ export async function readDbStatus(rootDir: string): Promise<DbStatus> {
     throw error;
   }
   try {
-    return await migrationStatus(db, app.schema);
+    // The app is loaded only for a database read here: the running fw dev above has its own.
+    return await migrationStatus(db, (await loadAppOnce(root)).schema);
   } finally {
     await db.close();
   }

@@ -7,8 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FwFailure } from '../../runtime/failure.ts';
 import { startApiServer } from '../../plugin/api-server.ts';
 import { NUXT_WORKER_ENV } from '../../plugin/nuxt-module.ts';
-import type { DevOptions, DevSession, DevSummary } from './dev-session.ts';
-import { summarise } from './dev-session.ts';
+import { type DevOptions, type DevSession, type DevSummary, summarise } from './dev-session.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
 
 const nuxtConfigFiles = ['nuxt.config.ts', 'nuxt.config.mts', 'nuxt.config.js', 'nuxt.config.mjs'];

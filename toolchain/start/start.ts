@@ -13,7 +13,6 @@ import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from '../build/buil
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
 import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
-import { outboxBacklog } from '../../runtime/outbox/overview.ts';
 import { migrateOrFail } from '../../plugin/dev-runtime.ts';
 import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/server-limits.ts';
 import { createStaticHandler } from './static-files.ts';
@@ -98,7 +97,7 @@ export async function startProduction(options: StartOptions): Promise<Production
     const address = server.address() as AddressInfo;
     const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
     const startedWorker = worker;
-    const unobserve = observeRuntime({ live: () => hub.status(), outbox: () => outboxBacklog(db.admin), pools: () => db.pools() });
+    const unobserve = observeRuntime({ db, live: hub });
     let closing: Promise<void> | undefined;
     return {
       url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}`,

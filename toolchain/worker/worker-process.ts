@@ -5,7 +5,6 @@ import type { AppDefinition } from '../../runtime/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
 import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
-import { outboxBacklog } from '../../runtime/outbox/overview.ts';
 import { migrateOrFail } from '../../plugin/dev-runtime.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 
@@ -39,7 +38,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     const worker = createOutboxWorker({ ...workerOptions, app, db });
     worker.start();
     const opened = db;
-    const unobserve = observeRuntime({ outbox: () => outboxBacklog(opened.admin), pools: () => opened.pools() });
+    const unobserve = observeRuntime({ db: opened });
     return {
       app,
       db: opened,

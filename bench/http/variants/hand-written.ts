@@ -79,7 +79,7 @@ export const createHandWrittenVariant: CreateVariant = async (spec) => {
     const login = { role: requestLoginRole(new URL(spec.url!).pathname.slice(1)), password: (await databaseSecret(setup.admin, 'request.login')).toString('hex') };
     await setup.close();
     const requests = createRequestPool(pg, requestLoginUrl(spec.url!, login), spec.poolSize);
-    run = (fn) => requests.run((conn) => fn(conn.kysely as Kysely<BenchDatabase>, { key, session: conn.session }));
+    run = (fn) => requests.run((kysely, connection) => fn(kysely as Kysely<BenchDatabase>, { key, session: connection.session }));
     close = () => requests.end();
   } else {
     // The same one-connection PGlite pool fw uses; createDatabase is only the way to get it prepared.
