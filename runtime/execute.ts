@@ -63,6 +63,12 @@ export interface RunOptions {
   plugins?: readonly KyselyPlugin[];
   /** The app, for a command's `ctx.startWorkflow` (which looks the workflow up and checks its args). */
   app?: AppDefinition;
+  /**
+   * Read-only entries only: called with the handler's result before the transaction's COMMIT, so a
+   * live rerun can fan out without waiting for it (a read-only COMMIT cannot change what was read).
+   * What it throws fails the run (the transaction rolls back).
+   */
+  onReadResult?: (result: unknown) => void;
 }
 
 /**
@@ -92,6 +98,7 @@ export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunO
       };
     }
     const result = await entry.handler(ctx, run.args);
+    if (readOnly) run.onReadResult?.(result);
     if (events.length > 0) await writeOutbox(trx, run, events);
     if (starts.length > 0) {
       // `on conflict do nothing`: a start with an idempotency key already used starts nothing new.

@@ -14,7 +14,13 @@ const status = defineCommand({
     log(`log: revisions ${result.log.oldestRetainedRevision ?? '–'}…${result.log.latestRevision}, pruned through ${result.log.prunedThrough}`);
     const problem = result.reader.wakeups?.problem;
     if (problem) log(`${problem.code}: ${problem.message}\n  fix: ${problem.fix}`);
-    for (const q of result.liveQueries) log(`  ${q.name}: ${q.subscriptions} subscription(s), ${q.groups} group(s), reads ${q.reads.join(', ') || '(not yet run)'}`);
+    for (const q of result.liveQueries) {
+      log(`  ${q.name}: ${q.subscriptions} subscription(s), ${q.groups} group(s) (${q.preciseGroups ?? 0} precise), reads ${q.reads.join(', ') || '(not yet run)'}`);
+      for (const group of q.groupList ?? []) {
+        const reads = group.readSet ? Object.entries(group.readSet as Record<string, string[]>).map(([table, accesses]) => `${table}: ${accesses.join(' | ')}`).join('; ') : '(not yet run)';
+        log(`    args ${JSON.stringify(group.args)} · ${group.runs} run(s), ${group.unchangedRuns} unchanged · ${reads}`);
+      }
+    }
   },
 });
 

@@ -361,7 +361,8 @@ export const systemTables: readonly SystemTable[] = [
     table_name text not null,
     tenant_id uuid,
     trace_id text default nullif(current_setting('fw.trace_id', true), ''),
-    created_at timestamptz not null default clock_timestamp()
+    created_at timestamptz not null default clock_timestamp(),
+    changes jsonb
   )`,
       // One row per transaction x table x tenant; also serves lookups by xid (pending transactions,
       // resume checks, pruning).
@@ -512,22 +513,47 @@ export const outboxPolicySql: readonly string[] = [
 ];
 
 /**
- * The functions that write the live log, both SECURITY DEFINER (they run as the migrating user, who
- * owns the log) with a pinned search_path.
+ * The functions that write the live log, SECURITY DEFINER (they run as the migrating user, who owns the
+ * log) with a pinned search_path, and the log's `changes` column (added here, so a log made by an older
+ * fw gets it when the functions are upgraded).
  *
- * - `_fw_live_record(table, tenant)` records one invalidation for the current transaction, deduplicated
- *   (one row per transaction x table x tenant), and sends `NOTIFY fw_live` (delivered at commit,
- *   folded by PostgreSQL within a transaction). It assigns the transaction id *before* the revision
- *   is drawn from the sequence: the gap-safe reader relies on that order. The app role may call it
- *   (`recordInvalidations`); nothing else.
- * - `_fw_live_capture()` is the statement-level trigger on every app table. From the transition tables
- *   it records the distinct tenants a statement touched (INSERT: new rows, DELETE: old rows, UPDATE:
- *   both, so a row moved between tenants invalidates both), or null for tables that are not
- *   tenant-scoped (trigger argument `global`) and for TRUNCATE. A statement that touched no row
- *   records nothing.
+ * - `_fw_live_record(table, tenant, changes)` records one invalidation for the current transaction,
+ *   deduplicated (one row per transaction x table x tenant; a second statement merges its changes into
+ *   the row), and sends `NOTIFY fw_live` (delivered at commit, folded by PostgreSQL within a
+ *   transaction). It assigns the transaction id *before* the revision is drawn from the sequence: the
+ *   gap-safe reader relies on that order. `changes` is `{column: [values…] | null}` (null: any value);
+ *   a null `changes` means anything may have changed. The two-argument form records that (the app role
+ *   may call it, through `recordInvalidations`); the three-argument form is the triggers' own.
+ * - `_fw_live_values(images, columns)` is what the triggers record of a statement's rows: per captured
+ *   column the distinct values (as `to_jsonb(row) ->> column` prints them) of the old and new images, or
+ *   null for a column with more than 32 distinct values or a value longer than 200 characters.
+ * - `_fw_live_merge(a, b)` merges two of those per column; null (any) absorbs.
+ * - `_fw_live_capture(scope, columns…)` is the statement-level trigger on every app table. From the
+ *   transition tables it records, per tenant the statement touched (INSERT: new rows, DELETE: old
+ *   rows, UPDATE: both, so a row moved between tenants invalidates both, each with its own image), the
+ *   values of the captured columns; tables that are not tenant-scoped (`global`) and TRUNCATE record
+ *   null (every tenant). A statement that touched no row records nothing.
  */
 export const liveFunctionsSql: readonly string[] = [
-  `create or replace function "public"."_fw_live_record"(p_table text, p_tenant uuid) returns void
+  `alter table "public"."${LIVE_LOG_TABLE}" add column if not exists changes jsonb`,
+  `create or replace function "public"."_fw_live_merge"(a jsonb, b jsonb) returns jsonb
+  language sql immutable set search_path = pg_catalog as $fw$
+  select case when a is null or b is null then null else (
+    select coalesce(jsonb_object_agg(k.key, case
+      when jsonb_typeof(a -> k.key) is distinct from 'array' or jsonb_typeof(b -> k.key) is distinct from 'array' then 'null'::jsonb
+      else (select case when count(*) > 32 then 'null'::jsonb else jsonb_agg(u.v) end
+            from (select jsonb_array_elements(a -> k.key) as v union select jsonb_array_elements(b -> k.key)) u) end), '{}'::jsonb)
+    from (select jsonb_object_keys(a) as key union select jsonb_object_keys(b)) k) end
+$fw$`,
+  `create or replace function "public"."_fw_live_values"(p_images jsonb, p_columns text[]) returns jsonb
+  language sql immutable set search_path = pg_catalog as $fw$
+  select coalesce(jsonb_object_agg(c.col, c.vals), '{}'::jsonb) from (
+    select x.col, case when count(distinct x.v) > 32 or coalesce(max(length(x.v)), 0) > 200 then 'null'::jsonb
+      else jsonb_agg(distinct x.v) end as vals
+    from (select col, img ->> col as v from unnest(p_columns) as col, jsonb_array_elements(p_images) as img) x
+    group by x.col) c
+$fw$`,
+  `create or replace function "public"."_fw_live_record"(p_table text, p_tenant uuid, p_changes jsonb) returns void
   language plpgsql security definer set search_path = pg_catalog, public as $fw$
 declare
   v_xid xid8 := pg_current_xact_id(); -- assigns the transaction id before nextval() below
@@ -535,50 +561,60 @@ begin
   if p_table is null then
     raise exception 'fw: _fw_live_record needs a table name';
   end if;
-  insert into "public"."${LIVE_LOG_TABLE}" (xid, table_name, tenant_id)
-  select v_xid, p_table, p_tenant
-  where not exists (
-    select 1 from "public"."${LIVE_LOG_TABLE}" l
-    where l.xid = v_xid and l.table_name = p_table
-      and coalesce(l.tenant_id, '${NO_TENANT_UUID}'::uuid) = coalesce(p_tenant, '${NO_TENANT_UUID}'::uuid))
-  on conflict do nothing;
+  update "public"."${LIVE_LOG_TABLE}" l set changes = "public"."_fw_live_merge"(l.changes, p_changes)
+  where l.xid = v_xid and l.table_name = p_table
+    and coalesce(l.tenant_id, '${NO_TENANT_UUID}'::uuid) = coalesce(p_tenant, '${NO_TENANT_UUID}'::uuid);
+  if not found then
+    insert into "public"."${LIVE_LOG_TABLE}" (xid, table_name, tenant_id, changes) values (v_xid, p_table, p_tenant, p_changes);
+  end if;
   perform pg_notify('fw_live', '');
 end
+$fw$`,
+  `create or replace function "public"."_fw_live_record"(p_table text, p_tenant uuid) returns void
+  language sql security definer set search_path = pg_catalog, public as $fw$
+  select "public"."_fw_live_record"(p_table, p_tenant, null::jsonb)
 $fw$`,
   `create or replace function "public"."_fw_live_capture"() returns trigger
   language plpgsql security definer set search_path = pg_catalog, public as $fw$
 declare
+  v_scoped boolean := TG_ARGV[0] = 'tenant';
+  v_columns text[] := coalesce(TG_ARGV[1:TG_NARGS - 1], '{}');
   v_tenant uuid;
+  v_changes jsonb;
 begin
   if TG_OP = 'TRUNCATE' then
-    perform "public"."_fw_live_record"(TG_TABLE_NAME::text, null);
-  elsif TG_ARGV[0] = 'tenant' then
-    if TG_OP = 'INSERT' then
-      for v_tenant in select distinct n.tenant_id from fw_new n loop
-        perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant);
-      end loop;
-    elsif TG_OP = 'DELETE' then
-      for v_tenant in select distinct o.tenant_id from fw_old o loop
-        perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant);
-      end loop;
-    else
-      for v_tenant in select o.tenant_id from fw_old o union select n.tenant_id from fw_new n loop
-        perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant);
-      end loop;
-    end if;
+    perform "public"."_fw_live_record"(TG_TABLE_NAME::text, null, null);
+  elsif TG_OP = 'INSERT' then
+    for v_tenant, v_changes in
+      select case when v_scoped then (i.j ->> 'tenant_id')::uuid end, "public"."_fw_live_values"(jsonb_agg(i.j), v_columns)
+      from (select to_jsonb(n) as j from fw_new n) i group by 1
+    loop
+      perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant, v_changes);
+    end loop;
   elsif TG_OP = 'DELETE' then
-    if exists (select 1 from fw_old) then
-      perform "public"."_fw_live_record"(TG_TABLE_NAME::text, null);
-    end if;
-  elsif exists (select 1 from fw_new) then
-    perform "public"."_fw_live_record"(TG_TABLE_NAME::text, null);
+    for v_tenant, v_changes in
+      select case when v_scoped then (i.j ->> 'tenant_id')::uuid end, "public"."_fw_live_values"(jsonb_agg(i.j), v_columns)
+      from (select to_jsonb(o) as j from fw_old o) i group by 1
+    loop
+      perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant, v_changes);
+    end loop;
+  else
+    for v_tenant, v_changes in
+      select case when v_scoped then (i.j ->> 'tenant_id')::uuid end, "public"."_fw_live_values"(jsonb_agg(i.j), v_columns)
+      from (select to_jsonb(o) as j from fw_old o union all select to_jsonb(n) from fw_new n) i group by 1
+    loop
+      perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant, v_changes);
+    end loop;
   end if;
   return null;
 end
 $fw$`,
   `revoke all on function "public"."_fw_live_record"(text, uuid) from public`,
+  `revoke all on function "public"."_fw_live_record"(text, uuid, jsonb) from public`,
   `grant execute on function "public"."_fw_live_record"(text, uuid) to ${app}`,
   `revoke all on function "public"."_fw_live_capture"() from public`,
+  `revoke all on function "public"."_fw_live_values"(jsonb, text[]) from public`,
+  `revoke all on function "public"."_fw_live_merge"(jsonb, jsonb) from public`,
 ];
 
 /**
@@ -589,6 +625,7 @@ export const LIVE_FUNCTIONS_MARKER = `fw:live:${createHash('sha256').update(live
 
 export const liveFunctionsCommentSql: readonly string[] = [
   `comment on function "public"."_fw_live_record"(text, uuid) is ${literal(LIVE_FUNCTIONS_MARKER)}`,
+  `comment on function "public"."_fw_live_record"(text, uuid, jsonb) is ${literal(LIVE_FUNCTIONS_MARKER)}`,
   `comment on function "public"."_fw_live_capture"() is ${literal(LIVE_FUNCTIONS_MARKER)}`,
 ];
 
@@ -600,14 +637,18 @@ export interface LiveTrigger {
   event: LiveTriggerEvent;
   /** The trigger argument: `tenant` for tenant-scoped tables, `global` otherwise. */
   scope: 'tenant' | 'global';
+  /** The trigger's arguments as `pg_trigger.tgargs` holds them (each ends with a NUL). */
+  args: string;
   sql: string;
 }
 
 /**
  * The capture triggers of one app table. PostgreSQL allows transition tables only on triggers for a
- * single event, hence one trigger per event (TRUNCATE has no rows to look at).
+ * single event, hence one trigger per event (TRUNCATE has no rows to look at). The arguments are the
+ * scope and the columns whose values are recorded (`capturedColumns` in live/read-set.ts); `args`
+ * is what `pg_trigger.tgargs` holds for them, to tell a trigger made for other columns.
  */
-export function liveTriggers(ns: string, table: string, tenantScoped: boolean): LiveTrigger[] {
+export function liveTriggers(ns: string, table: string, tenantScoped: boolean, columns: readonly string[] = []): LiveTrigger[] {
   const scope = tenantScoped ? 'tenant' : 'global';
   const referencing: Record<LiveTriggerEvent, string> = {
     insert: 'referencing new table as fw_new ',
@@ -615,15 +656,17 @@ export function liveTriggers(ns: string, table: string, tenantScoped: boolean): 
     delete: 'referencing old table as fw_old ',
     truncate: '',
   };
+  const args = [scope, ...columns];
   return (['insert', 'update', 'delete', 'truncate'] as const).map((event) => {
     const name = `${LIVE_TRIGGER_PREFIX}${event}`;
     return {
       name,
       event,
       scope,
+      args: args.map((arg) => `${arg}\0`).join(''),
       sql:
         `create trigger ${ident(name)} after ${event} on ${qualified(ns, table)} ${referencing[event]}` +
-        `for each statement execute function "public"."_fw_live_capture"(${literal(scope)})`,
+        `for each statement execute function "public"."_fw_live_capture"(${args.map(literal).join(', ')})`,
     };
   });
 }

@@ -9,6 +9,8 @@ import { resolveTraceId } from '../http/trace.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
+import { createReadIndex } from './read-index.ts';
+import { describeReadSet, readSetMatches, type Access, type ReadSet } from './read-set.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import type { SseConnection } from './sse-connection.ts';
 import { printable } from '../printable.ts';
@@ -79,7 +81,12 @@ interface Group {
   readonly rawArgs: unknown;
   readonly auth: Auth;
   readonly subscribers: Set<Subscription>;
+  /** The tables of the last successful run (or, before one, none). */
   reads: Set<string>;
+  /** What the last successful run read (read-set.ts), as indexed; undefined before one. */
+  readSet: ReadSet | undefined;
+  /** The invalidation batch that was the newest when the run in flight began (the run/install race). */
+  startedAtBatch: number;
   /** The last result (JSON) and its sequence number; undefined until the first successful run. */
   json: string | undefined;
   seq: number;
@@ -142,7 +149,26 @@ export interface LiveStatus {
   unchangedRuns: number;
   snapshotsSent: number;
   retentionMs: number;
-  liveQueries: Array<{ name: string; groups: number; subscriptions: number; reads: string[] }>;
+  liveQueries: Array<{
+    name: string;
+    groups: number;
+    subscriptions: number;
+    reads: string[];
+    /** Groups whose every table is read through conditions (the others rerun on any write to some table). */
+    preciseGroups: number;
+    /** The first groups (at most 20), each with its read set and reruns. */
+    groupList: LiveGroupStatus[];
+  }>;
+}
+
+export interface LiveGroupStatus {
+  args: unknown;
+  tenantId: string | null;
+  subscribers: number;
+  /** Per table, the accesses of the last run: `all`, or conditions such as `author_id = "…"`; null before one. */
+  readSet: Record<string, string[]> | null;
+  runs: number;
+  unchangedRuns: number;
 }
 
 export interface SubscriptionDebug {
@@ -157,6 +183,8 @@ export interface SubscriptionDebug {
   group: {
     subscribers: number;
     reads: string[];
+    /** Per table, the accesses of the last run (`all`, or conditions such as `author_id = "…"`). */
+    readSet: Record<string, string[]> | null;
     revision: number;
     runs: number;
     unchangedRuns: number;
@@ -192,8 +220,18 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
   let app: AppDefinition | undefined;
   const groups = new Map<string, Group>();
-  /** table → groups that read it. */
-  const readers = new Map<string, Set<Group>>();
+  /** tenant → table → value → groups: which groups a log row can concern (read-index.ts). */
+  const index = createReadIndex<Group>();
+  /**
+   * The invalidation batches delivered while some group's run was in flight, numbered: a run installs a
+   * read set that depends on what it read, so the writes that arrived during the run are matched against
+   * it again (a write only the new read set covers would otherwise be missed). Kept back to the oldest
+   * run in flight; `historyFloor` is the newest batch dropped.
+   */
+  const history: Array<{ seq: number; rows: readonly Invalidation[]; expired: boolean }> = [];
+  let batchSeq = 0;
+  let historyFloor = 0;
+  const inFlight = new Set<Group>();
   /** liveQuery name → every table it was seen reading (resume checks before a group has run). */
   const knownReads = new Map<string, Set<string>>();
   /** liveQuery names that have run successfully in this process, so `knownReads` holds their tables. */
@@ -221,6 +259,11 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   });
 
   function onInvalidations(rows: readonly Invalidation[], expired: boolean): void {
+    batchSeq++;
+    if (inFlight.size > 0) {
+      history.push({ seq: batchSeq, rows, expired });
+      if (history.length > MAX_HISTORY) historyFloor = history.splice(0, history.length - MAX_HISTORY).at(-1)!.seq;
+    }
     // The log was pruned past this process's reader (it could not read for longer than the retention
     // window): rows it never saw may have concerned any group, so every group re-runs.
     if (expired) {
@@ -229,15 +272,46 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     }
     const affected = new Set<Group>();
     for (const row of rows) {
-      for (const group of readers.get(row.table) ?? []) {
-        // A write to a non-tenant table (tenant null) concerns every tenant; otherwise only its own.
-        if (row.tenantId === null || row.tenantId === group.auth.tenantId) {
-          affected.add(group);
-          if (row.writtenAtMs !== undefined) group.wokenByWriteAtMs = Math.min(group.wokenByWriteAtMs ?? row.writtenAtMs, row.writtenAtMs);
-        }
+      // A write to a non-tenant table (tenant null) concerns every tenant; otherwise only its own.
+      const matched = index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }, new Set());
+      for (const group of matched) {
+        affected.add(group);
+        if (row.writtenAtMs !== undefined) group.wokenByWriteAtMs = Math.min(group.wokenByWriteAtMs ?? row.writtenAtMs, row.writtenAtMs);
       }
     }
     for (const group of affected) schedule(group);
+  }
+
+  /** Whether a log row concerns a group with this read set (its tenant, then its accesses). */
+  function concerns(group: Group, readSet: ReadSet, row: Invalidation): boolean {
+    if (row.tenantId !== null && row.tenantId !== group.auth.tenantId) return false;
+    return readSetMatches(readSet.get(row.table), row.changes ?? null);
+  }
+
+  /**
+   * The run/install race: did a batch delivered since the run began concern the read set it installs?
+   * Those batches were matched against the previous read set only.
+   */
+  function missedDuringRun(group: Group, readSet: ReadSet): boolean {
+    if (group.startedAtBatch < historyFloor) return true;
+    for (const batch of history) {
+      if (batch.seq <= group.startedAtBatch) continue;
+      if (batch.expired) return true;
+      for (const row of batch.rows) if (concerns(group, readSet, row)) return true;
+    }
+    return false;
+  }
+
+  function trimHistory(): void {
+    if (inFlight.size === 0) {
+      history.length = 0;
+      return;
+    }
+    let oldest = Infinity;
+    for (const group of inFlight) oldest = Math.min(oldest, group.startedAtBatch);
+    let drop = 0;
+    while (drop < history.length && history[drop]!.seq <= oldest) drop++;
+    if (drop > 0) history.splice(0, drop);
   }
 
   // ---- groups ----
@@ -246,17 +320,18 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     return JSON.stringify([name, argsJson, auth.kind, auth.userId, auth.tenantId, auth.role]);
   }
 
-  function indexReads(group: Group, reads: Set<string>): void {
-    for (const table of group.reads) if (!reads.has(table)) readers.get(table)?.delete(group);
-    for (const table of reads) {
-      let set = readers.get(table);
-      if (!set) readers.set(table, (set = new Set()));
-      set.add(group);
-    }
-    group.reads = reads;
+  function indexReads(group: Group, readSet: ReadSet): void {
+    index.set(group, group.auth.tenantId, readSet);
+    group.readSet = readSet;
+    group.reads = new Set(readSet.keys());
     let known = knownReads.get(group.name);
     if (!known) knownReads.set(group.name, (known = new Set()));
-    for (const table of reads) known.add(table);
+    for (const table of readSet.keys()) known.add(table);
+  }
+
+  /** Every table as read whole: a group that has not run successfully yet still reruns on their writes. */
+  function wholeTables(tables: Iterable<string>): ReadSet {
+    return new Map([...tables].map((table): [string, Access[]] => [table, [{ conditions: [] }]]));
   }
 
   /** What the run read that no capture trigger watches (CTE names are the statement's own, not relations). */
@@ -281,7 +356,14 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     group.running = (async () => {
       do {
         group.rerun = false;
-        await runGroup(group);
+        group.startedAtBatch = batchSeq;
+        inFlight.add(group);
+        try {
+          await runGroup(group);
+        } finally {
+          inFlight.delete(group);
+          trimHistory();
+        }
       } while (group.rerun && !group.disposed && !closed);
     })().finally(() => {
       group.running = undefined;
@@ -300,10 +382,11 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     // Writes that arrive during this run wake the next one, and count from their own time.
     const wokenByWriteAtMs = group.wokenByWriteAtMs;
     group.wokenByWriteAtMs = undefined;
-    const recorder = createReadRecorder();
+    const recorder = createReadRecorder(app?.schema);
     const started = performance.now();
-    try {
-      const result = await runEntry(db, group.entry, { auth: group.auth, traceId, args: group.args, plugins: [recorder] });
+    let delivered = false;
+    /** Installs what the run read and fans its result out; runs before the read-only COMMIT. */
+    const deliver = (result: unknown) => {
       const declared = declaredReads(group.entry);
       if (recorder.rawStatements > 0 && declared.length === 0) {
         throw new FwError(
@@ -321,11 +404,13 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           { diagnostics: unknown.map((name) => ({ path: `liveQuery.${group.name}`, code: 'unmanaged_read', message: `"${name}" is not a table fw captures writes to.` })) },
         );
       }
+      delivered = true;
       group.lastRunMs = performance.now() - started;
       counters.runs++;
       group.runs++;
       if (group.disposed) return;
-      indexReads(group, new Set([...recorder.tables, ...declared]));
+      indexReads(group, readSetOf(recorder, declared));
+      if (missedDuringRun(group, group.readSet!)) group.rerun = true;
       learned.add(group.name);
       const json = JSON.stringify(result === undefined ? null : result);
       group.lastError = undefined;
@@ -343,13 +428,27 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         if (subscription.started && subscription.sentSeq !== group.seq) sendSnapshot(subscription);
       }
       recordRerun(group.name, changed, wokenByWriteAtMs);
+    };
+    try {
+      const result = await runEntry(db, group.entry, { auth: group.auth, traceId, args: group.args, plugins: [recorder], onReadResult: deliver });
+      if (!delivered) deliver(result);
     } catch (thrown) {
+      const error = toFwError(thrown);
+      // The result went out before a COMMIT that then failed: what was read stands (nothing was written).
+      if (delivered) {
+        if (error.status >= 500) onError(error, traceId);
+        return;
+      }
       group.lastRunMs = performance.now() - started;
       counters.runs++;
       group.runs++;
-      const error = toFwError(thrown);
       failSpan(span, error);
       group.lastError = error;
+      // Until a run succeeds the group reruns on writes to every table its liveQuery is known to read.
+      if (!group.readSet && !group.disposed) {
+        const tables = new Set([...(knownReads.get(group.name) ?? []), ...recorder.tables, ...declaredReads(group.entry)]);
+        index.set(group, group.auth.tenantId, wholeTables([...tables].filter((table) => app?.schema.tables[table] !== undefined || declaredReads(group.entry).includes(table))));
+      }
       let streamed = false;
       for (const subscription of group.subscribers) {
         if (subscription.started) sendError(subscription, error, traceId, false);
@@ -358,6 +457,16 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       // A first run that fails is reported by the request that waits for it (it answers with the error).
       if (error.status >= 500 && streamed) onError(error, traceId);
     }
+  }
+
+  /** The run's read set: what its statements read, and declared tables read whole. */
+  function readSetOf(recorder: ReadRecorder, declared: readonly string[]): ReadSet {
+    const readSet = recorder.readSet();
+    for (const name of recorder.cteNames) if (!app?.schema.tables[name]) readSet.delete(name);
+    for (const table of declared) readSet.set(table, [{ conditions: [] }]);
+    // A table the recorder saw by name but the read set missed (cannot happen; kept whole to be safe).
+    for (const table of recorder.tables) if (!readSet.has(table) && !recorder.cteNames.has(table)) readSet.set(table, [{ conditions: [] }]);
+    return readSet;
   }
 
   // ---- subscriptions ----
@@ -407,7 +516,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   function disposeGroup(group: Group): void {
     group.disposed = true;
     if (groups.get(group.key) === group) groups.delete(group.key);
-    for (const table of group.reads) readers.get(table)?.delete(group);
+    index.delete(group);
   }
 
   async function start(subscription: Subscription, token: number | undefined): Promise<void> {
@@ -419,10 +528,16 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       // cover only its raw SQL): run it first. Deciding "up-to-date" on too few tables would also
       // leave the group deaf to writes to the others.
       if (group.json === undefined && !learned.has(group.name)) await ensureResult(group);
-      const tables = group.json === undefined ? (knownReads.get(group.name) ?? new Set<string>()) : group.reads;
+      // A run in flight may install another read set: decide on the one it leaves.
+      if (group.running) await group.running;
+      if (subscription.ended) return;
+      const readSet = group.json === undefined ? undefined : group.readSet;
+      const tables = readSet ? [...readSet.keys()] : [...(knownReads.get(group.name) ?? [])];
       const revision = reader.revision();
       const runsBefore = group.runs;
-      const check = await checkResume(db.admin, { lastRevision, tables: [...tables], tenantId: group.auth.tenantId });
+      // With the group's read set, only log rows that can touch what it reads count (read-set.ts).
+      const relevant = readSet ? (row: Invalidation) => concerns(group, readSet, row) : undefined;
+      const check = await checkResume(db.admin, { lastRevision, tables, tenantId: group.auth.tenantId, ...(relevant ? { relevant } : {}) });
       if (subscription.ended) return;
       // A run that finished during the check was not sent to this (unstarted) subscription: send it now.
       if (check.kind === 'up-to-date' && !(group.json !== undefined && group.runs !== runsBefore)) {
@@ -495,6 +610,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           auth: request.auth,
           subscribers: new Set(),
           reads: new Set(),
+          readSet: undefined,
+          startedAtBatch: 0,
           json: undefined,
           seq: 0,
           revision: 0,
@@ -507,8 +624,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           disposed: false,
         };
         groups.set(key, group);
-        // Until it has run, the group listens to every table this liveQuery was ever seen reading.
-        indexReads(group, new Set([...(knownReads.get(request.name) ?? []), ...declaredReads(entry)]));
+        // Not indexed until its first run installs what it read; writes during that run are matched
+        // against it then (missedDuringRun).
       }
       const tenantKey = request.auth.tenantId ?? '';
       const subscription: Subscription = {
@@ -626,11 +743,23 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     subscribe,
 
     status() {
-      const byName = new Map<string, { groups: number; subscriptions: number }>();
+      const byName = new Map<string, { groups: number; subscriptions: number; preciseGroups: number; groupList: LiveGroupStatus[] }>();
       for (const group of groups.values()) {
-        const entry = byName.get(group.name) ?? { groups: 0, subscriptions: 0 };
+        const entry = byName.get(group.name) ?? { groups: 0, subscriptions: 0, preciseGroups: 0, groupList: [] };
         entry.groups++;
         entry.subscriptions += group.subscribers.size;
+        const precise = group.readSet !== undefined && [...group.readSet.values()].every((accesses) => accesses.every((access) => access.conditions.length > 0));
+        if (precise) entry.preciseGroups++;
+        if (entry.groupList.length < STATUS_GROUPS) {
+          entry.groupList.push({
+            args: group.rawArgs,
+            tenantId: group.auth.tenantId,
+            subscribers: group.subscribers.size,
+            readSet: group.readSet ? describeReadSet(group.readSet) : null,
+            runs: group.runs,
+            unchangedRuns: group.unchangedRuns,
+          });
+        }
         byName.set(group.name, entry);
       }
       return {
@@ -669,6 +798,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         group: {
           subscribers: group.subscribers.size,
           reads: [...group.reads].sort(),
+          readSet: group.readSet ? describeReadSet(group.readSet) : null,
           revision: group.revision,
           runs: group.runs,
           unchangedRuns: group.unchangedRuns,
@@ -691,7 +821,10 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   };
 }
 
-/** Messages of internal errors can carry SQL: subscribers see them only with the trace id to quote. */
+/** Invalidation batches kept for runs in flight (a run older than that reruns: see missedDuringRun). */
+const MAX_HISTORY = 10_000;
+/** Groups per liveQuery listed with their read sets in `status()`. */
+const STATUS_GROUPS = 20;
 
 /** JSON with sorted object keys, so `{a,b}` and `{b,a}` form one group. */
 function canonicalJson(value: unknown): string {

@@ -436,6 +436,8 @@ describe.skipIf(!testDatabaseUrl)('the live log migrated by a non-superuser owne
       await retried(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_t_owner') then create role fw_t_owner login nosuperuser; end if; end $$`);
       await retried(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'fw_app') then create role fw_app nologin; end if; end $$`);
       await retried('grant fw_app to fw_t_owner');
+      // It sets up the request login role (db/request-login.ts); not left to another suite's grant.
+      await retried('alter role fw_t_owner createrole');
       await client.query(`alter database "${new URL(pg.url).pathname.slice(1)}" owner to fw_t_owner`);
     } finally {
       await client.end();

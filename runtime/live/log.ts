@@ -14,6 +14,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../schema.ts';
+import { capturedColumns, type ChangedValues } from './read-set.ts';
 import { LIVE_LOG_TABLE, LIVE_REVISION_SEQUENCE, LIVE_STATE_TABLE, LIVE_TRIGGER_PREFIX, PUBLIC, liveTriggers } from '../db/ddl.ts';
 
 /** The NOTIFY channel the capture signals on (payload empty: it only says "read the log"). */
@@ -30,6 +31,8 @@ export interface Invalidation {
   tenantId: string | null;
   /** When the write logged it (ms since the epoch, the database's clock): the start of the live lag. */
   writtenAtMs?: number;
+  /** What changed, per captured column (old and new images); null or absent: anything may have. */
+  changes?: ChangedValues;
 }
 
 /**
@@ -85,8 +88,8 @@ export interface LogBounds {
 
 /**
  * Creates the capture triggers that are missing on the declared tables (4 per table: insert, update,
- * delete, truncate; see `liveTriggers` in db/ddl.ts). Idempotent; a trigger whose scope no longer
- * matches the table (tenant-scoped or not) is replaced. Tables that do not exist are skipped.
+ * delete, truncate; see `liveTriggers` in db/ddl.ts). Idempotent; a trigger whose arguments no longer
+ * match the table (tenant-scoped or not, the columns whose values it records) is replaced. Tables that do not exist are skipped.
  * Needs the functions `ensureSystemTables` creates; `applyMigration` calls this in its transaction.
  *
  * @returns the triggers created, as `table.trigger`
@@ -97,19 +100,19 @@ export async function ensureLiveCapture(conn: Kysely<any>, schema: Schema): Prom
   const tables = await sql<{ name: string }>`
     select c.relname::text as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${PUBLIC} and c.relkind = 'r' and c.relname = any(${declared}::text[])`.execute(conn);
-  const triggers = await sql<{ table: string; name: string; scope: string }>`
-    select c.relname::text as table, t.tgname::text as name, split_part(encode(t.tgargs, 'escape'), '\\000', 1) as scope
+  const triggers = await sql<{ table: string; name: string; args: string }>`
+    select c.relname::text as table, t.tgname::text as name, encode(t.tgargs, 'hex') as args
     from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${PUBLIC} and not t.tgisinternal and starts_with(t.tgname::text, ${LIVE_TRIGGER_PREFIX})
       and c.relname = any(${declared}::text[])`.execute(conn);
-  const existing = new Map(triggers.rows.map((row) => [`${row.table}.${row.name}`, row.scope]));
+  const existing = new Map(triggers.rows.map((row) => [`${row.table}.${row.name}`, row.args]));
   const created: string[] = [];
   for (const { name: table } of tables.rows) {
-    for (const trigger of liveTriggers(PUBLIC, table, schema.tables[table]!.tenantScoped)) {
+    for (const trigger of liveTriggers(PUBLIC, table, schema.tables[table]!.tenantScoped, capturedColumns(schema, table))) {
       const key = `${table}.${trigger.name}`;
-      const scope = existing.get(key);
-      if (scope === trigger.scope) continue;
-      if (scope !== undefined) await sql.raw(`drop trigger "${trigger.name}" on "${PUBLIC}"."${table.replaceAll('"', '""')}"`).execute(conn);
+      const args = existing.get(key);
+      if (args === Buffer.from(trigger.args).toString('hex')) continue;
+      if (args !== undefined) await sql.raw(`drop trigger "${trigger.name}" on "${PUBLIC}"."${table.replaceAll('"', '""')}"`).execute(conn);
       await sql.raw(trigger.sql).execute(conn);
       created.push(key);
     }
@@ -182,21 +185,27 @@ export async function readInvalidations(admin: Kysely<any>, cursor: LogCursor, l
   const pending = xidArray(cursor.pending);
   const result = await sql<{ rows: unknown; fresh: string | number; pending: unknown; pruned_through: string }>`
     with late as (
-      select revision, table_name, tenant_id, created_at from ${log}
+      select revision, table_name, tenant_id, created_at, changes from ${log}
       where revision <= ${from}::bigint and xid = any(${pending}::xid8[])
     ), fresh as (
-      select revision, table_name, tenant_id, created_at from ${log}
+      select revision, table_name, tenant_id, created_at, changes from ${log}
       where revision > ${from}::bigint order by revision limit ${limit}
     ), picked as (
       select * from late union all select * from fresh
     )
     select
-      (select coalesce(json_agg(json_build_array(revision::text, table_name, tenant_id, (extract(epoch from created_at) * 1000)::bigint::text) order by revision), '[]'::json) from picked) as rows,
+      (select coalesce(json_agg(json_build_array(revision::text, table_name, tenant_id, (extract(epoch from created_at) * 1000)::bigint::text, changes) order by revision), '[]'::json) from picked) as rows,
       (select count(*) from fresh) as fresh,
       (select coalesce(json_agg(x::text), '[]'::json) from pg_snapshot_xip(pg_current_snapshot()) as x) as pending,
       (select coalesce(max(pruned_through), 0)::text from ${state}) as pruned_through`.execute(admin);
   const row = result.rows[0]!;
-  const rows = jsonArray<[string, string, string | null, string]>(row.rows).map(([revision, table, tenantId, writtenAt]) => ({ revision: toRevision(revision), table, tenantId, writtenAtMs: Number(writtenAt) }));
+  const rows = jsonArray<[string, string, string | null, string, ChangedValues]>(row.rows).map(([revision, table, tenantId, writtenAt, changes]) => ({
+    revision: toRevision(revision),
+    table,
+    tenantId,
+    writtenAtMs: Number(writtenAt),
+    changes: changes ?? null,
+  }));
   let revision = from;
   for (const invalidation of rows) if (invalidation.revision > revision) revision = invalidation.revision;
   return {
@@ -215,7 +224,8 @@ export async function readInvalidations(admin: Kysely<any>, cursor: LogCursor, l
  * - `reset` / `revision_expired`: `lastRevision` is below `pruned_through`; rows it would need are gone.
  * - `reset` / `revision_unknown`: `lastRevision` is above anything this database's sequence handed out
  *   (e.g. the database was recreated), or not a whole number ≥ 0.
- * - `changed`: a relevant row (table in `tables`, tenant null or `tenantId`) has a higher revision, or
+ * - `changed`: a relevant row (table in `tables`, tenant null or `tenantId`, and `relevant` to the
+ *   subscription's read set) has a higher revision, or
  *   has a revision ≤ `lastRevision` but belongs to a transaction that may still have been running
  *   when the snapshot was taken: its xid is ≥ the `horizon` (oldest running transaction) recorded
  *   with the newest row at or below `lastRevision`. Such a transaction was running when that row drew
@@ -231,32 +241,53 @@ export async function readInvalidations(admin: Kysely<any>, cursor: LogCursor, l
  */
 export async function checkResume(
   admin: Kysely<any>,
-  options: { lastRevision: number; tables: readonly string[]; tenantId: string | null },
+  options: {
+    lastRevision: number;
+    tables: readonly string[];
+    tenantId: string | null;
+    /**
+     * Whether one of the candidate rows concerns the subscription (its read set); without it every
+     * row of the tables counts. More candidates than `RESUME_ROWS` count as a change.
+     */
+    relevant?: (row: Invalidation) => boolean;
+  },
 ): Promise<ResumeCheck> {
   const { lastRevision, tenantId } = options;
   const tables = [...options.tables];
   const last = Number.isSafeInteger(lastRevision) && lastRevision >= 0 ? lastRevision : 0;
-  const result = await sql<{ pruned_through: string; last_value: string; changed: boolean }>`
+  const result = await sql<{ pruned_through: string; last_value: string; candidates: unknown }>`
     with anchor as (
       select revision, xid, horizon from ${log} where revision <= ${last}::bigint order by revision desc limit 1
+    ), candidates as (
+      select r.revision, r.table_name, r.tenant_id, r.changes from ${log} r
+      where r.table_name = any(${tables}::text[]) and (r.tenant_id is null or r.tenant_id = ${tenantId}::uuid)
+        and (r.revision > ${last}::bigint or r.xid >= coalesce((select horizon from anchor), '0'::xid8))
+        and not exists (select 1 from anchor a where a.revision = ${last}::bigint and a.xid = r.xid)
+      limit ${RESUME_ROWS + 1}
     )
     select
       (select coalesce(max(pruned_through), 0)::text from ${state}) as pruned_through,
       (select (case when is_called then last_value else 0 end)::text from ${sequence}) as last_value,
-      exists (
-        select 1 from ${log} r
-        where r.table_name = any(${tables}::text[]) and (r.tenant_id is null or r.tenant_id = ${tenantId}::uuid)
-          and (r.revision > ${last}::bigint or r.xid >= coalesce((select horizon from anchor), '0'::xid8))
-          and not exists (select 1 from anchor a where a.revision = ${last}::bigint and a.xid = r.xid)
-      ) as changed`.execute(admin);
+      (select coalesce(json_agg(json_build_array(revision::text, table_name, tenant_id, changes)), '[]'::json) from candidates) as candidates`.execute(admin);
   const row = result.rows[0]!;
   const prunedThrough = toRevision(row.pruned_through);
   if (!Number.isSafeInteger(lastRevision) || lastRevision < 0 || lastRevision > toRevision(row.last_value)) {
     return { kind: 'reset', reason: 'revision_unknown', oldestRevision: prunedThrough };
   }
   if (lastRevision < prunedThrough) return { kind: 'reset', reason: 'revision_expired', oldestRevision: prunedThrough };
-  return row.changed ? { kind: 'changed' } : { kind: 'up-to-date' };
+  const candidates = jsonArray<[string, string, string | null, ChangedValues]>(row.candidates).map(([revision, table, tenant, changes]) => ({
+    revision: toRevision(revision),
+    table,
+    tenantId: tenant,
+    changes: changes ?? null,
+  }));
+  const relevant = options.relevant ?? (() => true);
+  const changed = candidates.length > RESUME_ROWS || candidates.some((candidate) => relevant(candidate));
+  return changed ? { kind: 'changed' } : { kind: 'up-to-date' };
 }
+
+/** Log rows a resume check matches against a read set one by one; more say "changed" at once. */
+export const RESUME_ROWS = 1000;
 
 // ---- operations ----
 

@@ -1,4 +1,6 @@
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { Schema } from '../schema.ts';
+import { createReadSetBuilder, type Access } from './read-set.ts';
 
 /**
  * Records the tables a liveQuery run reads, from the query trees Kysely builds, so the hub knows which
@@ -16,21 +18,32 @@ export interface ReadRecorder extends KyselyPlugin {
   readonly cteNames: ReadonlySet<string>;
   /** Tables of another schema (`auth.users`): fw captures writes to public tables only. */
   readonly otherSchemaTables: ReadonlySet<string>;
-  /** Statements that were raw SQL at their root, whose tables cannot be known. */
+  /** Statements that were raw SQL at their root, or held a raw subquery, whose tables cannot be known. */
   readonly rawStatements: number;
+  /** The run's read set so far (table → accesses); empty without a schema. */
+  readSet(): Map<string, Access[]>;
 }
 
-export function createReadRecorder(): ReadRecorder {
-  const found: Found = { tables: new Set(), cteNames: new Set(), otherSchemaTables: new Set() };
+export function createReadRecorder(schema?: Schema): ReadRecorder {
+  const found: Found = { tables: new Set(), cteNames: new Set(), otherSchemaTables: new Set(), rawQueries: 0 };
+  const reads = createReadSetBuilder(schema);
   let rawStatements = 0;
   return {
-    ...found,
+    tables: found.tables,
+    cteNames: found.cteNames,
+    otherSchemaTables: found.otherSchemaTables,
     get rawStatements() {
       return rawStatements;
     },
+    readSet: () => reads.build(),
     transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+      const before = found.rawQueries;
       if (node.kind === 'RawNode') rawStatements++;
-      collectTables(node, found);
+      else {
+        collectTables(node, found);
+        if (found.rawQueries > before) rawStatements++;
+      }
+      reads.addStatement(node);
       return node;
     },
     transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -48,9 +61,18 @@ interface Found {
   tables: Set<string>;
   cteNames: Set<string>;
   otherSchemaTables: Set<string>;
+  /** Raw fragments that are queries of their own (`select` in their text). */
+  rawQueries: number;
+}
+
+/** A raw fragment that reads relations of its own; `extract(epoch from …)` or `now()` does not. */
+function isQueryText(node: OperationNode): boolean {
+  const fragments = (node as unknown as { sqlFragments?: readonly string[] }).sqlFragments ?? [];
+  return fragments.some((fragment) => /\b(select|table)\b/i.test(fragment));
 }
 
 function collectTables(node: OperationNode, into: Found): void {
+  if (node.kind === 'RawNode' && isQueryText(node)) into.rawQueries++;
   // `n.title` names a table (or alias) already in a FROM or JOIN; it reads nothing new.
   if (node.kind === 'ReferenceNode') return;
   // `with recent as (…)`: the name is the CTE's, not a table's (its body is walked on its own).
