@@ -89,6 +89,8 @@ interface Group {
   startedAtBatch: number;
   /** The last result (JSON) and its sequence number; undefined until the first successful run. */
   json: string | undefined;
+  /** The snapshot frame's shared tail for `seq` and the revision token, encoded once. */
+  frame: { seq: number; token: number; tail: Buffer } | undefined;
   seq: number;
   revision: number;
   lastError: FwError | undefined;
@@ -476,12 +478,13 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     subscription.sentSeq = group.seq;
     subscription.sentRevision = group.revision;
     counters.snapshotsSent++;
-    // The result is serialised once per run; only the small head differs between subscribers.
-    subscription.connection.send(subscription.id, {
-      event: 'snapshot',
-      id: visible(subscription, group.revision),
-      data: `${head(subscription)},"revision":${visible(subscription, group.revision)},"result":${group.json}}`,
-    });
+    // The result is serialised and encoded once per run and revision (every subscriber of a group has
+    // its tenant, so its revision token); only the small head differs between subscribers.
+    const token = visible(subscription, group.revision);
+    if (!group.frame || group.frame.seq !== group.seq || group.frame.token !== token) {
+      group.frame = { seq: group.seq, token, tail: Buffer.from(`,"revision":${token},"result":${group.json}}\n\n`) };
+    }
+    subscription.connection.send(subscription.id, { head: `event: snapshot\nid: ${token}\ndata: ${head(subscription)}`, tail: group.frame.tail });
   }
 
   function sendError(subscription: Subscription, error: FwError, traceId: string, fatal: boolean): void {
@@ -613,6 +616,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           readSet: undefined,
           startedAtBatch: 0,
           json: undefined,
+          frame: undefined,
           seq: 0,
           revision: 0,
           lastError: undefined,

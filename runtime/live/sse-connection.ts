@@ -7,9 +7,20 @@ export interface SseEvent {
   data: string;
 }
 
+/**
+ * An event whose text is `head` followed by `tail`, the tail encoded once and shared: a snapshot's
+ * result goes to every subscriber of a group, only the head (its subscription id) differs.
+ */
+export interface PreparedEvent {
+  head: string;
+  tail: Buffer;
+}
+
 export function formatEvent({ event, id, data }: SseEvent): string {
   return `event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${data}\n\n`;
 }
+
+type Chunk = string | PreparedEvent;
 
 /**
  * One open `text/event-stream` response, written with backpressure: while the socket is full, each
@@ -23,7 +34,7 @@ export class SseConnection {
   #open = false;
   #closed = false;
   #blocked = false;
-  #pending = new Map<string, string>();
+  #pending = new Map<string, Chunk>();
   #lastWriteAt = 0;
   #onClose: Array<() => void> = [];
   /** Events written and events replaced while the client was slow (for status and debug). */
@@ -68,9 +79,9 @@ export class SseConnection {
   }
 
   /** Sends an event in `slot`, replacing an unsent older event of the same slot. */
-  send(slot: string, event: SseEvent): void {
+  send(slot: string, event: SseEvent | PreparedEvent): void {
     if (this.#closed) return;
-    const text = formatEvent(event);
+    const text: Chunk = 'tail' in event ? event : formatEvent(event);
     if (!this.#open || this.#blocked) {
       if (this.#pending.delete(slot)) this.superseded++;
       this.#pending.set(slot, text);
@@ -98,9 +109,18 @@ export class SseConnection {
     this.#markClosed();
   }
 
-  #write(text: string): void {
+  #write(text: Chunk): void {
     this.#lastWriteAt = Date.now();
-    if (!this.#res.write(text)) this.#blocked = true;
+    if (typeof text === 'string') {
+      if (!this.#res.write(text)) this.#blocked = true;
+      return;
+    }
+    // One write to the socket: the head and the shared tail leave together.
+    this.#res.cork();
+    this.#res.write(text.head);
+    const ok = this.#res.write(text.tail);
+    this.#res.uncork();
+    if (!ok) this.#blocked = true;
   }
 
   #drain(): void {
