@@ -587,21 +587,21 @@ begin
   elsif TG_OP = 'INSERT' then
     for v_tenant, v_changes in
       select case when v_scoped then (i.j ->> 'tenant_id')::uuid end, "public"."_fw_live_values"(jsonb_agg(i.j), v_columns)
-      from (select to_jsonb(n) as j from fw_new n) i group by 1
+      from (select to_jsonb(n.*) as j from fw_new n) i group by 1
     loop
       perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant, v_changes);
     end loop;
   elsif TG_OP = 'DELETE' then
     for v_tenant, v_changes in
       select case when v_scoped then (i.j ->> 'tenant_id')::uuid end, "public"."_fw_live_values"(jsonb_agg(i.j), v_columns)
-      from (select to_jsonb(o) as j from fw_old o) i group by 1
+      from (select to_jsonb(o.*) as j from fw_old o) i group by 1
     loop
       perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant, v_changes);
     end loop;
   else
     for v_tenant, v_changes in
       select case when v_scoped then (i.j ->> 'tenant_id')::uuid end, "public"."_fw_live_values"(jsonb_agg(i.j), v_columns)
-      from (select to_jsonb(o) as j from fw_old o union all select to_jsonb(n) from fw_new n) i group by 1
+      from (select to_jsonb(o.*) as j from fw_old o union all select to_jsonb(n.*) from fw_new n) i group by 1
     loop
       perform "public"."_fw_live_record"(TG_TABLE_NAME::text, v_tenant, v_changes);
     end loop;

@@ -19,7 +19,8 @@ import { logBounds } from './log.ts';
  * concurrent writes after which every subscriber must hold what a fresh run returns.
  */
 const schema = defineSchema({
-  tickets: table({ id: t.uuid().primaryKey().defaultRandom(), board: t.integer(), title: t.text(), status: t.text() }),
+  // `n` and `o`: the capture trigger's own aliases for new and old rows must not be taken for them.
+  tickets: table({ id: t.uuid().primaryKey().defaultRandom(), board: t.integer(), title: t.text(), status: t.text(), n: t.integer().nullable(), o: t.text().nullable() }),
   /** Which board a user looks at: read first, so the tickets read depends on data (a run/install race). */
   preferences: table({ id: t.uuid().primaryKey().defaultRandom(), user_id: t.text(), board: t.integer() }),
 });
@@ -112,7 +113,7 @@ for (const target of databaseTargets) {
     /** The hub has read every log row written so far (its reader's revision is past them). */
     const caughtUp = async () => {
       const { latestRevision } = await logBounds(db.admin);
-      await until(() => hub.status().revision >= latestRevision, `the live reader to read revision ${latestRevision}`);
+      await until(async () => hub.status().revision >= latestRevision, `the live reader to read revision ${latestRevision}`);
     };
     const titles = (event: { json: any }) => (event.json.result.rows ?? event.json.result).map((row: { title: string }) => row.title);
 
