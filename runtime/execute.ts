@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { type KyselyPlugin, sql } from 'kysely';
-import type { FwDatabase } from './db/database.ts';
+import { type Kysely, type KyselyPlugin, sql } from 'kysely';
+import { withTransactionPlugins, type FwDatabase } from './db/database.ts';
 import type { Auth, EntryDefinition } from './entry-types.ts';
 import { type Diagnostic, FwError, toFwError } from './errors.ts';
 import type { AppDefinition } from './app-definition.ts';
@@ -106,6 +106,19 @@ export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunO
     }
     return result;
   });
+}
+
+/**
+ * Runs a query's or liveQuery's handler inside a read-only request transaction the caller holds (its
+ * identity must be `run.auth`'s): live reruns of one identity share one transaction (hub.ts).
+ */
+export async function runReadOnlyIn(trx: Kysely<any>, entry: EntryDefinition, run: RunOptions): Promise<unknown> {
+  if (entry.kind === 'command') throw new FwError('internal', 'runReadOnlyIn runs read-only entries only.');
+  const ctx: Record<string, unknown> = Object.create(aiRefusal(entry.kind));
+  Object.assign(ctx, { db: withTransactionPlugins(trx, run.plugins ?? []), auth: run.auth, traceId: run.traceId });
+  const result = await entry.handler(ctx, run.args);
+  run.onReadResult?.(result);
+  return result;
 }
 
 /**

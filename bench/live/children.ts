@@ -1,6 +1,7 @@
 /** The orchestrator's side of its child processes: fork one, wait until ready, ask it things, stop it. */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { LiveQueryName } from './app.ts';
 import type { ClientProgress, ClientRequest, ClientResult, GcKind, MemorySample, Ready, Reply, ServerRequest, ServerSpec, ServerStats, SubscriberSpec, WriteRecord } from './protocol.ts';
 
 interface Child<Q> {
@@ -92,7 +93,7 @@ export async function startServer(spec: ServerSpec, cpuProfDir: string | null): 
 
 export interface ClientHandle {
   readonly pid: number;
-  open(baseUrl: string, subscribers: SubscriberSpec[], concurrency: number): Promise<void>;
+  open(baseUrl: string, query: LiveQueryName, subscribers: SubscriberSpec[], concurrency: number): Promise<void>;
   writes(writes: WriteRecord[]): void;
   start(): Promise<void>;
   progress(): Promise<ClientProgress>;
@@ -104,7 +105,7 @@ export async function startClient(index: number): Promise<ClientHandle> {
   const child = await startChild<ClientRequest>('./client-process.ts', [], [], `subscriber process ${index}`);
   return {
     pid: child.pid,
-    open: async (baseUrl, subscribers, concurrency) => void (await child.ask({ type: 'open', baseUrl, subscribers, concurrency })),
+    open: async (baseUrl, query, subscribers, concurrency) => void (await child.ask({ type: 'open', baseUrl, query, subscribers, concurrency })),
     writes: (writes) => child.tell({ type: 'writes', writes }),
     start: async () => void (await child.ask({ type: 'start' })),
     progress: () => child.ask({ type: 'progress' }) as Promise<ClientProgress>,

@@ -1,7 +1,7 @@
 /**
- * A subscriber process: opens one `GET /live/benchItems?args={"group":g}` stream per subscriber (raw
- * node:http, no keep-alive agent, no socket limit), parses the SSE with `eventsource-parser`, and
- * notes when each write's row first reaches each subscriber.
+ * A subscriber process: opens one `GET /live/<query>?args={"group":g}` stream per subscriber (raw
+ * node:http, no keep-alive agent, no socket limit; `benchItems` or `benchJoined`), parses the SSE with
+ * `eventsource-parser`, and notes when each written row first reaches each subscriber.
  *
  * Arrival times are taken when a chunk comes off the socket, before any parsing: parsing runs after
  * the whole batch of ready sockets was read (setImmediate), so parsing one subscriber's frame does
@@ -12,12 +12,14 @@ import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { ClientProgress, ClientRequest, ClientResult, Ready, Reply, Request, SubscriberSpec, WriteRecord } from './protocol.ts';
-import { devHeaders, livePath } from './app.ts';
+import { devHeaders, groupLabel, type LiveQueryName, livePath } from './app.ts';
 
 interface Row {
   seq: number;
   n: number;
   grp: number;
+  /** `benchJoined` only: the joined `bench_groups` row's label. */
+  label?: string;
 }
 
 interface Subscriber {
@@ -91,7 +93,7 @@ function onEvent(subscriber: Subscriber, event: string | undefined, data: string
   let fresh = 0;
   // Rows come newest first.
   for (const row of rows) {
-    if (row.grp !== subscriber.group) {
+    if (row.grp !== subscriber.group || (row.label !== undefined && row.label !== groupLabel(subscriber.group))) {
       counts.wrongRows++;
       continue;
     }
@@ -122,7 +124,7 @@ function problem(message: string): void {
 
 // ---- opening ----
 
-function openOne(baseUrl: string, spec: SubscriberSpec): Promise<void> {
+function openOne(baseUrl: string, query: LiveQueryName, spec: SubscriberSpec): Promise<void> {
   const subscriber: Subscriber = {
     group: spec.group,
     lastN: 0,
@@ -149,7 +151,7 @@ function openOne(baseUrl: string, spec: SubscriberSpec): Promise<void> {
       if (error) reject(error);
       else resolve();
     };
-    const request = http.get(baseUrl + livePath(spec.group), { agent, headers: devHeaders(spec.tenant) }, (response) => {
+    const request = http.get(baseUrl + livePath(query, spec.group), { agent, headers: devHeaders(spec.tenant, spec.group) }, (response) => {
       response.setEncoding('utf8');
       if (response.statusCode !== 200) {
         let body = '';
@@ -175,10 +177,10 @@ function openOne(baseUrl: string, spec: SubscriberSpec): Promise<void> {
   });
 }
 
-async function openAll(baseUrl: string, specs: SubscriberSpec[], concurrency: number): Promise<void> {
+async function openAll(baseUrl: string, query: LiveQueryName, specs: SubscriberSpec[], concurrency: number): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < specs.length) await openOne(baseUrl, specs[next++]!);
+    while (next < specs.length) await openOne(baseUrl, query, specs[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, specs.length) }, worker));
 }
@@ -190,8 +192,10 @@ function progress(): ClientProgress & { latenciesUs?: Float64Array } {
   let received = 0;
   for (const write of writes) {
     if (!write.measured) continue;
-    expected += perGroup.get(write.group) ?? 0;
-    received += arrivals.get(write.seq)?.length ?? 0;
+    for (const row of write.rows) {
+      expected += perGroup.get(row.group) ?? 0;
+      received += arrivals.get(row.seq)?.length ?? 0;
+    }
   }
   return { expected, received };
 }
@@ -205,7 +209,7 @@ function finish(): ClientResult {
   let i = 0;
   for (const write of writes) {
     if (!write.measured) continue;
-    for (const at of arrivals.get(write.seq) ?? []) latenciesUs[i++] = at - write.ackUs;
+    for (const row of write.rows) for (const at of arrivals.get(row.seq) ?? []) latenciesUs[i++] = at - write.ackUs;
   }
   const ms = (ns: number) => Math.round(ns / 10_000) / 100;
   return {
@@ -226,7 +230,7 @@ function finish(): ClientResult {
 async function handle(request: ClientRequest): Promise<unknown> {
   switch (request.type) {
     case 'open':
-      await openAll(request.baseUrl, request.subscribers, request.concurrency);
+      await openAll(request.baseUrl, request.query, request.subscribers, request.concurrency);
       return null;
     case 'writes':
       writes.push(...request.writes);

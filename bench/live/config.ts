@@ -9,12 +9,33 @@ export type VariantName = 'fw' | 'bare';
  */
 export type TenantLayout = 'one' | 'perGroup';
 
+/**
+ * What a point subscribes to and how it writes. `items`: `benchItems({ group })` (one table), one row
+ * per commit. `join`: `benchJoined({ group })` (`bench_items` joined to `bench_groups`), one row per
+ * commit. `bulkK` (e.g. `bulk20`): `benchItems`, each commit one statement inserting K rows into K
+ * consecutive groups (round-robin), so a commit changes K groups.
+ */
+export type Shape = 'items' | 'join' | `bulk${number}`;
+
 export interface Point {
   subscribers: number;
   groups: number;
   /** Commits per second. */
   rate: number;
   tenants: TenantLayout;
+  shape: Shape;
+}
+
+/** Rows (and changed groups) per commit: K for `bulkK`, else 1. */
+export function rowsPerCommit(shape: Shape): number {
+  return shape.startsWith('bulk') ? Number(shape.slice(4)) : 1;
+}
+
+/** Parses `items`, `join` or `bulkK` (K a positive integer); null when it is none of them. */
+export function parseShape(raw: string): Shape | null {
+  if (raw === 'items' || raw === 'join') return raw;
+  const bulk = /^bulk([1-9][0-9]*)$/.exec(raw);
+  return bulk ? (`bulk${Number(bulk[1])}` as Shape) : null;
 }
 
 export interface BenchOptions {
@@ -40,54 +61,78 @@ export interface BenchOptions {
   quick: boolean;
 }
 
-/** The issue's points that matter most; each point with more than one group runs in both tenant layouts. */
-const DEFAULT_POINTS: Array<[number, number, number]> = [
-  [1000, 1, 10],
-  [10_000, 100, 10],
-  [5000, 1000, 10],
+type PointSpec = [subscribers: number, groups: number, rate: number, shape: Shape];
+
+/**
+ * The issue's points that matter most. Unless BENCH_LIVE_TENANTS says otherwise, an `items` point with
+ * more than one group runs in both tenant layouts, a `join` or `bulkK` point in `one` only.
+ */
+const DEFAULT_POINTS: PointSpec[] = [
+  [1000, 1, 10, 'items'],
+  [10_000, 100, 10, 'items'],
+  [5000, 1000, 10, 'items'],
+  [5000, 1000, 10, 'join'],
+  [5000, 1000, 10, 'bulk20'],
 ];
-const QUICK_POINTS: Array<[number, number, number]> = [
-  [200, 1, 10],
-  [200, 20, 10],
+const QUICK_POINTS: PointSpec[] = [
+  [200, 1, 10, 'items'],
+  [200, 20, 10, 'items'],
+  [200, 20, 10, 'join'],
+  [200, 20, 10, 'bulk5'],
 ];
 
 export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const quick = env.BENCH_LIVE_QUICK === '1' || env.BENCH_LIVE_QUICK === 'true';
-  const layouts = list(env, 'BENCH_LIVE_TENANTS', ['one', 'perGroup']).map((name) => {
-    if (name !== 'one' && name !== 'perGroup') throw new Error(`BENCH_LIVE_TENANTS: unknown layout "${name}"; use one, perGroup or both.`);
-    return name as TenantLayout;
-  });
+  // Set: every point with more than one group runs in these layouts. Unset: `items` points in both,
+  // `join` and `bulkK` points in `one` only.
+  const explicitLayouts =
+    env.BENCH_LIVE_TENANTS !== undefined && env.BENCH_LIVE_TENANTS.trim() !== ''
+      ? list(env, 'BENCH_LIVE_TENANTS', []).map((name) => {
+          if (name !== 'one' && name !== 'perGroup') throw new Error(`BENCH_LIVE_TENANTS: unknown layout "${name}"; use one, perGroup or both.`);
+          return name as TenantLayout;
+        })
+      : null;
+  if (explicitLayouts !== null && explicitLayouts.length === 0) throw new Error('BENCH_LIVE_TENANTS: no layout; use one, perGroup or both.');
+  const layoutsFor = (shape: Shape): TenantLayout[] => explicitLayouts ?? (shape === 'items' ? ['one', 'perGroup'] : ['one']);
   const variants = list(env, 'BENCH_LIVE_VARIANTS', ['fw', 'bare']).map((name) => {
     if (name !== 'fw' && name !== 'bare') throw new Error(`BENCH_LIVE_VARIANTS: unknown variant "${name}"; use fw, bare or both.`);
     return name as VariantName;
   });
 
-  let triples: Array<[number, number, number]>;
+  let specs: PointSpec[];
   if (env.BENCH_LIVE_POINTS) {
-    triples = env.BENCH_LIVE_POINTS.split(',').map((raw) => {
-      const parts = raw.trim().split('x').map(Number);
+    specs = env.BENCH_LIVE_POINTS.split(',').map((item) => item.trim()).filter(Boolean).map((raw): PointSpec => {
+      const [triple = '', shapeName = 'items', ...rest] = raw.split(':');
+      const parts = triple.split('x').map((part) => Number(part.replaceAll('_', '')));
       if (parts.length !== 3 || parts.some((n) => !Number.isInteger(n) || n <= 0)) {
-        throw new Error(`BENCH_LIVE_POINTS: "${raw}" is not subscribers x groups x rate, e.g. 1000x1x10.`);
+        throw new Error(`BENCH_LIVE_POINTS: "${raw}" is not subscribers x groups x rate[:shape], e.g. 1000x1x10 or 5000x1000x10:join.`);
       }
-      return parts as [number, number, number];
+      const shape = rest.length === 0 ? parseShape(shapeName.trim()) : null;
+      if (shape === null) throw new Error(`BENCH_LIVE_POINTS: "${raw}": unknown shape "${raw.slice(triple.length + 1)}"; use items, join or bulkK (e.g. bulk20).`);
+      const [subscribers, groups, rate] = parts as [number, number, number];
+      if (rowsPerCommit(shape) > groups) {
+        throw new Error(`BENCH_LIVE_POINTS: "${raw}": ${shape} writes ${rowsPerCommit(shape)} different groups per commit but the point has only ${groups}.`);
+      }
+      return [subscribers, groups, rate, shape];
     });
   } else if (env.BENCH_LIVE_SUBSCRIBERS || env.BENCH_LIVE_GROUPS || env.BENCH_LIVE_RATE) {
     // Any of the three set: every combination, the unset ones at their first default.
     const subscribers = integers(env, 'BENCH_LIVE_SUBSCRIBERS', [quick ? 200 : 1000]);
     const groups = integers(env, 'BENCH_LIVE_GROUPS', [1]);
     const rates = integers(env, 'BENCH_LIVE_RATE', [10]);
-    triples = subscribers.flatMap((n) => groups.flatMap((g) => rates.map((w) => [n, g, w] as [number, number, number])));
+    specs = subscribers.flatMap((n) => groups.flatMap((g) => rates.map((w): PointSpec => [n, g, w, 'items'])));
   } else {
-    triples = quick ? QUICK_POINTS : DEFAULT_POINTS;
+    specs = quick ? QUICK_POINTS : DEFAULT_POINTS;
   }
   const points: Point[] = [];
-  for (const [subscribers, groups, rate] of triples) {
+  for (const [subscribers, groups, rate, shape] of specs) {
     if (groups > subscribers) {
       process.stderr.write(`bench/live: skipping ${subscribers} subscribers over ${groups} groups (a group needs a subscriber).\n`);
       continue;
     }
     // With one group the two layouts are the same benchmark: run it once.
-    for (const tenants of groups === 1 ? [layouts[0]!] : layouts) points.push({ subscribers, groups, rate, tenants });
+    const layouts = layoutsFor(shape);
+    for (const tenants of groups === 1 ? [layouts[0]!] : layouts) points.push({ subscribers, groups, rate, tenants, shape });
   }
   if (points.length === 0) throw new Error('bench/live: nothing to run.');
 

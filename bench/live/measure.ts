@@ -5,10 +5,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { type CpuDelta, cpuSince, snapshotCpu } from '../http/system-cpu.ts';
-import { tenantOfGroup } from './app.ts';
+import { liveQueryOf, resetStatements, tenantOfGroup } from './app.ts';
 import { interruptCpuUs } from './interrupt-cpu.ts';
 import { type ClientHandle, startClient, startServer } from './children.ts';
-import type { BenchOptions, Point, VariantName } from './config.ts';
+import { type BenchOptions, type Point, rowsPerCommit, type VariantName } from './config.ts';
 import type { ClientResult, GcKind, MemorySample, ServerStats, SubscriberSpec, WriteRecord } from './protocol.ts';
 import { createWriter } from './writer.ts';
 
@@ -47,8 +47,8 @@ export interface RunContext {
 
 export async function measureRun(variant: VariantName, point: Point, context: RunContext): Promise<RunMeasurement> {
   const { options, log } = context;
-  const { subscribers: total, groups, rate, tenants } = point;
-  await truncate(context.url);
+  const { subscribers: total, groups, rate, tenants, shape } = point;
+  await resetTables(context.url, point);
 
   const perTenant = tenants === 'one' ? total : Math.ceil(total / groups);
   const server = await startServer(
@@ -56,7 +56,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
     options.cpuProfDir,
   );
   const clients: ClientHandle[] = [];
-  const writer = createWriter(context.url, { variant, groups, tenants });
+  const writer = createWriter(context.url, { variant, groups, tenants, rowsPerCommit: rowsPerCommit(shape) });
   try {
     for (let k = 0; k < options.clientProcesses; k++) clients.push(await startClient(k));
     const start = await server.memory('lastResort');
@@ -73,6 +73,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
         clients.map((client, k) =>
           client.open(
             server.url,
+            liveQueryOf(shape),
             specs.slice(from, to).filter((_, j) => (from + j) % clients.length === k),
             options.openConcurrency,
           ),
@@ -148,15 +149,26 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
   }
 }
 
-export function describePoint(point: Point): string {
-  return `${point.subscribers} subscribers / ${point.groups} group${point.groups === 1 ? '' : 's'}${point.groups > 1 ? ` (${point.tenants === 'one' ? 'one tenant' : 'a tenant per group'})` : ''} / ${point.rate} commits/s`;
+export function describePoint(point: Pick<Point, 'subscribers' | 'groups' | 'rate' | 'tenants' | 'shape'>): string {
+  const k = rowsPerCommit(point.shape);
+  const shape =
+    point.shape === 'items'
+      ? 'benchItems'
+      : point.shape === 'join'
+        ? 'benchJoined (join)'
+        : `benchItems, ${k} rows in ${k} groups per commit (${point.shape})`;
+  return (
+    `${point.subscribers} subscribers / ${point.groups} group${point.groups === 1 ? '' : 's'}` +
+    `${point.groups > 1 ? ` (${point.tenants === 'one' ? 'one tenant' : 'a tenant per group'})` : ''} / ${point.rate} commits/s, ${shape}`
+  );
 }
 
-async function truncate(url: string): Promise<void> {
+/** Empties both tables and writes the point's `bench_groups` rows (one per group, in its tenant). */
+async function resetTables(url: string, point: Point): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query('truncate bench_items');
+    for (const statement of resetStatements(point.groups, point.tenants)) await client.query(statement);
   } finally {
     await client.end();
   }

@@ -1,4 +1,5 @@
 /** The IPC between the orchestrator (`run.ts`) and its child processes: one server, the subscriber processes. */
+import type { LiveQueryName } from './app.ts';
 import type { VariantName } from './config.ts';
 
 /** Every request carries an id; the child answers it once, with a result or an error. */
@@ -65,10 +66,10 @@ export interface SubscriberSpec {
   tenant: string;
 }
 
-/** One measured commit, as the writer saw it: its acknowledgement on the shared monotonic clock. */
+/** One commit, as the writer saw it: its rows and its acknowledgement on the shared monotonic clock. */
 export interface WriteRecord {
-  seq: number;
-  group: number;
+  /** The rows it inserted, each in another group (one row, or K for `bulkK`): `seq` is unique in the run. */
+  rows: Array<{ seq: number; group: number }>;
   /** When the writer sent the statement, on the same clock, µs. */
   sentUs: number;
   /** `process.hrtime` (CLOCK_MONOTONIC, the same in every process of the machine) when COMMIT returned, µs. */
@@ -77,7 +78,7 @@ export interface WriteRecord {
 }
 
 export type ClientRequest =
-  | { type: 'open'; baseUrl: string; subscribers: SubscriberSpec[]; concurrency: number }
+  | { type: 'open'; baseUrl: string; query: LiveQueryName; subscribers: SubscriberSpec[]; concurrency: number }
   | { type: 'writes'; writes: WriteRecord[] }
   | { type: 'start' }
   | { type: 'progress' }
@@ -85,9 +86,9 @@ export type ClientRequest =
   | { type: 'close' };
 
 export interface ClientProgress {
-  /** Deliveries due: for every measured write, the subscribers of its group in this process. */
+  /** Deliveries due: for every row of every measured commit, the subscribers of its group in this process. */
   expected: number;
-  /** Deliveries seen: (subscriber, measured write) pairs whose row arrived in a snapshot. */
+  /** Deliveries seen: (subscriber, row of a measured commit) pairs whose row arrived in a snapshot. */
   received: number;
 }
 
@@ -98,7 +99,7 @@ export interface ClientResult extends ClientProgress {
   frames: number;
   /** Deliveries whose subscriber got a later row of the group but never this one (a snapshot skipped it). */
   skipped: number;
-  /** Rows of another group in a subscriber's snapshot (must be 0). */
+  /** Rows of another group in a subscriber's snapshot, or joined to another group's row (must be 0). */
   wrongRows: number;
   /** Streams that ended or failed. */
   disconnects: number;

@@ -1,5 +1,5 @@
 /** Turns the measurements into the figures of the JSON document: per run, fw/bare ratios, targets and notes. */
-import type { Point, VariantName } from './config.ts';
+import { type Point, rowsPerCommit, type Shape, type VariantName } from './config.ts';
 import type { RunMeasurement } from './measure.ts';
 import type { MemorySample } from './protocol.ts';
 
@@ -9,16 +9,23 @@ export interface RunFigures {
   groups: number;
   rate: number;
   tenants: Point['tenants'];
+  /** `items` (benchItems, one row per commit), `join` (benchJoined, one row per commit) or `bulkK` (benchItems, K rows in K groups per commit). */
+  shape: Shape;
+  /** Rows each commit inserts, each in another group: K for `bulkK`, else 1. */
+  rowsPerCommit: number;
   /** Commit-to-frame latency over every (subscriber, measured commit) delivery of every round. */
   latencyMs: { p50: number; p95: number; p99: number; max: number; min: number } | null;
-  /** Deliveries: one per measured commit per subscriber of its group. `lost` must be 0. */
+  /** Deliveries: one per row of a measured commit per subscriber of the row's group. `lost` and `wrongRows` must be 0. */
   frames: { expected: number; received: number; lost: number; skipped: number; wrongRows: number; disconnects: number };
   /** Snapshot events the subscribers received and the server reports writing, during the measurement. */
   snapshotEvents: { received: number; sentByServer: number };
   commits: number;
-  /** Groups a commit wakes: for fw every group of the table in the written tenant; bare only the named group. */
+  /**
+   * Groups a commit wakes, by the model of table × tenant invalidation: for fw in the `one` layout every
+   * group of the tenant, else the written groups; bare only the written groups (one notification each).
+   */
   affectedGroupsPerCommit: number;
-  /** Groups whose result a commit changes (always 1: each commit writes one group). */
+  /** Groups whose result a commit changes: the groups it writes (1, or K for `bulkK`). */
   changedGroupsPerCommit: number;
   snapshotQueriesPerCommit: number;
   snapshotQueriesPerAffectedGroup: number;
@@ -87,7 +94,10 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
   const expected = sum(clients.map((c) => c.expected));
   const received = sum(clients.map((c) => c.received));
   const latencies = concat(clients.map((c) => c.latenciesUs)).sort();
-  const affected = first.variant === 'fw' && point.tenants === 'one' ? point.groups : 1;
+  const changed = rowsPerCommit(point.shape);
+  const affected = first.variant === 'fw' && point.tenants === 'one' ? point.groups : changed;
+  // fw: one log read wakes every affected group of the commits it reads; bare: a notification wakes one group.
+  const affectedPerWakeup = first.variant === 'fw' ? affected : 1;
   const wakeups = first.variant === 'fw' ? total((s) => s.logReads) : total((s) => s.notifications);
   const databaseCpu = rounds.every((m) => m.cpu.databaseCpuUs !== null) ? sum(rounds.map((m) => m.cpu.databaseCpuUs!)) : null;
   const machine = rounds.every((m) => m.cpu.machine !== null);
@@ -127,6 +137,8 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
     groups: point.groups,
     rate: point.rate,
     tenants: point.tenants,
+    shape: point.shape,
+    rowsPerCommit: changed,
     latencyMs:
       latencies.length === 0
         ? null
@@ -148,10 +160,10 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
     snapshotEvents: { received: sum(clients.map((c) => c.frames)), sentByServer: total((s) => s.framesSent) },
     commits,
     affectedGroupsPerCommit: affected,
-    changedGroupsPerCommit: 1,
+    changedGroupsPerCommit: changed,
     snapshotQueriesPerCommit: round(snapshotQueries / commits, 3),
     snapshotQueriesPerAffectedGroup: round(snapshotQueries / (commits * affected), 3),
-    snapshotQueriesPerAffectedGroupPerWakeup: wakeups > 0 ? round(snapshotQueries / (wakeups * affected), 3) : null,
+    snapshotQueriesPerAffectedGroupPerWakeup: wakeups > 0 ? round(snapshotQueries / (wakeups * affectedPerWakeup), 3) : null,
     unchangedRunsPerCommit: round(total((s) => s.unchangedRuns) / commits, 3),
     wakeupsPerCommit: round(wakeups / commits, 3),
     notificationsPerCommit: round(total((s) => s.notifications) / commits, 3),
@@ -202,6 +214,7 @@ export interface PointRatios {
   groups: number;
   rate: number;
   tenants: Point['tenants'];
+  shape: Shape;
   /** fw over bare: 1 means fw costs nothing over the bare fan-out; above 1, fw is slower or bigger. */
   fwOverBare: {
     latencyP50: number | null;
@@ -223,6 +236,7 @@ export function pointRatios(runs: RunFigures[]): PointRatios[] {
       groups: fw.groups,
       rate: fw.rate,
       tenants: fw.tenants,
+      shape: fw.shape,
       fwOverBare: {
         latencyP50: ratio(fw.latencyMs?.p50, bare.latencyMs?.p50),
         latencyP99: ratio(fw.latencyMs?.p99, bare.latencyMs?.p99),
@@ -248,48 +262,143 @@ export interface Target {
 
 const RSS_LIMIT = 16 * 1024;
 
+/** The issue's latency bound against the bare server at the same point: max(2 × bare p99, bare p99 + 10 ms). */
+const relativeP99Limit = (bareP99: number) => round(Math.max(2 * bareP99, bareP99 + 10), 2);
+
 export function targets(runs: RunFigures[]): Target[] {
   const fw = runs.filter((r) => r.variant === 'fw');
   const out: Target[] = [];
-  const complete = (r: RunFigures) => r.frames.lost === 0;
+  const complete = (r: RunFigures) => r.frames.lost === 0 && r.frames.wrongRows === 0;
+  const bareOf = (r: RunFigures) => runs.find((b) => b.variant === 'bare' && samePoint(b, r));
+  const at = (subscribers: number, groups: number, rate: number, shape: Shape, tenants?: Point['tenants']) =>
+    fw.find((r) => r.subscribers === subscribers && r.groups === groups && r.rate === rate && r.shape === shape && (tenants === undefined || r.tenants === tenants));
 
-  const oneGroup = fw.find((r) => r.subscribers === 1000 && r.groups === 1 && r.rate === 10) ?? fw.find((r) => r.subscribers === 1000 && r.groups === 1);
+  // ---- absolute targets, on fw alone ----
+
+  const oneGroup = at(1000, 1, 10, 'items') ?? fw.find((r) => r.subscribers === 1000 && r.groups === 1 && r.shape === 'items');
   out.push({
     target: '1k subscribers in one group: p50 ≤ 15 ms, p99 ≤ 60 ms (and no lost frame)',
-    on: oneGroup ? `fw ${oneGroup.subscribers}/${oneGroup.groups}/${oneGroup.rate}` : 'fw 1000 subscribers / 1 group (not in this run)',
+    on: oneGroup ? `fw ${pointKey(oneGroup)}` : 'fw 1000 subscribers / 1 group (not in this run)',
     measured: oneGroup ? { p50Ms: oneGroup.latencyMs?.p50 ?? null, p99Ms: oneGroup.latencyMs?.p99 ?? null, lost: oneGroup.frames.lost } : null,
     limit: { p50Ms: 15, p99Ms: 60 },
     met: oneGroup ? complete(oneGroup) && oneGroup.latencyMs !== null && oneGroup.latencyMs.p50 <= 15 && oneGroup.latencyMs.p99 <= 60 : null,
   });
 
-  const tenK = fw.filter((r) => r.subscribers === 10_000 && r.groups === 100 && r.rate === 10);
+  const tenK = fw.filter((r) => r.subscribers === 10_000 && r.groups === 100 && r.rate === 10 && r.shape === 'items');
   if (tenK.length === 0) {
-    out.push({ target: '10k subscribers over 100 groups at 10 commits/s: p99 ≤ 250 ms', on: 'fw 10000/100/10 (not in this run)', measured: null, limit: { p99Ms: 250 }, met: null });
+    out.push({ target: '10k subscribers over 100 groups at 10 commits/s: p99 ≤ 250 ms', on: 'fw 10000x100x10:items (not in this run)', measured: null, limit: { p99Ms: 250 }, met: null });
   }
   for (const r of tenK) {
     out.push({
       target: '10k subscribers over 100 groups at 10 commits/s: p99 ≤ 250 ms (and no lost frame)',
-      on: `fw 10000/100/10, ${r.tenants === 'one' ? 'one tenant' : 'a tenant per group'}`,
+      on: `fw ${pointKey(r)}`,
       measured: { p99Ms: r.latencyMs?.p99 ?? null, lost: r.frames.lost },
       limit: { p99Ms: 250 },
       met: complete(r) && r.latencyMs !== null && r.latencyMs.p99 <= 250,
     });
   }
 
+  // ---- fw against the bare server at the same point, in the same run (issue #16) ----
+
+  const relative = (
+    target: string,
+    r: RunFigures | undefined,
+    missing: string,
+    judge: (fwLatency: NonNullable<RunFigures['latencyMs']>, bareLatency: NonNullable<RunFigures['latencyMs']>) => { limit: unknown; met: boolean },
+  ) => {
+    const bare = r ? bareOf(r) : undefined;
+    if (!r || !bare || r.latencyMs === null || bare.latencyMs === null) {
+      out.push({ target, on: r ? `fw and bare ${pointKey(r)} (bare not in this run)` : `fw and bare ${missing} (not in this run)`, measured: null, limit: null, met: null });
+      return;
+    }
+    const judged = judge(r.latencyMs, bare.latencyMs);
+    out.push({
+      target,
+      on: `fw and bare ${pointKey(r)}, same run`,
+      measured: {
+        fw: { p50Ms: r.latencyMs.p50, p99Ms: r.latencyMs.p99, lost: r.frames.lost, wrongRows: r.frames.wrongRows },
+        bare: { p50Ms: bare.latencyMs.p50, p99Ms: bare.latencyMs.p99 },
+        fwOverBare: { p50: ratio(r.latencyMs.p50, bare.latencyMs.p50), p99: ratio(r.latencyMs.p99, bare.latencyMs.p99) },
+      },
+      limit: judged.limit,
+      met: complete(r) && judged.met,
+    });
+  };
+
+  relative('1k subscribers in one group: fw p50 ≤ 1.05 × bare p50 and fw p99 ≤ 1.2 × bare p99 (and no lost frame)', oneGroup, '1000x1x10:items', (f, b) => {
+    const limit = { p50Ms: round(1.05 * b.p50, 2), p99Ms: round(1.2 * b.p99, 2) };
+    return { limit, met: f.p50 <= limit.p50Ms && f.p99 <= limit.p99Ms };
+  });
+  const p99AgainstBare = (f: NonNullable<RunFigures['latencyMs']>, b: NonNullable<RunFigures['latencyMs']>) => {
+    const limit = { p99Ms: relativeP99Limit(b.p99) };
+    return { limit, met: f.p99 <= limit.p99Ms };
+  };
+  relative(
+    '10k subscribers over 100 groups in one tenant: fw p99 ≤ max(2 × bare p99, bare p99 + 10 ms) (and no lost frame)',
+    at(10_000, 100, 10, 'items', 'one'),
+    '10000x100x10:items/one',
+    p99AgainstBare,
+  );
+  const fiveK = at(5000, 1000, 10, 'items', 'one');
+  relative('5k subscribers over 1000 groups in one tenant: fw p99 ≤ max(2 × bare p99, bare p99 + 10 ms) (and no lost frame)', fiveK, '5000x1000x10:items/one', p99AgainstBare);
+  out.push({
+    target: '5k subscribers over 1000 groups in one tenant: ≤ 1.5 snapshot queries per commit (a commit changes one group)',
+    on: fiveK ? `fw ${pointKey(fiveK)}` : 'fw 5000x1000x10:items/one (not in this run)',
+    measured: fiveK ? { snapshotQueriesPerCommit: fiveK.snapshotQueriesPerCommit, unchangedRunsPerCommit: fiveK.unchangedRunsPerCommit } : null,
+    limit: 1.5,
+    met: fiveK ? fiveK.snapshotQueriesPerCommit <= 1.5 : null,
+  });
+
+  const shaped = fw.filter((r) => r.shape !== 'items');
+  out.push({
+    target: 'join and bulk points: no lost update and no wrong row',
+    on: 'every fw run of a join or bulkK point (latencies reported beside the bare server\'s)',
+    measured: shaped.length
+      ? Object.fromEntries(
+          shaped.map((r) => {
+            const bare = bareOf(r);
+            return [
+              pointKey(r),
+              {
+                lost: r.frames.lost,
+                wrongRows: r.frames.wrongRows,
+                skipped: r.frames.skipped,
+                p50Ms: r.latencyMs?.p50 ?? null,
+                p99Ms: r.latencyMs?.p99 ?? null,
+                bareP99Ms: bare?.latencyMs?.p99 ?? null,
+                snapshotQueriesPerCommit: r.snapshotQueriesPerCommit,
+              },
+            ];
+          }),
+        )
+      : null,
+    limit: { lost: 0, wrongRows: 0 },
+    met: shaped.length > 0 ? shaped.every(complete) : null,
+  });
+  out.push({
+    target: 'every run: no lost update and no wrong row',
+    on: 'every run of both variants',
+    measured: Object.fromEntries(runs.map((r) => [`${r.variant} ${pointKey(r)}`, { lost: r.frames.lost, wrongRows: r.frames.wrongRows }])),
+    limit: { lost: 0, wrongRows: 0 },
+    met: runs.length > 0 ? runs.every(complete) : null,
+  });
+
+  // ---- snapshot queries and memory ----
+
   const perWakeup = fw.map((r) => r.snapshotQueriesPerAffectedGroupPerWakeup ?? Infinity);
   out.push({
     target: 'exactly one snapshot query per affected group per wakeup (no duplicate runs; folding allowed)',
     on: 'every fw run: snapshot queries / (log reads × groups each read wakes)',
-    measured: Object.fromEntries(fw.map((r) => [`${r.subscribers}/${r.groups}/${r.rate}/${r.tenants}`, r.snapshotQueriesPerAffectedGroupPerWakeup])),
+    measured: Object.fromEntries(fw.map((r) => [pointKey(r), r.snapshotQueriesPerAffectedGroupPerWakeup])),
     limit: 1,
     met: fw.length > 0 ? perWakeup.every((v) => v <= 1) : null,
   });
   out.push({
-    target: 'one snapshot query per commit when a commit changes one group (the bare server\'s figure)',
-    on: 'every fw run: snapshot queries per changed group',
-    measured: Object.fromEntries(fw.map((r) => [`${r.subscribers}/${r.groups}/${r.rate}/${r.tenants}`, r.snapshotQueriesPerCommit])),
-    limit: 1,
-    met: fw.length > 0 ? fw.every((r) => r.snapshotQueriesPerCommit <= 1) : null,
+    target: 'one snapshot query per changed group (the bare server\'s figure)',
+    on: 'every fw run: snapshot queries per commit ≤ the groups a commit changes (1, or K for bulkK)',
+    measured: Object.fromEntries(fw.map((r) => [pointKey(r), { snapshotQueriesPerCommit: r.snapshotQueriesPerCommit, changedGroupsPerCommit: r.changedGroupsPerCommit }])),
+    limit: 'changedGroupsPerCommit',
+    met: fw.length > 0 ? fw.every((r) => r.snapshotQueriesPerCommit <= r.changedGroupsPerCommit) : null,
   });
 
   const memoryRuns = fw.filter((r) => r.subscribers >= 1000);
@@ -299,7 +408,7 @@ export function targets(runs: RunFigures[]): Target[] {
       'every fw run with ≥ 1000 subscribers: (RSS with N idle − RSS with the first few) / the rest, after a last-resort GC (judged), ' +
       'and after a regular full GC (includes the young generation V8 grew while the streams opened)',
     measured: Object.fromEntries(
-      memoryRuns.map((r) => [`${r.subscribers}/${r.groups}/${r.rate}/${r.tenants}`, { retained: r.rssBytesPerIdleSubscriber, afterRegularGc: r.rssBytesPerIdleSubscriberRegularGc }]),
+      memoryRuns.map((r) => [pointKey(r), { retained: r.rssBytesPerIdleSubscriber, afterRegularGc: r.rssBytesPerIdleSubscriberRegularGc }]),
     ),
     limit: RSS_LIMIT,
     met: memoryRuns.length > 0 ? memoryRuns.every((r) => r.rssBytesPerIdleSubscriber <= RSS_LIMIT) : null,
@@ -311,23 +420,24 @@ export function targets(runs: RunFigures[]): Target[] {
 export function describe(runs: RunFigures[]): string[] {
   const notes: string[] = [];
   for (const r of runs) {
-    const where = `${r.variant} ${r.subscribers}/${r.groups}/${r.rate}${r.groups > 1 ? ` (${r.tenants === 'one' ? 'one tenant' : 'tenant per group'})` : ''}`;
+    const where = `${r.variant} ${pointKey(r)}`;
     if (r.frames.lost > 0) {
       notes.push(`LOST UPDATES: ${where}: ${r.frames.lost} of ${r.frames.expected} deliveries never arrived (${r.drained ? '' : 'drain timed out; '}${r.frames.skipped} skipped by a later snapshot, ${r.frames.disconnects} streams dropped).`);
     } else if (r.frames.skipped > 0) {
       notes.push(`${where}: ${r.frames.skipped} writes were skipped by some subscriber (a later snapshot carried more than the snapshot's rows); none was lost for good.`);
     }
-    if (r.frames.wrongRows > 0) notes.push(`WRONG DATA: ${where}: ${r.frames.wrongRows} rows of another group reached a subscriber.`);
+    if (r.frames.wrongRows > 0) notes.push(`WRONG DATA: ${where}: ${r.frames.wrongRows} rows of another group (or joined to another group's row) reached a subscriber.`);
     if (r.latencyMs !== null && r.latencyMs.min < -1) {
       notes.push(`${where}: some frames arrived ${-r.latencyMs.min} ms before the writer saw its COMMIT return (writer commit max ${r.writerCommitMs.max} ms): the writer waited for a core, so some latencies read short.`);
     }
     if (r.clientLoopLagMs.p99 > 20) {
       notes.push(`${where}: the subscriber process's event loop lagged (p99 ${r.clientLoopLagMs.p99} ms, max ${r.clientLoopLagMs.max} ms): arrival stamps can be late by that much, so latencies are an upper bound.`);
     }
-    if (r.variant === 'fw' && r.affectedGroupsPerCommit > 1) {
+    if (r.variant === 'fw' && r.snapshotQueriesPerCommit > 1.5 * r.changedGroupsPerCommit) {
+      const changed = r.changedGroupsPerCommit === 1 ? 'one group' : `${r.changedGroupsPerCommit} groups`;
       notes.push(
-        `${where}: one commit changes one group but wakes all ${r.affectedGroupsPerCommit} groups of the tenant (fw invalidates by table × tenant, not by args): ` +
-          `${r.snapshotQueriesPerCommit} snapshot queries per commit, ${r.unchangedRunsPerCommit} of them with an unchanged result.`,
+        `${where}: one commit changes ${changed} but fw ran ${r.snapshotQueriesPerCommit} snapshot queries per commit, ${r.unchangedRunsPerCommit} of them with an unchanged result ` +
+          `(of the ${r.groups} groups${r.tenants === 'one' ? ', all in the written tenant' : ''}).`,
       );
     }
     if (r.otherProcessesCpuShare !== null && r.otherProcessesCpuShare > 0.05) {
@@ -339,7 +449,12 @@ export function describe(runs: RunFigures[]): string[] {
 }
 
 function samePoint(a: RunFigures, b: RunFigures): boolean {
-  return a.subscribers === b.subscribers && a.groups === b.groups && a.rate === b.rate && a.tenants === b.tenants;
+  return a.subscribers === b.subscribers && a.groups === b.groups && a.rate === b.rate && a.tenants === b.tenants && a.shape === b.shape;
+}
+
+/** A run's point in the BENCH_LIVE_POINTS syntax, with its tenant layout: `5000x1000x10:join/one`. */
+export function pointKey(r: Pick<RunFigures, 'subscribers' | 'groups' | 'rate' | 'shape' | 'tenants'>): string {
+  return `${r.subscribers}x${r.groups}x${r.rate}:${r.shape}${r.groups > 1 ? `/${r.tenants}` : ''}`;
 }
 
 function concat(arrays: Float64Array[]): Float64Array {

@@ -1,14 +1,16 @@
 /**
  * The writer: commits at a fixed rate (open loop: the i-th commit starts at start + i / rate, whether
- * or not earlier ones have returned), each inserting one row into one group, round-robin. It writes
- * straight to PostgreSQL with `pg` for both servers: fw's capture triggers log the write and notify
- * fw's listener; for the bare server the same transaction also sends `NOTIFY bench_live 'tenant|group'`.
- * A commit's time is when its COMMIT returned, on the machine-wide monotonic clock.
+ * or not earlier ones have returned), each one INSERT of K rows (1, or K for `bulkK`) into K
+ * consecutive groups, round-robin over the groups, so every row of a commit is in another group. Within
+ * a group `n` goes 1, 2, 3… row by row. It writes straight to PostgreSQL with `pg` for both servers:
+ * fw's capture triggers log the write and notify fw's listener; for the bare server the same
+ * transaction also sends `NOTIFY bench_live 'tenant|group'` for each written group. A commit's time is
+ * when its COMMIT returned, on the machine-wide monotonic clock.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { TenantLayout, VariantName } from './config.ts';
-import { tenantOfGroup, writeStatement } from './app.ts';
+import { type RowWrite, tenantOfGroup, writeStatement } from './app.ts';
 import type { WriteRecord } from './protocol.ts';
 
 export const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -22,24 +24,30 @@ export interface Writer {
   close(): Promise<void>;
 }
 
-export function createWriter(url: string, options: { variant: VariantName; groups: number; tenants: TenantLayout }): Writer {
+export function createWriter(url: string, options: { variant: VariantName; groups: number; tenants: TenantLayout; rowsPerCommit: number }): Writer {
+  if (options.rowsPerCommit > options.groups) throw new Error(`bench/live: ${options.rowsPerCommit} rows per commit need as many groups (got ${options.groups}).`);
   // A few connections, so one slow commit does not hold back the schedule.
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   pool.on('error', () => undefined);
   const nextN = new Map<number, number>();
   let seq = 0;
+  /** The group of the next row, round-robin. */
+  let nextGroup = 0;
   let commits = 0;
   let worstStartLagMs = 0;
 
   const commitOne = async (measured: boolean, onCommit: (write: WriteRecord) => void): Promise<WriteRecord> => {
-    const mySeq = ++seq;
-    const group = (mySeq - 1) % options.groups;
-    const n = (nextN.get(group) ?? 0) + 1;
-    nextN.set(group, n);
-    const tenant = tenantOfGroup(group, options.tenants);
+    const rows: RowWrite[] = [];
+    for (let k = 0; k < options.rowsPerCommit; k++) {
+      const group = nextGroup;
+      nextGroup = (nextGroup + 1) % options.groups;
+      const n = (nextN.get(group) ?? 0) + 1;
+      nextN.set(group, n);
+      rows.push({ seq: ++seq, group, n, tenant: tenantOfGroup(group, options.tenants) });
+    }
     const sentUs = nowUs();
-    await pool.query(writeStatement({ seq: mySeq, group, n, tenant }, options.variant === 'bare'));
-    const record: WriteRecord = { seq: mySeq, group, sentUs, ackUs: nowUs(), measured };
+    await pool.query(writeStatement(rows, options.variant === 'bare'));
+    const record: WriteRecord = { rows: rows.map(({ seq, group }) => ({ seq, group })), sentUs, ackUs: nowUs(), measured };
     commits++;
     onCommit(record);
     return record;

@@ -400,6 +400,14 @@ function literal(value: string): string {
 const forbiddenInTransaction = new Set(['transaction', 'startTransaction', 'connection', 'destroy']);
 
 /** The handler's `ctx.db`: already inside the request transaction, so opening another is a mistake. */
+/**
+ * A request transaction's `trx` with more Kysely plugins, still refusing nested transactions: for
+ * several handlers run in one transaction, each with plugins of its own (batched live reruns).
+ */
+export function withTransactionPlugins(trx: Kysely<any>, plugins: readonly KyselyPlugin[]): Kysely<any> {
+  return plugins.length === 0 ? trx : guardTransaction(plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), trx));
+}
+
 function guardTransaction(connection: Kysely<any>): Kysely<any> {
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(connection, {

@@ -1,10 +1,11 @@
+import type { Kysely } from 'kysely';
 import { failSpan, inSpan, type Span } from '../telemetry/tracing.ts';
 import { recordRerun } from '../telemetry/metrics.ts';
 import { randomBytes } from 'node:crypto';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth, EntryDefinition } from '../entry-types.ts';
 import { FwError, toFwError } from '../errors.ts';
-import { admitCall, runEntry } from '../execute.ts';
+import { admitCall, runEntry, runReadOnlyIn } from '../execute.ts';
 import { resolveTraceId } from '../http/trace.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
@@ -89,8 +90,8 @@ interface Group {
   startedAtBatch: number;
   /** The last result (JSON) and its sequence number; undefined until the first successful run. */
   json: string | undefined;
-  /** The snapshot frame's shared tail for `seq` and the revision token, encoded once. */
-  frame: { seq: number; token: number; tail: Buffer } | undefined;
+  /** The snapshot frame for `seq` at `revision`, encoded once: what comes before and after each subscriber's head. */
+  frame: { seq: number; revision: number; prefix: Buffer; tail: Buffer } | undefined;
   seq: number;
   revision: number;
   lastError: FwError | undefined;
@@ -115,6 +116,8 @@ interface Subscription {
   /** The group seq the client holds: -1 = nothing yet (or data of unknown seq after `up-to-date`). */
   sentSeq: number;
   sentRevision: number | undefined;
+  /** `head(subscription)`, encoded once. */
+  headBytes?: Buffer;
   started: boolean;
   ended: boolean;
 }
@@ -150,6 +153,10 @@ export interface LiveStatus {
   runs: number;
   unchangedRuns: number;
   snapshotsSent: number;
+  /** Transactions that reran several groups of one identity, the runs they made, and runs that fell back to their own. */
+  batches: number;
+  batchedRuns: number;
+  batchFallbacks: number;
   retentionMs: number;
   liveQueries: Array<{
     name: string;
@@ -248,7 +255,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   /** The revision as this subscription's tenant sees it (revision-codec.ts). */
   const visible = (subscription: Subscription, revision: number) => codec!.encode(revision, subscription.tenantKey);
   const connections = new Set<SseConnection>();
-  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0 };
+  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0 };
   let closed = false;
   const timers: Array<ReturnType<typeof setInterval>> = [];
 
@@ -361,7 +368,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         group.startedAtBatch = batchSeq;
         inFlight.add(group);
         try {
-          await runGroup(group);
+          await runQueued(group);
         } finally {
           inFlight.delete(group);
           trimHistory();
@@ -373,11 +380,76 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     return group.running;
   }
 
-  function runGroup(group: Group): Promise<void> {
-    return inSpan(`fw.live.rerun ${group.name}`, { attributes: { 'fw.live.query': group.name } }, (span) => runGroupTraced(group, span));
+  // ---- batched reruns ----
+
+  /** Groups due to run, by identity, gathered until the current turn of the event loop ends. */
+  const queued = new Map<string, Array<{ group: Group; done: () => void }>>();
+  let flushQueued = false;
+
+  /** Runs the group with the other groups of its identity woken in the same turn (runBatch). */
+  function runQueued(group: Group): Promise<void> {
+    return new Promise((resolve) => {
+      const key = JSON.stringify([group.auth.kind, group.auth.userId, group.auth.tenantId, group.auth.role]);
+      let list = queued.get(key);
+      if (!list) queued.set(key, (list = []));
+      list.push({ group, done: resolve });
+      if (!flushQueued) {
+        flushQueued = true;
+        queueMicrotask(flush);
+      }
+    });
   }
 
-  async function runGroupTraced(group: Group, span: Span): Promise<void> {
+  function flush(): void {
+    flushQueued = false;
+    for (const [key, list] of queued) {
+      queued.delete(key);
+      for (let i = 0; i < list.length; i += MAX_BATCH) {
+        const chunk = list.slice(i, i + MAX_BATCH);
+        const run = chunk.length === 1 ? runGroup(chunk[0]!.group) : runBatch(chunk.map((item) => item.group));
+        void run.catch(() => undefined).finally(() => {
+          for (const item of chunk) item.done();
+        });
+      }
+    }
+  }
+
+  /**
+   * Reruns groups of one identity in ONE read-only transaction (one BEGIN, identity proof and COMMIT
+   * instead of one each), one handler after the other; each fans out as soon as its handler returns.
+   * When one fails, the transaction is given up and that group and the ones after it run alone, so
+   * every group ends exactly as its solo run would (a failure then is its own).
+   */
+  async function runBatch(batch: Group[]): Promise<void> {
+    let done = 0;
+    counters.batches++;
+    try {
+      await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined) }, async (trx) => {
+        for (const group of batch) {
+          if (!group.disposed && !closed) {
+            try {
+              await runGroup(group, trx);
+              counters.batchedRuns++;
+            } catch {
+              return; // COMMIT then answers ROLLBACK; the rest run alone below
+            }
+          }
+          done++;
+        }
+      });
+    } catch {
+      // BEGIN failed, or the transaction was given up: what did not run goes alone.
+    }
+    counters.batchFallbacks += batch.length - done;
+    await Promise.all(batch.slice(done).map((group) => runGroup(group)));
+  }
+
+  function runGroup(group: Group, shared?: Kysely<any>): Promise<void> {
+    return inSpan(`fw.live.rerun ${group.name}`, { attributes: { 'fw.live.query': group.name, 'fw.live.batched': shared !== undefined } }, (span) => runGroupTraced(group, span, shared));
+  }
+
+  /** One run of the group: alone in its own transaction, or in `shared` (then a failure is thrown, not reported). */
+  async function runGroupTraced(group: Group, span: Span, shared?: Kysely<any>): Promise<void> {
     // Read before the query: the snapshot then reflects at least every change up to this revision.
     const revision = reader.revision();
     const traceId = span.isRecording() ? span.spanContext().traceId : resolveTraceId(undefined);
@@ -432,9 +504,11 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       recordRerun(group.name, changed, wokenByWriteAtMs);
     };
     try {
-      const result = await runEntry(db, group.entry, { auth: group.auth, traceId, args: group.args, plugins: [recorder], onReadResult: deliver });
+      const run = { auth: group.auth, traceId, args: group.args, plugins: [recorder], onReadResult: deliver };
+      const result = shared ? await runReadOnlyIn(shared, group.entry, run) : await runEntry(db, group.entry, run);
       if (!delivered) deliver(result);
     } catch (thrown) {
+      if (shared && !delivered) throw thrown;
       const error = toFwError(thrown);
       // The result went out before a COMMIT that then failed: what was read stands (nothing was written).
       if (delivered) {
@@ -480,11 +554,18 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     counters.snapshotsSent++;
     // The result is serialised and encoded once per run and revision (every subscriber of a group has
     // its tenant, so its revision token); only the small head differs between subscribers.
-    const token = visible(subscription, group.revision);
-    if (!group.frame || group.frame.seq !== group.seq || group.frame.token !== token) {
-      group.frame = { seq: group.seq, token, tail: Buffer.from(`,"revision":${token},"result":${group.json}}\n\n`) };
+    let frame = group.frame;
+    if (!frame || frame.seq !== group.seq || frame.revision !== group.revision) {
+      const token = visible(subscription, group.revision);
+      frame = group.frame = {
+        seq: group.seq,
+        revision: group.revision,
+        prefix: Buffer.from(`event: snapshot\nid: ${token}\ndata: `),
+        tail: Buffer.from(`,"revision":${token},"result":${group.json}}\n\n`),
+      };
     }
-    subscription.connection.send(subscription.id, { head: `event: snapshot\nid: ${token}\ndata: ${head(subscription)}`, tail: group.frame.tail });
+    subscription.headBytes ??= Buffer.from(head(subscription));
+    subscription.connection.send(subscription.id, { parts: [frame.prefix, subscription.headBytes, frame.tail] });
   }
 
   function sendError(subscription: Subscription, error: FwError, traceId: string, fatal: boolean): void {
@@ -827,6 +908,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
 /** Invalidation batches kept for runs in flight (a run older than that reruns: see missedDuringRun). */
 const MAX_HISTORY = 10_000;
+/** Groups of one identity rerun in one transaction at most (more go in parallel transactions). */
+const MAX_BATCH = 32;
 /** Groups per liveQuery listed with their read sets in `status()`. */
 const STATUS_GROUPS = 20;
 

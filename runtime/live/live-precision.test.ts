@@ -23,10 +23,30 @@ const schema = defineSchema({
   tickets: table({ id: t.uuid().primaryKey().defaultRandom(), board: t.integer(), title: t.text(), status: t.text(), n: t.integer().nullable(), o: t.text().nullable() }),
   /** Which board a user looks at: read first, so the tickets read depends on data (a run/install race). */
   preferences: table({ id: t.uuid().primaryKey().defaultRandom(), user_id: t.text(), board: t.integer() }),
+  /** Every kind of value a result can carry, for batched and solo runs to agree on. */
+  measures: table({
+    id: t.uuid().primaryKey().defaultRandom(),
+    slot: t.integer(),
+    big: t.bigint(),
+    amount: t.numeric(),
+    at: t.timestamptz(),
+    meta: t.jsonb(),
+    flag: t.boolean().nullable(),
+    label: t.text(),
+  }),
 });
 
 /** Runs of `myBoard` wait here when armed, after both reads (test-controlled). */
 const gates: Array<{ reached: () => void; release: Promise<void> }> = [];
+
+/** A slot's measures; slot 13 fails with a statement error (division by zero) once it holds a row without a flag. */
+async function slotRows(ctx: any, slot: number) {
+  const rows = await ctx.db.selectFrom('measures').select(['slot', 'big', 'amount', 'at', 'meta', 'flag', 'label']).where('slot', '=', slot).orderBy('label').execute();
+  if (slot === 13 && rows.some((row: { flag: boolean | null }) => row.flag === null)) {
+    await ctx.db.selectFrom('measures').select(sql<number>`1 / 0`.as('boom')).where('slot', '=', slot).execute();
+  }
+  return rows;
+}
 
 function testApp(): AppDefinition {
   const boardTickets = (ctx: any, board: number) =>
@@ -53,6 +73,8 @@ function testApp(): AppDefinition {
       },
     }),
     board: liveQuery({ args: { board: z.number().int() }, handler: (ctx, args) => boardTickets(ctx, args.board) }),
+    slot: liveQuery({ args: { slot: z.number().int() }, handler: (ctx, args) => slotRows(ctx, args.slot) }),
+    slotNow: query({ args: { slot: z.number().int() }, handler: (ctx, args) => slotRows(ctx, args.slot) }),
     boardNow: query({ args: { board: z.number().int() }, handler: (ctx, args) => boardTickets(ctx, args.board) }),
     myBoard: liveQuery({
       handler: async (ctx) => {
@@ -176,6 +198,69 @@ for (const target of databaseTargets) {
       } finally {
         gates.length = 0;
         stream.close();
+      }
+    });
+
+    const measure = (tenantId: string, slot: number, label: string, flag: boolean | null) =>
+      sql`insert into measures (tenant_id, slot, big, amount, at, meta, flag, label)
+        values (${tenantId}, ${slot}, ${'9007199254740993'}::bigint, ${'12.340'}::numeric, ${'2026-11-25T10:00:00.123Z'}::timestamptz, ${JSON.stringify({ label, nested: [1, null] })}::jsonb, ${flag}, ${label})`;
+    /** One statement writing a row into each slot: one log row whose values wake every slot's group at once. */
+    const fillSlots = (tenantId: string, slots: number[], label: string, flag: (slot: number) => boolean | null) =>
+      sql`insert into measures (tenant_id, slot, big, amount, at, meta, flag, label)
+        select ${tenantId}::uuid, s, 9007199254740993, 12.340, '2026-11-25T10:00:00.123Z'::timestamptz, ${JSON.stringify({ label })}::jsonb, f, ${label}
+        from unnest(${slots}::int[], ${slots.map(flag)}::boolean[]) as x(s, f)`.execute(db.admin);
+
+    it('groups of one identity woken together rerun in one transaction and send what solo runs return', async () => {
+      const { tenantId, headers } = member();
+      const slots = [1, 2, 3, 4, 5, 6];
+      for (const slot of slots) await measure(tenantId, slot, `first ${slot}`, slot % 2 === 0).execute(db.admin);
+      const streams = await Promise.all(slots.map((slot) => live('slot', { slot }, headers)));
+      try {
+        for (const stream of streams) expect((await stream.next()).json.result).toHaveLength(1);
+        const before = hub.status();
+        await fillSlots(tenantId, slots, 'second', () => true);
+        for (const [i, stream] of streams.entries()) {
+          const frame = (await stream.next()).json.result;
+          // Exactly the solo run's answer: rows, order, and every type's JSON form.
+          expect(frame).toEqual(await call('queries', 'slotNow', { slot: slots[i] }, headers));
+          expect(frame.map((row: { label: string }) => row.label)).toEqual([`first ${slots[i]}`, 'second']);
+          expect(frame[0]).toMatchObject({ big: '9007199254740993', amount: '12.340', meta: { label: `first ${slots[i]}`, nested: [1, null] } });
+        }
+        const after = hub.status();
+        expect([after.batches - before.batches, after.batchedRuns - before.batchedRuns, after.batchFallbacks - before.batchFallbacks]).toEqual([1, slots.length, 0]);
+      } finally {
+        for (const stream of streams) stream.close();
+      }
+    });
+
+    it('a batched rerun that fails falls back to solo runs: the others still update, the failing one reports its own error', async () => {
+      const { headers, tenantId } = member();
+      const slots = [1, 2, 13, 3];
+      for (const slot of slots) await measure(tenantId, slot, `first ${slot}`, true).execute(db.admin);
+      const streams = await Promise.all(slots.map((slot) => live('slot', { slot }, headers)));
+      try {
+        for (const stream of streams) expect((await stream.next()).json.result).toHaveLength(1);
+        const before = hub.status();
+        await fillSlots(tenantId, slots, 'second', () => null);
+        const solo13 = await fetch(`${url}/queries/slotNow`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ args: { slot: 13 } }) });
+        const soloError = (await solo13.json()).error;
+        expect(soloError.code).toBeTruthy();
+        for (const [i, stream] of streams.entries()) {
+          const event = await stream.next();
+          if (slots[i] === 13) {
+            expect(event.event).toBe('error');
+            expect(event.json.error.code).toBe(soloError.code);
+          } else {
+            expect(event.event).toBe('snapshot');
+            expect(event.json.result).toEqual(await call('queries', 'slotNow', { slot: slots[i] }, headers));
+          }
+        }
+        const after = hub.status();
+        expect(after.batches - before.batches).toBe(1);
+        expect(after.batchFallbacks - before.batchFallbacks).toBeGreaterThanOrEqual(1);
+        expect(after.batchedRuns - before.batchedRuns + after.batchFallbacks - before.batchFallbacks).toBe(slots.length);
+      } finally {
+        for (const stream of streams) stream.close();
       }
     });
 

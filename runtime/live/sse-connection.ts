@@ -8,12 +8,11 @@ export interface SseEvent {
 }
 
 /**
- * An event whose text is `head` followed by `tail`, the tail encoded once and shared: a snapshot's
- * result goes to every subscriber of a group, only the head (its subscription id) differs.
+ * An event already encoded, in parts that are shared: a snapshot's result goes to every subscriber of a
+ * group, encoded once; only a small part (the subscription id) differs.
  */
 export interface PreparedEvent {
-  head: string;
-  tail: Buffer;
+  parts: readonly Buffer[];
 }
 
 export function formatEvent({ event, id, data }: SseEvent): string {
@@ -81,7 +80,7 @@ export class SseConnection {
   /** Sends an event in `slot`, replacing an unsent older event of the same slot. */
   send(slot: string, event: SseEvent | PreparedEvent): void {
     if (this.#closed) return;
-    const text: Chunk = 'tail' in event ? event : formatEvent(event);
+    const text: Chunk = 'parts' in event ? event : formatEvent(event);
     if (!this.#open || this.#blocked) {
       if (this.#pending.delete(slot)) this.superseded++;
       this.#pending.set(slot, text);
@@ -115,11 +114,9 @@ export class SseConnection {
       if (!this.#res.write(text)) this.#blocked = true;
       return;
     }
-    // One write to the socket: the head and the shared tail leave together.
-    this.#res.cork();
-    this.#res.write(text.head);
-    const ok = this.#res.write(text.tail);
-    this.#res.uncork();
+    // One buffer per event: copying the shared parts costs less than encoding their text again, and
+    // one piece per write keeps the socket's writev short (measured: bench/live 1000×1).
+    const ok = this.#res.write(text.parts.length === 1 ? text.parts[0]! : Buffer.concat(text.parts));
     if (!ok) this.#blocked = true;
   }
 

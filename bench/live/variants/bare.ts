@@ -1,16 +1,19 @@
 /**
  * bare: the least a LISTEN → SSE fan-out server can do. node:http and pg; one LISTEN connection; on
- * each notification (payload `tenant|group`) it runs the snapshot statement once for that group with a
- * plain `pool.query` and writes the same frame to every subscriber of the group. No framework, no log,
- * no auth, no row-level security, no backpressure handling. Not a safe server: the floor fw is
- * measured against.
+ * each notification (payload `tenant|group`) it runs the snapshot statement of each subscribed query
+ * (`benchItems`, `benchJoined`) once for that group with a plain `pool.query` and writes the same frame
+ * to every subscriber of the group. No framework, no log, no auth, no row-level security, no
+ * backpressure handling. Not a safe server: the floor fw is measured against.
  */
 import type { ServerResponse } from 'node:http';
 import pg from 'pg';
-import { BARE_CHANNEL, BARE_SNAPSHOT_SQL, LIVE_QUERY } from '../app.ts';
+import { BARE_CHANNEL, BARE_SNAPSHOT_SQL, LIVE_QUERIES, type LiveQueryName } from '../app.ts';
 import type { CreateVariant } from './types.ts';
 
+const QUERY_NAMES = Object.values(LIVE_QUERIES);
+
 interface BareGroup {
+  sql: string;
   tenant: string;
   group: number;
   subscribers: Set<ServerResponse>;
@@ -32,7 +35,7 @@ export const createBareVariant: CreateVariant = async (spec) => {
   const run = (group: BareGroup): Promise<void> =>
     (group.chain = group.chain.then(async () => {
       counters.snapshotQueries++;
-      const { rows } = await pool.query(BARE_SNAPSHOT_SQL, [group.tenant, group.group]);
+      const { rows } = await pool.query(group.sql, [group.tenant, group.group]);
       revision++;
       group.frame = `event: snapshot\nid: ${revision}\ndata: {"revision":${revision},"result":${JSON.stringify(rows)}}\n\n`;
       for (const res of group.subscribers) {
@@ -43,8 +46,11 @@ export const createBareVariant: CreateVariant = async (spec) => {
 
   listener.on('notification', (message) => {
     counters.notifications++;
-    const group = groups.get(message.payload ?? '');
-    if (group) void run(group);
+    // Payload `tenant|group`; a group is keyed `query|tenant|group`.
+    for (const query of QUERY_NAMES) {
+      const group = groups.get(`${query}|${message.payload ?? ''}`);
+      if (group) void run(group);
+    }
   });
   await listener.query(`listen ${BARE_CHANNEL}`);
 
@@ -58,14 +64,15 @@ export const createBareVariant: CreateVariant = async (spec) => {
       } catch {
         // answered below
       }
-      if (req.method !== 'GET' || url.pathname !== `/live/${LIVE_QUERY}` || typeof tenant !== 'string' || !Number.isInteger(groupNumber)) {
+      const query = url.pathname.startsWith('/live/') ? (url.pathname.slice('/live/'.length) as LiveQueryName) : undefined;
+      if (req.method !== 'GET' || query === undefined || !QUERY_NAMES.includes(query) || typeof tenant !== 'string' || !Number.isInteger(groupNumber)) {
         res.writeHead(400).end();
         return;
       }
-      const key = `${tenant}|${groupNumber}`;
+      const key = `${query}|${tenant}|${groupNumber}`;
       let group = groups.get(key);
       if (!group) {
-        group = { tenant, group: groupNumber!, subscribers: new Set(), frame: undefined, chain: Promise.resolve() };
+        group = { sql: BARE_SNAPSHOT_SQL[query], tenant, group: groupNumber!, subscribers: new Set(), frame: undefined, chain: Promise.resolve() };
         groups.set(key, group);
         void run(group);
       }
