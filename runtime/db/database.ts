@@ -399,7 +399,6 @@ function literal(value: string): string {
 
 const forbiddenInTransaction = new Set(['transaction', 'startTransaction', 'connection', 'destroy']);
 
-/** The handler's `ctx.db`: already inside the request transaction, so opening another is a mistake. */
 /**
  * A request transaction's `trx` with more Kysely plugins, still refusing nested transactions: for
  * several handlers run in one transaction, each with plugins of its own (batched live reruns).
@@ -408,6 +407,7 @@ export function withTransactionPlugins(trx: Kysely<any>, plugins: readonly Kysel
   return plugins.length === 0 ? trx : guardTransaction(plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), trx));
 }
 
+/** The handler's `ctx.db`: already inside the request transaction, so opening another is a mistake. */
 function guardTransaction(connection: Kysely<any>): Kysely<any> {
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(connection, {

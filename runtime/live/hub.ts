@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, RootOperationNode } from 'kysely';
 import { failSpan, inSpan, type Span } from '../telemetry/tracing.ts';
 import { recordRerun } from '../telemetry/metrics.ts';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +11,7 @@ import type { AppDefinition } from '../app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
 import { createReadIndex } from './read-index.ts';
+import { compiledText, prefetchingKysely, prefetchStatements, type Prefetched } from './multiplex.ts';
 import { describeReadSet, readSetMatches, type Access, type ReadSet } from './read-set.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import type { SseConnection } from './sse-connection.ts';
@@ -88,6 +89,8 @@ interface Group {
   readSet: ReadSet | undefined;
   /** The invalidation batch that was the newest when the run in flight began (the run/install race). */
   startedAtBatch: number;
+  /** The statement of the last successful run, when it issued exactly one SELECT (multiplex.ts), and its SQL. */
+  lastStatement: { node: RootOperationNode; sql?: string } | undefined;
   /** The last result (JSON) and its sequence number; undefined until the first successful run. */
   json: string | undefined;
   /** The snapshot frame for `seq` at `revision`, encoded once: what comes before and after each subscriber's head. */
@@ -157,6 +160,11 @@ export interface LiveStatus {
   batches: number;
   batchedRuns: number;
   batchFallbacks: number;
+  /** Statements sent for several groups of one query shape at once, and the runs they answered. */
+  multiplexed: number;
+  multiplexedRuns: number;
+  /** Multiplexed statements that failed (their groups then ran alone; the liveQuery is not multiplexed again). */
+  multiplexFailures: number;
   retentionMs: number;
   liveQueries: Array<{
     name: string;
@@ -255,7 +263,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   /** The revision as this subscription's tenant sees it (revision-codec.ts). */
   const visible = (subscription: Subscription, revision: number) => codec!.encode(revision, subscription.tenantKey);
   const connections = new Set<SseConnection>();
-  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0 };
+  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0, multiplexed: 0, multiplexedRuns: 0, multiplexFailures: 0 };
+  /** liveQueries whose statements failed as one multiplexed statement: not tried again in this process. */
+  const notMultiplexed = new Set<string>();
   let closed = false;
   const timers: Array<ReturnType<typeof setInterval>> = [];
 
@@ -425,10 +435,14 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     counters.batches++;
     try {
       await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined) }, async (trx) => {
+        const prefetched = await multiplex(trx, batch);
         for (const group of batch) {
           if (!group.disposed && !closed) {
             try {
-              await runGroup(group, trx);
+              const mine = prefetched.get(group);
+              const before = mine?.size ?? 0;
+              await runGroup(group, mine ? prefetchingKysely(trx, mine) : trx);
+              if (mine && mine.size < before) counters.multiplexedRuns++;
               counters.batchedRuns++;
             } catch {
               return; // COMMIT then answers ROLLBACK; the rest run alone below
@@ -442,6 +456,38 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     }
     counters.batchFallbacks += batch.length - done;
     await Promise.all(batch.slice(done).map((group) => runGroup(group)));
+  }
+
+  /**
+   * Sends the statements of groups of one query shape as one (multiplex.ts): groups of the same
+   * liveQuery whose last run issued exactly one SELECT, with the same SQL text. A failure leaves the
+   * transaction aborted: `runBatch` then runs the groups alone, and the liveQuery is not multiplexed again.
+   */
+  async function multiplex(trx: Kysely<any>, batch: Group[]): Promise<Map<Group, Prefetched>> {
+    const shapes = new Map<string, Group[]>();
+    for (const group of batch) {
+      const statement = group.lastStatement;
+      if (!statement || notMultiplexed.has(group.name)) continue;
+      statement.sql ??= compiledText(statement.node);
+      const key = JSON.stringify([group.name, statement.sql]);
+      const same = shapes.get(key) ?? [];
+      same.push(group);
+      shapes.set(key, same);
+    }
+    const prefetched = new Map<Group, Prefetched>();
+    for (const groups of shapes.values()) {
+      if (groups.length < 2) continue;
+      try {
+        const results = await prefetchStatements(trx, groups.map((group) => group.lastStatement!.node));
+        counters.multiplexed++;
+        groups.forEach((group, index) => prefetched.set(group, results[index]!));
+      } catch (thrown) {
+        counters.multiplexFailures++;
+        notMultiplexed.add(groups[0]!.name);
+        throw thrown;
+      }
+    }
+    return prefetched;
   }
 
   function runGroup(group: Group, shared?: Kysely<any>): Promise<void> {
@@ -484,6 +530,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       group.runs++;
       if (group.disposed) return;
       indexReads(group, readSetOf(recorder, declared));
+      const [only, ...more] = recorder.statements;
+      group.lastStatement = only && more.length === 0 && only.kind === 'SelectQueryNode' ? { node: only } : undefined;
       if (missedDuringRun(group, group.readSet!)) group.rerun = true;
       learned.add(group.name);
       const json = JSON.stringify(result === undefined ? null : result);
@@ -520,10 +568,12 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       group.runs++;
       failSpan(span, error);
       group.lastError = error;
-      // Until a run succeeds the group reruns on writes to every table its liveQuery is known to read.
-      if (!group.readSet && !group.disposed) {
-        const tables = new Set([...(knownReads.get(group.name) ?? []), ...recorder.tables, ...declaredReads(group.entry)]);
-        index.set(group, group.auth.tenantId, wholeTables([...tables].filter((table) => app?.schema.tables[table] !== undefined || declaredReads(group.entry).includes(table))));
+      // What made the run fail may lie in rows its last good read set does not cover (the failing run
+      // read other ones): until a run succeeds, the group reruns on any write to a table the liveQuery
+      // is known to read, or this run read, besides its last read set.
+      if (!group.disposed) {
+        const tables = new Set([...(knownReads.get(group.name) ?? []), ...recorder.tables, ...declaredReads(group.entry), ...(group.readSet?.keys() ?? [])]);
+        indexReads(group, wholeTables([...tables].filter((table) => !recorder.cteNames.has(table) || app?.schema.tables[table] !== undefined)));
       }
       let streamed = false;
       for (const subscription of group.subscribers) {
@@ -696,6 +746,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           reads: new Set(),
           readSet: undefined,
           startedAtBatch: 0,
+          lastStatement: undefined,
           json: undefined,
           frame: undefined,
           seq: 0,

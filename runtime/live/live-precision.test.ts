@@ -48,6 +48,9 @@ async function slotRows(ctx: any, slot: number) {
   return rows;
 }
 
+const shareOf = (ctx: any, args: { slot: number; k: number }) =>
+  ctx.db.selectFrom('measures').select(sql<number>`(count(*) * 10 / (count(*) - ${args.k}))::int`.as('share')).where('slot', '=', args.slot).executeTakeFirst();
+
 function testApp(): AppDefinition {
   const boardTickets = (ctx: any, board: number) =>
     ctx.db.selectFrom('tickets').select(['title', 'status', 'board']).where('board', '=', board).orderBy('title').execute();
@@ -75,6 +78,9 @@ function testApp(): AppDefinition {
     board: liveQuery({ args: { board: z.number().int() }, handler: (ctx, args) => boardTickets(ctx, args.board) }),
     slot: liveQuery({ args: { slot: z.number().int() }, handler: (ctx, args) => slotRows(ctx, args.slot) }),
     slotNow: query({ args: { slot: z.number().int() }, handler: (ctx, args) => slotRows(ctx, args.slot) }),
+    // 10 × rows / (rows − k): a division by zero once the slot holds k rows.
+    share: liveQuery({ args: { slot: z.number().int(), k: z.number().int() }, handler: (ctx, args) => shareOf(ctx, args) }),
+    shareNow: query({ args: { slot: z.number().int(), k: z.number().int() }, handler: (ctx, args) => shareOf(ctx, args) }),
     boardNow: query({ args: { board: z.number().int() }, handler: (ctx, args) => boardTickets(ctx, args.board) }),
     myBoard: liveQuery({
       handler: async (ctx) => {
@@ -228,6 +234,8 @@ for (const target of databaseTargets) {
         }
         const after = hub.status();
         expect([after.batches - before.batches, after.batchedRuns - before.batchedRuns, after.batchFallbacks - before.batchFallbacks]).toEqual([1, slots.length, 0]);
+        // The six groups ran one SELECT of the same shape: sent as one statement, answering all six.
+        expect([after.multiplexed - before.multiplexed, after.multiplexedRuns - before.multiplexedRuns]).toEqual([1, slots.length]);
       } finally {
         for (const stream of streams) stream.close();
       }
@@ -261,6 +269,31 @@ for (const target of databaseTargets) {
         expect(after.batchedRuns - before.batchedRuns + after.batchFallbacks - before.batchFallbacks).toBe(slots.length);
       } finally {
         for (const stream of streams) stream.close();
+      }
+    });
+
+    it('a multiplexed statement that fails sends its groups to solo runs, with their own outcomes', async () => {
+      const { headers, tenantId } = member();
+      const fine = await live('share', { slot: 20, k: 3 }, headers);
+      const failing = await live('share', { slot: 20, k: 1 }, headers);
+      try {
+        expect((await fine.next()).json.result).toEqual({ share: 0 });
+        expect((await failing.next()).json.result).toEqual({ share: 0 });
+        const before = hub.status();
+        await measure(tenantId, 20, 'one', true).execute(db.admin);
+        const snapshot = await fine.next();
+        expect(snapshot.event).toBe('snapshot');
+        expect(snapshot.json.result).toEqual(await call('queries', 'shareNow', { slot: 20, k: 3 }, headers));
+        expect(snapshot.json.result).toEqual({ share: -5 });
+        const error = await failing.next();
+        expect(error.event).toBe('error');
+        const solo = await fetch(`${url}/queries/shareNow`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ args: { slot: 20, k: 1 } }) });
+        expect(error.json.error.code).toBe((await solo.json()).error.code);
+        const after = hub.status();
+        expect([after.multiplexFailures - before.multiplexFailures, after.multiplexed - before.multiplexed, after.batchFallbacks - before.batchFallbacks]).toEqual([1, 0, 2]);
+      } finally {
+        fine.close();
+        failing.close();
       }
     });
 

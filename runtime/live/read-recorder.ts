@@ -22,13 +22,17 @@ export interface ReadRecorder extends KyselyPlugin {
   readonly rawStatements: number;
   /** The run's read set so far (table → accesses); empty without a schema. */
   readSet(): Map<string, Access[]>;
+  /** The statements of the run, as Kysely built them (multiplex.ts sends those of many groups as one). */
+  readonly statements: readonly RootOperationNode[];
 }
 
 export function createReadRecorder(schema?: Schema): ReadRecorder {
   const found: Found = { tables: new Set(), cteNames: new Set(), otherSchemaTables: new Set(), rawQueries: 0 };
   const reads = createReadSetBuilder(schema);
   let rawStatements = 0;
+  const statements: RootOperationNode[] = [];
   return {
+    statements,
     tables: found.tables,
     cteNames: found.cteNames,
     otherSchemaTables: found.otherSchemaTables,
@@ -44,6 +48,7 @@ export function createReadRecorder(schema?: Schema): ReadRecorder {
         if (found.rawQueries > before) rawStatements++;
       }
       reads.addStatement(node);
+      statements.push(node);
       return node;
     },
     transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
