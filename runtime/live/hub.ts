@@ -249,10 +249,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   let batchSeq = 0;
   let historyFloor = 0;
   const inFlight = new Set<Group>();
-  /** liveQuery name → every table it was seen reading (resume checks before a group has run). */
+  /** liveQuery name → every table it was seen reading (status, and what a failing group reruns on). */
   const knownReads = new Map<string, Set<string>>();
-  /** liveQuery names that have run successfully in this process, so `knownReads` holds their tables. */
-  const learned = new Set<string>();
   const subscriptions = new Map<string, Subscription>();
   const perTenant = new Map<string, number>();
   /** caller → group key → that caller's subscriptions in the group. */
@@ -533,7 +531,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       const [only, ...more] = recorder.statements;
       group.lastStatement = only && more.length === 0 && only.kind === 'SelectQueryNode' ? { node: only } : undefined;
       if (missedDuringRun(group, group.readSet!)) group.rerun = true;
-      learned.add(group.name);
       const json = JSON.stringify(result === undefined ? null : result);
       group.lastError = undefined;
       const changed = json !== group.json;
@@ -658,20 +655,18 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     // What the client holds is its tenant's token for a revision (revision-codec.ts).
     const lastRevision = token === undefined ? undefined : codec!.decode(token, subscription.tenantKey);
     if (lastRevision !== undefined) {
-      // Until the liveQuery has run once in this process its tables are unknown (declared `reads` may
-      // cover only its raw SQL): run it first. Deciding "up-to-date" on too few tables would also
-      // leave the group deaf to writes to the others.
-      if (group.json === undefined && !learned.has(group.name)) await ensureResult(group);
-      // A run in flight may install another read set: decide on the one it leaves.
+      // The read set decides, and it depends on the data: run the query first unless the group has a
+      // result (a resume then costs a run, not a snapshot on the wire), and let a run in flight install
+      // what it read. Deciding on a guess — the tables seen before — would also leave a group that was
+      // never run deaf to writes.
+      await ensureResult(group);
       if (group.running) await group.running;
       if (subscription.ended) return;
-      const readSet = group.json === undefined ? undefined : group.readSet;
-      const tables = readSet ? [...readSet.keys()] : [...(knownReads.get(group.name) ?? [])];
+      const readSet = group.readSet ?? new Map<string, Access[]>();
       const revision = reader.revision();
       const runsBefore = group.runs;
-      // With the group's read set, only log rows that can touch what it reads count (read-set.ts).
-      const relevant = readSet ? (row: Invalidation) => concerns(group, readSet, row) : undefined;
-      const check = await checkResume(db.admin, { lastRevision, tables, tenantId: group.auth.tenantId, ...(relevant ? { relevant } : {}) });
+      // Only log rows that can touch what the group reads count (read-set.ts).
+      const check = await checkResume(db.admin, { lastRevision, tables: [...readSet.keys()], tenantId: group.auth.tenantId, relevant: (row) => concerns(group, readSet, row) });
       if (subscription.ended) return;
       // A run that finished during the check was not sent to this (unstarted) subscription: send it now.
       if (check.kind === 'up-to-date' && !(group.json !== undefined && group.runs !== runsBefore)) {
@@ -848,7 +843,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       app = next;
       if (!changed) return;
       // The new code may read other tables: learn them again from the next runs.
-      learned.clear();
       knownReads.clear();
       for (const group of [...groups.values()]) {
         const entry = next.entries.get(group.name);

@@ -178,6 +178,30 @@ for (const target of databaseTargets) {
       }
     });
 
+    it('a reconnect after writes to other groups resumes up-to-date, and the resumed group still updates', async () => {
+      const { tenantId, headers } = member();
+      const first = await live('board', { board: 7 }, headers);
+      const snapshot = await first.next();
+      first.close();
+      // The hub notices the disconnect later; until then the group lives on.
+      await until(async () => groupOf('board', tenantId, { board: 7 }) === undefined, 'the group to be dropped');
+      // Same table, same tenant, another board: table × tenant would call this a change.
+      await call('commands', 'addTicket', { board: 8, title: 'elsewhere' }, headers);
+      await caughtUp();
+      const resumed = await openEventStream(`${url}/live/board?args=${encodeURIComponent(JSON.stringify({ board: 7 }))}`, {
+        headers: { ...headers, 'last-event-id': String(snapshot.json.revision) },
+      });
+      try {
+        const event = await resumed.next();
+        expect(event.event).toBe('up-to-date');
+        expect(event.json).not.toHaveProperty('result');
+        await call('commands', 'addTicket', { board: 7, title: 'here' }, headers);
+        expect(titles(await resumed.next())).toEqual(['here']);
+      } finally {
+        resumed.close();
+      }
+    });
+
     // PGlite runs one transaction at a time: no write can land while a run is in flight, so the race
     // exists (and is tested) on PostgreSQL only.
     const raceIt = target.name === 'postgres' ? it : () => undefined;
