@@ -301,7 +301,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
   /** Whether a log row concerns a group with this read set (its tenant, then its accesses). */
   function concerns(group: Group, readSet: ReadSet, row: Invalidation): boolean {
-    if (row.tenantId !== null && row.tenantId !== group.auth.tenantId) return false;
+    if (row.tenantId !== null && row.tenantId !== group.auth.tenantId?.toLowerCase()) return false;
     return readSetMatches(readSet.get(row.table), row.changes ?? null);
   }
 
@@ -370,21 +370,28 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       group.rerun = true;
       return group.running;
     }
+    // The loop decides to stop and clears `running` in one synchronous step: a wakeup that comes after
+    // it stopped must start a new loop, not set `rerun` on one that already ended (a lost rerun).
     group.running = (async () => {
-      do {
+      for (;;) {
         group.rerun = false;
         group.startedAtBatch = batchSeq;
         inFlight.add(group);
         try {
           await runQueued(group);
+        } catch (thrown) {
+          group.running = undefined;
+          throw thrown;
         } finally {
           inFlight.delete(group);
           trimHistory();
         }
-      } while (group.rerun && !group.disposed && !closed);
-    })().finally(() => {
-      group.running = undefined;
-    });
+        if (!group.rerun || group.disposed || closed) {
+          group.running = undefined;
+          return;
+        }
+      }
+    })();
     return group.running;
   }
 
@@ -431,6 +438,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   async function runBatch(batch: Group[]): Promise<void> {
     let done = 0;
     counters.batches++;
+    // Read before the transaction's first statement (the multiplexed one): every run's snapshot then
+    // reflects at least the changes up to this revision.
+    const revision = reader.revision();
     try {
       await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined) }, async (trx) => {
         const prefetched = await multiplex(trx, batch);
@@ -439,7 +449,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
             try {
               const mine = prefetched.get(group);
               const before = mine?.size ?? 0;
-              await runGroup(group, mine ? prefetchingKysely(trx, mine) : trx);
+              await runGroup(group, mine ? prefetchingKysely(trx, mine) : trx, revision);
               if (mine && mine.size < before) counters.multiplexedRuns++;
               counters.batchedRuns++;
             } catch {
@@ -488,14 +498,17 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     return prefetched;
   }
 
-  function runGroup(group: Group, shared?: Kysely<any>): Promise<void> {
-    return inSpan(`fw.live.rerun ${group.name}`, { attributes: { 'fw.live.query': group.name, 'fw.live.batched': shared !== undefined } }, (span) => runGroupTraced(group, span, shared));
+  function runGroup(group: Group, shared?: Kysely<any>, revision?: number): Promise<void> {
+    return inSpan(`fw.live.rerun ${group.name}`, { attributes: { 'fw.live.query': group.name, 'fw.live.batched': shared !== undefined } }, (span) =>
+      runGroupTraced(group, span, shared, revision),
+    );
   }
 
   /** One run of the group: alone in its own transaction, or in `shared` (then a failure is thrown, not reported). */
-  async function runGroupTraced(group: Group, span: Span, shared?: Kysely<any>): Promise<void> {
-    // Read before the query: the snapshot then reflects at least every change up to this revision.
-    const revision = reader.revision();
+  async function runGroupTraced(group: Group, span: Span, shared?: Kysely<any>, sharedRevision?: number): Promise<void> {
+    // Read before the query (in a shared transaction: before its first statement): the snapshot then
+    // reflects at least every change up to this revision.
+    const revision = sharedRevision ?? reader.revision();
     const traceId = span.isRecording() ? span.spanContext().traceId : resolveTraceId(undefined);
     // Writes that arrive during this run wake the next one, and count from their own time.
     const wokenByWriteAtMs = group.wokenByWriteAtMs;

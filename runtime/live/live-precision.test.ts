@@ -355,7 +355,7 @@ for (const target of databaseTargets) {
           await until(async () => {
             while (entry.stream.buffered > 0) entry.last = (await entry.stream.next()).json.result;
             return JSON.stringify(entry.last) === JSON.stringify(fresh);
-          }, `board ${entry.board}'s subscriber to hold ${JSON.stringify(fresh)} (it holds ${JSON.stringify(entry.last)})`);
+          }, `board ${entry.board}'s subscriber to hold ${JSON.stringify(fresh)} (it holds ${JSON.stringify(entry.last)}; its group: ${JSON.stringify(groupOf('board', tenantId, { board: entry.board }))}; hub: ${JSON.stringify({ ...hub.status(), liveQueries: undefined })})`);
         }
         // And precision: not every group reran for every write.
         const runs = boards.map((board) => groupOf('board', tenantId, { board })!.runs);

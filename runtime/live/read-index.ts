@@ -11,7 +11,7 @@
  *   index.set(group, group.tenantId, readSet);
  *   for (const group of index.match({ table: 'notes', tenantId, changes })) schedule(group);
  */
-import { readSetMatches, type Access, type CapturedValue, type ChangedValues, type ReadSet } from './read-set.ts';
+import { canonicalValue, readSetMatches, type Access, type CapturedValue, type ChangedValues, type ReadSet } from './read-set.ts';
 
 export interface IndexedChange {
   table: string;
@@ -43,6 +43,9 @@ interface TableEntries<G> {
 
 /** null (SQL NULL) and strings share one key space; null gets a key no string can be. */
 const NULL_KEY = '\u0000null';
+
+/** Tenants as the log prints them (a caller's tenant id may be spelled in upper case; tenant_id is a uuid). */
+const tenantKey = (tenantId: string | null): string | null => (tenantId === null ? null : (canonicalValue('uuid', tenantId) ?? tenantId));
 
 export function createReadIndex<G>(): ReadIndex<G> {
   const tenants = new Map<string | null, Map<string, TableEntries<G>>>();
@@ -100,7 +103,7 @@ export function createReadIndex<G>(): ReadIndex<G> {
       remove(group);
       const undo: Array<() => void> = [];
       for (const [table, accesses] of readSet) {
-        const entries = entriesOf(tenantId, table);
+        const entries = entriesOf(tenantKey(tenantId), table);
         if (accesses.some((access) => access.conditions.length === 0)) {
           entries.all.add(group);
           undo.push(() => entries.all.delete(group));
@@ -116,7 +119,7 @@ export function createReadIndex<G>(): ReadIndex<G> {
       return indexed.size;
     },
     match(change, into = new Set<G>()) {
-      const scopes = change.tenantId === null ? [...tenants.values()] : [tenants.get(change.tenantId)].filter((scope) => scope !== undefined);
+      const scopes = change.tenantId === null ? [...tenants.values()] : [tenants.get(tenantKey(change.tenantId))].filter((scope) => scope !== undefined);
       for (const tables of scopes) {
         const entries = tables.get(change.table);
         if (!entries) continue;

@@ -118,14 +118,23 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
       again = true;
       return;
     }
+    // Stopping and clearing `running` happen in one synchronous step, so a wakeup after the last
+    // pass's check starts a new pass instead of setting `again` on a loop that already ended.
     running = (async () => {
-      do {
+      for (;;) {
         again = false;
-        await readPass();
-      } while (again && !closed);
-    })().finally(() => {
-      running = undefined;
-    });
+        try {
+          await readPass();
+        } catch (thrown) {
+          running = undefined;
+          throw thrown;
+        }
+        if (!again || closed) {
+          running = undefined;
+          return;
+        }
+      }
+    })();
   }
 
   return {
