@@ -210,7 +210,12 @@ for (const target of databaseTargets) {
       await call('commands', 'lookAt', { board: 1 }, headers);
       const stream = await live('myBoard', {}, headers);
       try {
-        expect((await stream.next()).json.result).toEqual({ board: 1, rows: [] });
+        const first = await stream.next();
+        expect(first.json.result).toEqual({ board: 1, rows: [] });
+        // The preference written before subscribing may reach the hub only now and wake one more run:
+        // let it pass, so the gate below stops exactly the run the next write wakes.
+        await caughtUp();
+        await until(async () => hub.debug(first.json.subscriptionId)?.group.running === false, 'the group to be idle');
         // The next run (woken by the preference change) reads board 2 and stops before installing
         // that read set; the installed one still says board 1.
         let reached!: () => void;

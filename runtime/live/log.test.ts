@@ -349,10 +349,12 @@ for (const target of targets) {
 describe.skipIf(!testDatabaseUrl)('gap-safe reading on PostgreSQL', () => {
   let db: FwDatabase;
   let drop: (() => Promise<void>) | undefined;
+  let url: string;
 
   beforeAll(async () => {
     const pg = await createTestPostgresDatabase();
     drop = pg.drop;
+    url = pg.url;
     db = await createDatabase({ url: pg.url });
     expect((await applyMigration(db, schema)).blocked).toEqual([]);
   });
@@ -405,6 +407,61 @@ describe.skipIf(!testDatabaseUrl)('gap-safe reading on PostgreSQL', () => {
     expect(await check(['notes'], T2)).toEqual({ kind: 'up-to-date' });
     expect(await check(['tags'], T1)).toEqual({ kind: 'up-to-date' });
     expect(await check(['other'], T1)).toEqual({ kind: 'up-to-date' });
+  });
+});
+
+describe.skipIf(!testDatabaseUrl)('gap-safe reading above the snapshot xmax on PostgreSQL', () => {
+  let db: FwDatabase;
+  let drop: (() => Promise<void>) | undefined;
+  let url: string;
+
+  beforeAll(async () => {
+    const pg = await createTestPostgresDatabase();
+    drop = pg.drop;
+    url = pg.url;
+    db = await createDatabase({ url: pg.url });
+    expect((await applyMigration(db, schema)).blocked).toEqual([]);
+  });
+
+  afterAll(async () => {
+    try {
+      await db?.close();
+    } finally {
+      await drop?.();
+    }
+  });
+
+  // A snapshot lists in xip only running transactions below its xmax, and xmax is one past the newest
+  // COMPLETED transaction: a transaction with a higher xid that drew a lower revision, still running
+  // when a lower xid commits, is above xmax and unlisted. Its row must still be read when it commits.
+  it('reads the late row of a running transaction above the snapshot xmax', async () => {
+    const { default: pg } = await import('pg');
+    const early = new pg.Client({ connectionString: url });
+    const late = new pg.Client({ connectionString: url });
+    await early.connect();
+    await late.connect();
+    try {
+      const cursor = await initialCursor(db.admin);
+      const xid = async (client: InstanceType<typeof pg.Client>) => BigInt((await client.query('select pg_current_xact_id()::text as x')).rows[0].x);
+      await early.query('begin');
+      const earlyXid = await xid(early);
+      await late.query('begin');
+      expect(await xid(late)).toBeGreaterThan(earlyXid);
+      // The higher xid draws the lower revision, then the lower xid draws a higher one and commits.
+      await late.query(`select "_fw_live_record"('late_table', null)`);
+      await early.query(`select "_fw_live_record"('early_table', null)`);
+      await early.query('commit');
+      const first = await readInvalidations(db.admin, cursor);
+      expect(first.rows.map((row) => row.table)).toEqual(['early_table']);
+      await late.query('commit');
+      const second = await readInvalidations(db.admin, first.cursor);
+      expect(second.rows.map((row) => row.table)).toEqual(['late_table']);
+      expect(second.rows[0]!.revision).toBeLessThan(first.rows[0]!.revision);
+      expect((await readInvalidations(db.admin, second.cursor)).rows).toEqual([]);
+    } finally {
+      await early.end();
+      await late.end();
+    }
   });
 });
 

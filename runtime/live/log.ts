@@ -36,12 +36,17 @@ export interface Invalidation {
 }
 
 /**
- * Where a reader stands: the highest revision it has read, and the transactions (xid8 as decimal
- * strings) that were still running at its last read, whose rows may yet commit below `revision`.
+ * Where a reader stands: the highest revision it has read, and what of its last read's snapshot says
+ * which transactions may yet commit rows below `revision`: those still running and listed (`pending`,
+ * xid8 as decimal strings), and every transaction at or above the snapshot's `xmax`, which PostgreSQL
+ * does not list (xmax is one past the newest *completed* transaction, not the next id to hand out, so a
+ * transaction that started earlier can be above it while running).
  */
 export interface LogCursor {
   readonly revision: number;
   readonly pending: readonly string[];
+  /** `pg_snapshot_xmax` of the last read (xid8, decimal). Cursors from `initialCursor` and `readInvalidations` always carry it. */
+  readonly xmax?: string;
 }
 
 export interface ReadResult {
@@ -147,11 +152,13 @@ export async function recordInvalidations(conn: Kysely<any>, rows: ReadonlyArray
  * moment (their rows will still be read when they commit). Nothing older is replayed.
  */
 export async function initialCursor(admin: Kysely<any>): Promise<LogCursor> {
-  const result = await sql<{ revision: string; pending: unknown }>`
+  const result = await sql<{ revision: string; pending: unknown; xmax: string }>`
     select greatest((select coalesce(max(revision), 0) from ${log}), (select coalesce(max(pruned_through), 0) from ${state}))::text as revision,
-      (select coalesce(json_agg(x::text), '[]'::json) from pg_snapshot_xip(pg_current_snapshot()) as x) as pending`.execute(admin);
+      (select coalesce(json_agg(x::text), '[]'::json) from pg_snapshot_xip(snap.s) as x) as pending,
+      pg_snapshot_xmax(snap.s)::text as xmax
+    from (select pg_current_snapshot() as s) as snap`.execute(admin);
   const row = result.rows[0]!;
-  return { revision: toRevision(row.revision), pending: jsonArray<string>(row.pending) };
+  return { revision: toRevision(row.revision), pending: jsonArray<string>(row.pending), xmax: row.xmax };
 }
 
 /**
@@ -159,21 +166,24 @@ export async function initialCursor(admin: Kysely<any>): Promise<LogCursor> {
  *
  * Revisions come from a sequence, which does not follow commit order, so "revision > cursor" alone
  * would skip a slow transaction's row. The read therefore takes, in ONE statement (one snapshot S for
- * the rows and for the returned pending set):
+ * the rows and for the returned pending set and xmax):
  *   - the rows with `revision > cursor.revision` (at most `limit` of them, lowest first), and
- *   - every row with `revision <= cursor.revision` of a transaction in `cursor.pending`;
- * the next cursor is `{ revision: max(cursor.revision, highest revision read), pending: xip(S) }`.
+ *   - every row with `revision <= cursor.revision` of a transaction in `cursor.pending` or at or above
+ *     `cursor.xmax`;
+ * the next cursor is `{ revision: max(cursor.revision, highest revision read), pending: xip(S), xmax: xmax(S) }`.
  *
  * Why no committed row is ever skipped. Take a row w (revision r, transaction x) and the first read
  * whose snapshot S sees x committed; say its cursor came from the previous read, with snapshot S'
- * (or from `initialCursor`'s snapshot). S' did not see x committed, so at S' either x was running
- * (x in xip(S') = cursor.pending, and w is read by the second rule) or x had no id yet (x >= xmax(S')).
- * In the latter case x got its id after S' was taken, and every capture assigns the transaction id
- * before drawing the revision from the sequence (`_fw_live_record` calls `pg_current_xact_id()`
- * first), so r was drawn after S' too. Every row read so far was committed before S', hence drawn
- * before S', and the sequence hands out increasing values over time: r > cursor.revision, and w is
- * read by the first rule. A transaction that is neither in xip nor visible must have got its id after
- * the snapshot, hence its revision is above the cursor.
+ * (or from `initialCursor`'s snapshot). S' did not see x committed, and x did not abort, so at S' x
+ * was in progress or not started: x is in xip(S') or x >= xmax(S') (PostgreSQL lists in xip only the
+ * running transactions below xmax, and xmax is one past the newest *completed* transaction — a
+ * transaction that got its id earlier than that one but is still running is above it, unlisted). Both
+ * are read by the second rule when r <= cursor.revision, and by the first when r is above. No row is
+ * read twice: a row read by the second rule was invisible at S' (its transaction was running or
+ * unstarted there), hence at every earlier read too.
+ *
+ * (Until this was found — a burst of concurrent commands where a transaction with a higher xid drew a
+ * lower revision than one that committed first — the second rule took `pending` only.)
  *
  * Paging: only the first rule is limited. When the page is full (`more`), the cursor's revision is the
  * last row read: rows above it are still found by the first rule, rows at or below it were read
@@ -183,10 +193,12 @@ export async function readInvalidations(admin: Kysely<any>, cursor: LogCursor, l
   if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`fw: readInvalidations limit must be a positive integer, got ${limit}.`);
   const from = checkedRevision(cursor.revision);
   const pending = xidArray(cursor.pending);
-  const result = await sql<{ rows: unknown; fresh: string | number; pending: unknown; pruned_through: string }>`
+  // A cursor without xmax (made by hand) cannot say which unlisted transactions were running: none counts.
+  const xmax = cursor.xmax === undefined ? MAX_XID8 : xidArray([cursor.xmax]).slice(1, -1);
+  const result = await sql<{ rows: unknown; fresh: string | number; pending: unknown; xmax: string; pruned_through: string }>`
     with late as (
       select revision, table_name, tenant_id, created_at, changes from ${log}
-      where revision <= ${from}::bigint and xid = any(${pending}::xid8[])
+      where revision <= ${from}::bigint and (xid = any(${pending}::xid8[]) or xid >= ${xmax}::xid8)
     ), fresh as (
       select revision, table_name, tenant_id, created_at, changes from ${log}
       where revision > ${from}::bigint order by revision limit ${limit}
@@ -196,8 +208,10 @@ export async function readInvalidations(admin: Kysely<any>, cursor: LogCursor, l
     select
       (select coalesce(json_agg(json_build_array(revision::text, table_name, tenant_id, (extract(epoch from created_at) * 1000)::bigint::text, changes) order by revision), '[]'::json) from picked) as rows,
       (select count(*) from fresh) as fresh,
-      (select coalesce(json_agg(x::text), '[]'::json) from pg_snapshot_xip(pg_current_snapshot()) as x) as pending,
-      (select coalesce(max(pruned_through), 0)::text from ${state}) as pruned_through`.execute(admin);
+      (select coalesce(json_agg(x::text), '[]'::json) from pg_snapshot_xip(snap.s) as x) as pending,
+      pg_snapshot_xmax(snap.s)::text as xmax,
+      (select coalesce(max(pruned_through), 0)::text from ${state}) as pruned_through
+    from (select pg_current_snapshot() as s) as snap`.execute(admin);
   const row = result.rows[0]!;
   const rows = jsonArray<[string, string, string | null, string, ChangedValues]>(row.rows).map(([revision, table, tenantId, writtenAt, changes]) => ({
     revision: toRevision(revision),
@@ -210,7 +224,7 @@ export async function readInvalidations(admin: Kysely<any>, cursor: LogCursor, l
   for (const invalidation of rows) if (invalidation.revision > revision) revision = invalidation.revision;
   return {
     rows,
-    cursor: { revision, pending: jsonArray<string>(row.pending) },
+    cursor: { revision, pending: jsonArray<string>(row.pending), xmax: row.xmax },
     expired: from < toRevision(row.pruned_through),
     more: Number(row.fresh) >= limit,
   };
@@ -388,6 +402,9 @@ function checkedRevision(revision: number): number {
   if (!Number.isSafeInteger(revision) || revision < 0) throw new TypeError(`fw: a live log revision must be a whole number ≥ 0, got ${revision}.`);
   return revision;
 }
+
+/** The largest xid8: `xid >= MAX_XID8` holds for no transaction. */
+const MAX_XID8 = '18446744073709551615';
 
 /** xid8 values as a PostgreSQL array literal (validated: decimal digits only). */
 function xidArray(xids: readonly string[]): string {
