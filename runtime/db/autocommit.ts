@@ -1,14 +1,5 @@
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import { type CompiledQuery, type DatabaseConnection, type Driver, type Kysely, type QueryResult, type TransactionSettings } from 'kysely';
+import { postgresKysely } from './postgres-kysely.ts';
 import type { Auth } from '../entry-types.ts';
 import type { FwDatabase } from './database.ts';
 
@@ -33,14 +24,7 @@ export interface AutocommitOptions {
  *   await db.insertInto('notes').values({ title }).execute();   // committed here
  */
 export function createAutocommitKysely(db: FwDatabase, options: AutocommitOptions): Kysely<any> {
-  return new Kysely<any>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new AutocommitDriver(db, options),
-      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
+  return postgresKysely(new AutocommitDriver(db, options));
 }
 
 class AutocommitDriver implements Driver {

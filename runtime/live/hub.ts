@@ -10,7 +10,7 @@ import { resolveTraceId } from '../http/trace.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
-import { createReadIndex } from './read-index.ts';
+import { createReadIndex, tenantKey } from './read-index.ts';
 import { compiledText, prefetchingKysely, prefetchStatements, type Prefetched } from './multiplex.ts';
 import { describeReadSet, readSetMatches, type Access, type ReadSet } from './read-set.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
@@ -83,8 +83,6 @@ interface Group {
   readonly rawArgs: unknown;
   readonly auth: Auth;
   readonly subscribers: Set<Subscription>;
-  /** The tables of the last successful run (or, before one, none). */
-  reads: Set<string>;
   /** What the last successful run read (read-set.ts), as indexed; undefined before one. */
   readSet: ReadSet | undefined;
   /** The invalidation batch that was the newest when the run in flight began (the run/install race). */
@@ -301,7 +299,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
   /** Whether a log row concerns a group with this read set (its tenant, then its accesses). */
   function concerns(group: Group, readSet: ReadSet, row: Invalidation): boolean {
-    if (row.tenantId !== null && row.tenantId !== group.auth.tenantId?.toLowerCase()) return false;
+    if (row.tenantId !== null && row.tenantId !== tenantKey(group.auth.tenantId)) return false;
     return readSetMatches(readSet.get(row.table), row.changes ?? null);
   }
 
@@ -340,7 +338,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   function indexReads(group: Group, readSet: ReadSet): void {
     index.set(group, group.auth.tenantId, readSet);
     group.readSet = readSet;
-    group.reads = new Set(readSet.keys());
     let known = knownReads.get(group.name);
     if (!known) knownReads.set(group.name, (known = new Set()));
     for (const table of readSet.keys()) known.add(table);
@@ -600,8 +597,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     const readSet = recorder.readSet();
     for (const name of recorder.cteNames) if (!app?.schema.tables[name]) readSet.delete(name);
     for (const table of declared) readSet.set(table, [{ conditions: [] }]);
-    // A table the recorder saw by name but the read set missed (cannot happen; kept whole to be safe).
-    for (const table of recorder.tables) if (!readSet.has(table) && !recorder.cteNames.has(table)) readSet.set(table, [{ conditions: [] }]);
     return readSet;
   }
 
@@ -751,7 +746,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           rawArgs: request.args,
           auth: request.auth,
           subscribers: new Set(),
-          reads: new Set(),
           readSet: undefined,
           startedAtBatch: 0,
           lastStatement: undefined,
@@ -940,7 +934,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         },
         group: {
           subscribers: group.subscribers.size,
-          reads: [...group.reads].sort(),
+          reads: [...(group.readSet?.keys() ?? [])].sort(),
           readSet: group.readSet ? describeReadSet(group.readSet) : null,
           revision: group.revision,
           runs: group.runs,

@@ -408,28 +408,6 @@ describe.skipIf(!testDatabaseUrl)('gap-safe reading on PostgreSQL', () => {
     expect(await check(['tags'], T1)).toEqual({ kind: 'up-to-date' });
     expect(await check(['other'], T1)).toEqual({ kind: 'up-to-date' });
   });
-});
-
-describe.skipIf(!testDatabaseUrl)('gap-safe reading above the snapshot xmax on PostgreSQL', () => {
-  let db: FwDatabase;
-  let drop: (() => Promise<void>) | undefined;
-  let url: string;
-
-  beforeAll(async () => {
-    const pg = await createTestPostgresDatabase();
-    drop = pg.drop;
-    url = pg.url;
-    db = await createDatabase({ url: pg.url });
-    expect((await applyMigration(db, schema)).blocked).toEqual([]);
-  });
-
-  afterAll(async () => {
-    try {
-      await db?.close();
-    } finally {
-      await drop?.();
-    }
-  });
 
   // A snapshot lists in xip only running transactions below its xmax, and xmax is one past the newest
   // COMPLETED transaction: a transaction with a higher xid that drew a lower revision, still running

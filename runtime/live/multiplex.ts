@@ -13,18 +13,8 @@
  *   const prefetched = await prefetchStatements(trx, [nodeA, nodeB]);   // one round trip
  *   const db = prefetchingKysely(trx, prefetched[0]!);                  // handler A's ctx.db
  */
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-  type RootOperationNode,
-  createQueryId,
-} from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, type Kysely, PostgresQueryCompiler, type QueryResult, type RootOperationNode, createQueryId } from 'kysely';
+import { postgresKysely } from '../db/postgres-kysely.ts';
 import { FwError } from '../errors.ts';
 
 /** Prefetched results of one group, by statement key; each is used at most once. */
@@ -121,12 +111,5 @@ export function prefetchingKysely(trx: Kysely<any>, prefetched: Prefetched): Kys
     releaseConnection: async () => undefined,
     destroy: async () => undefined,
   };
-  return new Kysely<any>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (db) => new PostgresIntrospector(db),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
+  return postgresKysely(driver);
 }

@@ -45,7 +45,7 @@ interface TableEntries<G> {
 const NULL_KEY = '\u0000null';
 
 /** Tenants as the log prints them (a caller's tenant id may be spelled in upper case; tenant_id is a uuid). */
-const tenantKey = (tenantId: string | null): string | null => (tenantId === null ? null : (canonicalValue('uuid', tenantId) ?? tenantId));
+export const tenantKey = (tenantId: string | null): string | null => (tenantId === null ? null : (canonicalValue('uuid', tenantId) ?? tenantId));
 
 export function createReadIndex<G>(): ReadIndex<G> {
   const tenants = new Map<string | null, Map<string, TableEntries<G>>>();

@@ -1,0 +1,17 @@
+import { type Driver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+
+/**
+ * A Kysely that compiles for PostgreSQL and runs its statements through `driver`: for fw's own
+ * drivers that route statements somewhere other than a pool (autocommit transactions for actions,
+ * prefetched rows for multiplexed live reruns).
+ */
+export function postgresKysely(driver: Driver): Kysely<any> {
+  return new Kysely<any>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+}
