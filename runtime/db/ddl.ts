@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { ColumnKind, ColumnSpec, Schema, Table } from '../schema.ts';
 import { APP_ROLE } from './database.ts';
+import { FW_SCHEMA, LIVE_NOTICE_SECRET, SECRETS_TABLE } from './secrets.ts';
 
 /** The PostgreSQL schema (namespace) that holds the app's tables. */
 export const PUBLIC = 'public';
@@ -519,8 +520,11 @@ export const outboxPolicySql: readonly string[] = [
  *
  * - `_fw_live_record(table, tenant, changes)` records one invalidation for the current transaction,
  *   deduplicated (one row per transaction x table x tenant; a second statement merges its changes into
- *   the row), and sends `NOTIFY fw_live` (delivered at commit, folded by PostgreSQL within a
- *   transaction). It assigns the transaction id *before* the revision is drawn from the sequence: the
+ *   the row), and sends `NOTIFY fw_live` (delivered at commit): the first record of a transaction,
+ *   table and tenant sends the row itself (revision, table, tenant, changes), signed with the owner-only
+ *   secret `live.notice` (`sha256(k2 || sha256(k1 || row))`), which lets a listener rerun groups before
+ *   it reads the log (hub.ts, "early runs"); a merge, a row too long for a notification or a missing
+ *   key sends an empty payload, folded by PostgreSQL within a transaction. It assigns the transaction id *before* the revision is drawn from the sequence: the
  *   gap-safe reader relies on that order. `changes` is `{column: [values…] | null}` (null: any value);
  *   a null `changes` means anything may have changed. The two-argument form records that (the app role
  *   may call it, through `recordInvalidations`); the three-argument form is the triggers' own.
@@ -557,6 +561,9 @@ $fw$`,
   language plpgsql security definer set search_path = pg_catalog, public as $fw$
 declare
   v_xid xid8 := pg_current_xact_id(); -- assigns the transaction id before nextval() below
+  v_revision bigint;
+  v_key bytea;
+  v_notice text;
 begin
   if p_table is null then
     raise exception 'fw: _fw_live_record needs a table name';
@@ -564,10 +571,21 @@ begin
   update "public"."${LIVE_LOG_TABLE}" l set changes = "public"."_fw_live_merge"(l.changes, p_changes)
   where l.xid = v_xid and l.table_name = p_table
     and coalesce(l.tenant_id, '${NO_TENANT_UUID}'::uuid) = coalesce(p_tenant, '${NO_TENANT_UUID}'::uuid);
-  if not found then
-    insert into "public"."${LIVE_LOG_TABLE}" (xid, table_name, tenant_id, changes) values (v_xid, p_table, p_tenant, p_changes);
+  if found then
+    perform pg_notify('fw_live', '');
+    return;
   end if;
-  perform pg_notify('fw_live', '');
+  insert into "public"."${LIVE_LOG_TABLE}" (xid, table_name, tenant_id, changes) values (v_xid, p_table, p_tenant, p_changes)
+  returning revision into v_revision;
+  -- The row itself, signed (the app role can send any NOTIFY, never this MAC): a listener may act on
+  -- it before reading the log. Too long for a notification, or no key yet: a plain wakeup.
+  select value into v_key from "${FW_SCHEMA}"."${SECRETS_TABLE}" where name = '${LIVE_NOTICE_SECRET}';
+  v_notice := json_build_object('r', v_revision::text, 't', p_table, 'n', p_tenant, 'w', (extract(epoch from now()) * 1000)::bigint::text, 'c', p_changes)::text;
+  if v_key is null or octet_length(v_key) <> 128 or octet_length(v_notice) > 7800 then
+    perform pg_notify('fw_live', '');
+  else
+    perform pg_notify('fw_live', encode(sha256(substring(v_key from 65) || sha256(substring(v_key for 64) || convert_to(v_notice, 'UTF8'))), 'hex') || v_notice);
+  end if;
 end
 $fw$`,
   `create or replace function "public"."_fw_live_record"(p_table text, p_tenant uuid) returns void

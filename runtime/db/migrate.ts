@@ -33,6 +33,7 @@ import {
   outboxPolicySql,
   systemTables,
 } from './ddl.ts';
+import { databaseSecret, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES } from './secrets.ts';
 import { introspect } from './introspect.ts';
 import { diffSchema, type ComputedPlan, type MigrationPlan, type PlannedChange } from './plan.ts';
 import { validateSchema } from './validate.ts';
@@ -100,6 +101,8 @@ export async function ensureSystemTables(db: FwDatabase): Promise<void> {
     if (!functions.rows[0]?.current) {
       for (const statement of [...liveFunctionsSql, ...liveFunctionsCommentSql]) await sql.raw(statement).execute(conn);
     }
+    // The key `_fw_live_record` signs its notifications with (made here so the first write has it).
+    await databaseSecret(conn, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES);
     return 'commit';
   });
 }

@@ -35,21 +35,28 @@ export const secretsTableSql: readonly string[] = [
   `revoke all on "${FW_SCHEMA}"."${SECRETS_TABLE}" from public`,
 ];
 
-/** The secret called `name` (32 random bytes), made on first use. Runs as the owner (`db.admin`). */
-export async function databaseSecret(admin: Kysely<any>, name: string): Promise<Buffer> {
+/**
+ * The key that signs the live log rows the capture trigger sends in its notifications (db/ddl.ts,
+ * `_fw_live_record`): two 64-byte keys, inner then outer.
+ */
+export const LIVE_NOTICE_SECRET = 'live.notice';
+export const LIVE_NOTICE_SECRET_BYTES = 128;
+
+/** The secret called `name` (`bytes` random bytes, 32 unless said), made on first use. Runs as the owner (`db.admin`). */
+export async function databaseSecret(admin: Kysely<any>, name: string, bytes = 32): Promise<Buffer> {
   // A second attempt covers the race where another process inserted the secret after this
   // statement's snapshot was taken: its insert then does nothing and its select sees nothing.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const value = await readOrMake(admin, name);
+    const value = await readOrMake(admin, name, bytes);
     if (value) return Buffer.from(value);
   }
   throw new Error(`fw: the database secret ${name} could not be read.`);
 }
 
-async function readOrMake(admin: Kysely<any>, name: string): Promise<Uint8Array | undefined> {
+async function readOrMake(admin: Kysely<any>, name: string, bytes: number): Promise<Uint8Array | undefined> {
   const row = await sql<{ value: Uint8Array }>`
     with made as (
-      insert into "_fw"."secrets" (name, value) values (${name}, ${randomBytes(32)})
+      insert into "_fw"."secrets" (name, value) values (${name}, ${randomBytes(bytes)})
       on conflict (name) do nothing
       returning value
     )

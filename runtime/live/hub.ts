@@ -87,6 +87,8 @@ interface Group {
   readSet: ReadSet | undefined;
   /** The invalidation batch that was the newest when the run in flight began (the run/install race). */
   startedAtBatch: number;
+  /** The notice count when the run in flight (or the last run) began: it saw every write noticed by then. */
+  startedAtNotice: number;
   /** The statement of the last successful run, when it issued exactly one SELECT (multiplex.ts), and its SQL. */
   lastStatement: { node: RootOperationNode; sql?: string } | undefined;
   /** The last result (JSON) and its sequence number; undefined until the first successful run. */
@@ -163,6 +165,12 @@ export interface LiveStatus {
   multiplexedRuns: number;
   /** Multiplexed statements that failed (their groups then ran alone; the liveQuery is not multiplexed again). */
   multiplexFailures: number;
+  /**
+   * Early runs: groups woken by a signed log row in a notification (notice.ts), before the log was read,
+   * and log rows that then woke no run of a group because one had begun after the notice.
+   */
+  noticeWakeups: number;
+  coveredByNotice: number;
   retentionMs: number;
   liveQueries: Array<{
     name: string;
@@ -243,10 +251,22 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
    * it again (a write only the new read set covers would otherwise be missed). Kept back to the oldest
    * run in flight; `historyFloor` is the newest batch dropped.
    */
-  const history: Array<{ seq: number; rows: readonly Invalidation[]; expired: boolean }> = [];
+  const history: Array<{ seq: number; rows: readonly Invalidation[]; expired: boolean; noticedAt: ReadonlyArray<number | undefined> }> = [];
   let batchSeq = 0;
   let historyFloor = 0;
   const inFlight = new Set<Group>();
+  /**
+   * Early runs. A notice (a signed log row in a notification, notice.ts) means its transaction is
+   * committed and visible to every later snapshot, so the groups it concerns run at once instead of
+   * after the read of the log. `noticed` maps the revisions noticed but not read yet to the notice's
+   * number; when the reader brings that row, a group whose run began after the notice (its
+   * `startedAtNotice` is at least that number) has seen it and is not run again. The log stays the
+   * truth: every row is matched when read, noticed or not, and a forgotten notice only costs a run.
+   */
+  let noticeSeq = 0;
+  const noticed = new Map<number, number>();
+  /** The highest revision noticed: committed before any run that starts now (a label for its result). */
+  let noticedRevision = 0;
   /** liveQuery name → every table it was seen reading (status, and what a failing group reruns on). */
   const knownReads = new Map<string, Set<string>>();
   const subscriptions = new Map<string, Subscription>();
@@ -259,7 +279,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   /** The revision as this subscription's tenant sees it (revision-codec.ts). */
   const visible = (subscription: Subscription, revision: number) => codec!.encode(revision, subscription.tenantKey);
   const connections = new Set<SseConnection>();
-  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0, multiplexed: 0, multiplexedRuns: 0, multiplexFailures: 0 };
+  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0, multiplexed: 0, multiplexedRuns: 0, multiplexFailures: 0, noticeWakeups: 0, coveredByNotice: 0 };
   /** liveQueries whose statements failed as one multiplexed statement: not tried again in this process. */
   const notMultiplexed = new Set<string>();
   let closed = false;
@@ -267,34 +287,68 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
   const reader = createInvalidationReader(db, {
     onInvalidations: ({ rows, expired }) => onInvalidations(rows, expired),
+    onNotice: (row) => onNotice(row),
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
     ...(options.safetyPollIntervalMs === undefined ? {} : { safetyPollIntervalMs: options.safetyPollIntervalMs }),
     ...(options.reconnectMinMs === undefined ? {} : { reconnectMinMs: options.reconnectMinMs }),
     ...(options.reconnectMaxMs === undefined ? {} : { reconnectMaxMs: options.reconnectMaxMs }),
   });
 
+  function onNotice(row: Invalidation): void {
+    noticeSeq++;
+    if (noticed.size >= MAX_NOTICED) noticed.clear(); // the reader is far behind: rows then simply rerun
+    noticed.set(row.revision, noticeSeq);
+    noticedRevision = Math.max(noticedRevision, row.revision);
+    for (const group of index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }, new Set())) {
+      counters.noticeWakeups++;
+      wokenBy(group, row);
+      void schedule(group);
+    }
+  }
+
   function onInvalidations(rows: readonly Invalidation[], expired: boolean): void {
     batchSeq++;
+    const noticedAt = rows.map((row) => noticed.get(row.revision));
+    for (const row of rows) noticed.delete(row.revision);
     if (inFlight.size > 0) {
-      history.push({ seq: batchSeq, rows, expired });
+      history.push({ seq: batchSeq, rows, expired, noticedAt });
       if (history.length > MAX_HISTORY) historyFloor = history.splice(0, history.length - MAX_HISTORY).at(-1)!.seq;
     }
     // The log was pruned past this process's reader (it could not read for longer than the retention
     // window): rows it never saw may have concerned any group, so every group re-runs.
     if (expired) {
+      noticed.clear();
       for (const group of [...groups.values()]) schedule(group);
       return;
     }
     const affected = new Set<Group>();
-    for (const row of rows) {
+    rows.forEach((row, i) => {
       // A write to a non-tenant table (tenant null) concerns every tenant; otherwise only its own.
-      const matched = index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }, new Set());
-      for (const group of matched) {
+      for (const group of index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }, new Set())) {
+        if (seenSinceNotice(group, noticedAt[i])) {
+          counters.coveredByNotice++;
+          continue;
+        }
         affected.add(group);
-        if (row.writtenAtMs !== undefined) group.wokenByWriteAtMs = Math.min(group.wokenByWriteAtMs ?? row.writtenAtMs, row.writtenAtMs);
+        wokenBy(group, row);
       }
-    }
+    });
     for (const group of affected) schedule(group);
+  }
+
+  /** Keeps the earliest write that woke the group since its run began (the live lag's start). */
+  function wokenBy(group: Group, row: Invalidation): void {
+    if (row.writtenAtMs !== undefined) group.wokenByWriteAtMs = Math.min(group.wokenByWriteAtMs ?? row.writtenAtMs, row.writtenAtMs);
+  }
+
+  /** The revision to label a run that starts now with: every write up to it is visible to its snapshot. */
+  function committedRevision(): number {
+    return Math.max(reader.revision(), noticedRevision);
+  }
+
+  /** Did the group's run in flight (or its last run) begin after the notice numbered `notice`? Then it saw that row. */
+  function seenSinceNotice(group: Group, notice: number | undefined): boolean {
+    return notice !== undefined && group.startedAtNotice >= notice;
   }
 
   /** Whether a log row concerns a group with this read set (its tenant, then its accesses). */
@@ -312,7 +366,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     for (const batch of history) {
       if (batch.seq <= group.startedAtBatch) continue;
       if (batch.expired) return true;
-      for (const row of batch.rows) if (concerns(group, readSet, row)) return true;
+      for (let i = 0; i < batch.rows.length; i++) {
+        if (!seenSinceNotice(group, batch.noticedAt[i]) && concerns(group, readSet, batch.rows[i]!)) return true;
+      }
     }
     return false;
   }
@@ -373,6 +429,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       for (;;) {
         group.rerun = false;
         group.startedAtBatch = batchSeq;
+        group.startedAtNotice = noticeSeq;
         inFlight.add(group);
         try {
           await runQueued(group);
@@ -437,7 +494,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     counters.batches++;
     // Read before the transaction's first statement (the multiplexed one): every run's snapshot then
     // reflects at least the changes up to this revision.
-    const revision = reader.revision();
+    const revision = committedRevision();
     try {
       await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined) }, async (trx) => {
         const prefetched = await multiplex(trx, batch);
@@ -505,7 +562,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   async function runGroupTraced(group: Group, span: Span, shared?: Kysely<any>, sharedRevision?: number): Promise<void> {
     // Read before the query (in a shared transaction: before its first statement): the snapshot then
     // reflects at least every change up to this revision.
-    const revision = sharedRevision ?? reader.revision();
+    const revision = sharedRevision ?? committedRevision();
     const traceId = span.isRecording() ? span.spanContext().traceId : resolveTraceId(undefined);
     // Writes that arrive during this run wake the next one, and count from their own time.
     const wokenByWriteAtMs = group.wokenByWriteAtMs;
@@ -748,6 +805,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           subscribers: new Set(),
           readSet: undefined,
           startedAtBatch: 0,
+          startedAtNotice: 0,
           lastStatement: undefined,
           json: undefined,
           frame: undefined,
@@ -960,6 +1018,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
 /** Invalidation batches kept for runs in flight (a run older than that reruns: see missedDuringRun). */
 const MAX_HISTORY = 10_000;
+/** Revisions noticed and not read yet, at most (more means the reader is stalled; see `noticed`). */
+const MAX_NOTICED = 10_000;
 /** Groups of one identity rerun in one transaction at most (more go in parallel transactions). */
 const MAX_BATCH = 32;
 /** Groups per liveQuery listed with their read sets in `status()`. */

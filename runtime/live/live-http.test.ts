@@ -613,14 +613,20 @@ describe('a reader that fell behind the pruned log', () => {
       // What this process's reader finds after being cut off for longer than the retention window: a
       // note was written, its log row pruned meanwhile, and a later row (another table's) is the floor —
       // the newest row a prune saw is never deleted. One transaction, so the reader cannot read between.
+      // Cut off, it would not have heard the write's notification either: without the notice key the
+      // trigger sends a bare wakeup instead of the signed row (so no early run, notice.ts).
       await db.admin.transaction().execute(async (trx) => {
+        await sql`create temporary table notice_key on commit drop as select name, value from _fw.secrets where name = 'live.notice'`.execute(trx);
+        await sql`delete from _fw.secrets where name = 'live.notice'`.execute(trx);
         await sql`insert into notes (title, tenant_id) values ('unseen', ${alice.tenantId})`.execute(trx);
+        await sql`insert into _fw.secrets (name, value) select name, value from notice_key`.execute(trx);
         await sql`delete from _fw_live_invalidations where table_name = 'notes'`.execute(trx);
         await sql`select _fw_live_record('elsewhere', null)`.execute(trx);
         await sql`update _fw_live_state set pruned_through = (select max(revision) from _fw_live_invalidations)`.execute(trx);
       });
       expect((await stream.next()).json.result).toEqual([{ title: 'unseen' }]);
       expect(group().runs).toBe(runs + 1);
+      expect(runtime.hub.status().noticeWakeups).toBe(0);
     } finally {
       stream.close();
       await runtime.close();

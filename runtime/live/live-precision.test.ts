@@ -110,7 +110,9 @@ for (const target of databaseTargets) {
       ({ db, drop } = await openTestDatabase(target));
       const app = testApp();
       await applyMigration(db, app.schema);
-      runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 100 });
+      // No safety polls: in this file a read of the log is woken by the write's own notification only,
+      // after the hub was handed the row it carries (the early-run tests count on that order).
+      runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 100, safetyPollIntervalMs: 600_000 });
       ({ hub, url } = runtime);
     });
 
@@ -175,6 +177,60 @@ for (const target of databaseTargets) {
       } finally {
         one.close();
         two.close();
+      }
+    });
+
+    it('a write reruns its group from the row its notification carries, and the log read then runs it no more', async () => {
+      const { tenantId, headers } = member();
+      const stream = await live('board', { board: 21 }, headers);
+      try {
+        const first = await stream.next();
+        expect(titles(first)).toEqual([]);
+        await caughtUp();
+        const before = hub.status();
+        const runs = groupOf('board', tenantId, { board: 21 })!.runs;
+        await call('commands', 'addTicket', { board: 21, title: 'noticed' }, headers);
+        expect(titles(await stream.next())).toEqual(['noticed']);
+        await caughtUp();
+        await until(async () => hub.debug(first.json.subscriptionId)?.group.running === false, 'the group to be idle');
+        const after = hub.status();
+        // One run: woken by the notice, before the read; the row, read after, found it already seen.
+        expect(groupOf('board', tenantId, { board: 21 })!.runs).toBe(runs + 1);
+        expect(after.noticeWakeups - before.noticeWakeups).toBe(1);
+        expect(after.coveredByNotice - before.coveredByNotice).toBe(1);
+        expect(after.reader.notices - before.reader.notices).toBe(1);
+      } finally {
+        stream.close();
+      }
+    });
+
+    it('a forged notification is refused: it cannot make a group skip the write it claims (the app role can NOTIFY, not sign)', async () => {
+      const { tenantId, headers } = member();
+      const stream = await live('board', { board: 22 }, headers);
+      try {
+        expect(titles(await stream.next())).toEqual([]);
+        await caughtUp();
+        const { notices, rejectedNotices } = hub.status().reader;
+        const handled = () => hub.status().reader.notices + hub.status().reader.rejectedNotices;
+        // The log row the next write will make, claimed before that write exists, with a made-up
+        // signature, sent from a request transaction (SQL any handler could run). Accepted, it would run
+        // the group now and let the real row count as seen.
+        const next = (await sql<{ next: string }>`select (last_value + case when is_called then 1 else 0 end)::text as next from _fw_live_invalidations_revision_seq`.execute(db.admin)).rows[0]!.next;
+        const forged = `${'ab'.repeat(32)}${JSON.stringify({ r: next, t: 'tickets', n: tenantId, w: '0', c: null })}`;
+        await db.transaction({ readOnly: false, auth: { kind: 'user', userId: 'intruder', tenantId, role: null } }, (trx) => sql`select pg_notify('fw_live', ${forged})`.execute(trx));
+        await until(async () => handled() === notices + rejectedNotices + 1, 'the forged notice to be handled');
+        // The real write, with no signed row of its own to correct the record (as a transaction's
+        // second statement on the table has none): made while the notice key is away.
+        const [key] = (await sql<{ value: Buffer }>`delete from _fw.secrets where name = 'live.notice' returning value`.execute(db.admin)).rows;
+        try {
+          await call('commands', 'addTicket', { board: 22, title: 'real' }, headers);
+        } finally {
+          await sql`insert into _fw.secrets (name, value) values ('live.notice', ${key!.value})`.execute(db.admin);
+        }
+        expect(titles(await stream.next())).toEqual(['real']);
+        expect(hub.status().reader.rejectedNotices).toBe(rejectedNotices + 1);
+      } finally {
+        stream.close();
       }
     });
 

@@ -14,6 +14,8 @@
  */
 import type { FwDatabase } from '../db/database.ts';
 import { initialCursor, readInvalidations, type Invalidation, type LogCursor } from './log.ts';
+import { noticeVerifier } from './notice.ts';
+import { databaseSecret, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES } from '../db/secrets.ts';
 import { createWakeups, type WakeReason, type WakeupOptions, type WakeupStatus } from './wakeups.ts';
 import { printable } from '../printable.ts';
 
@@ -34,6 +36,12 @@ export interface ReaderOptions extends WakeupOptions {
   onInvalidations(batch: InvalidationBatch): void;
   /** Rows per read (default 1000); a full page is followed by another read at once. */
   pageSize?: number;
+  /**
+   * Called, before the read it triggers, with the log row a notification carried (notice.ts): signed
+   * by the capture trigger, committed, above the cursor. Its transaction's writes are visible to any
+   * snapshot taken from now on. The same row still comes through `onInvalidations` later.
+   */
+  onNotice?(row: Invalidation): void;
 }
 
 export type ReaderStatus = {
@@ -43,6 +51,10 @@ export type ReaderStatus = {
   pending: number;
   /** Reads started (a full page counts each page). */
   reads: number;
+  /** Notifications that carried a signed log row above the cursor (handed to `onNotice`). */
+  notices: number;
+  /** Notifications with a payload that is no signed log row (forged, or made with another key). */
+  rejectedNotices: number;
   failedReads: number;
   /** A read is in flight. */
   reading: boolean;
@@ -74,11 +86,33 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
   let failedReads = 0;
   let failing = false;
   let lastError: string | null = null;
+  let verify: ((payload: string) => Invalidation | undefined) | undefined;
+  let notices = 0;
+  let rejectedNotices = 0;
 
   const wakeups = createWakeups(db, {
     ...options,
-    onWake: (_reason: WakeReason) => wake(),
+    onWake: (_reason: WakeReason, payload?: string) => {
+      if (payload && verify) notice(payload, verify);
+      wake();
+    },
   });
+
+  function notice(payload: string, check: (payload: string) => Invalidation | undefined): void {
+    const row = check(payload);
+    if (!row) {
+      rejectedNotices++;
+      return;
+    }
+    // At or below the cursor it may have been read already (or be a late row still to come): the read decides.
+    if (!cursor || row.revision <= cursor.revision) return;
+    notices++;
+    try {
+      options.onNotice?.(row);
+    } catch (error) {
+      console.error(`fw live: handling a notice failed: ${printable((error as Error).message)}`);
+    }
+  }
 
   /** Reads until the log is drained; one failed read ends the pass (the next wakeup retries). */
   const readPass = async (): Promise<void> => {
@@ -140,6 +174,9 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
   return {
     async start() {
       if (cursor) return;
+      if (options.onNotice) {
+        verify = noticeVerifier(await databaseSecret(db.admin, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES));
+      }
       cursor = await initialCursor(db.admin);
       await wakeups.start();
       wake();
@@ -150,6 +187,8 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
       revision: cursor?.revision ?? 0,
       pending: cursor?.pending.length ?? 0,
       reads,
+      notices,
+      rejectedNotices,
       failedReads,
       reading: running !== undefined,
       failing,

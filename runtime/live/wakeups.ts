@@ -1,6 +1,7 @@
 /**
- * Wakeups for the live reader: "something may have been committed, read the log". They carry no data
- * (the log rows are the truth), so a lost notification only delays a read until the next poll.
+ * Wakeups for the live reader: "something may have been committed, read the log". A notification's
+ * payload is handed on (it may carry a signed log row, notice.ts), but the log rows are the truth, so a
+ * lost notification only delays a read until the next poll.
  *
  * - PostgreSQL: a dedicated `pg.Client` (not from the pool, `application_name` `fw-live-listener`)
  *   runs `LISTEN fw_live`. When it is lost it is re-established with exponential backoff and jitter,
@@ -79,7 +80,7 @@ export interface Wakeups {
 /** Node's timers treat delays above 2^31 - 1 ms as 1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(reason: WakeReason): void }): Wakeups {
+export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(reason: WakeReason, payload?: string): void }): Wakeups {
   const pollIntervalMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1000);
   const safetyPollIntervalMs = positive('safetyPollIntervalMs', options.safetyPollIntervalMs ?? 10_000);
   const reconnectMinMs = positive('reconnectMinMs', options.reconnectMinMs ?? 500);
@@ -108,11 +109,11 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
   let probeCount = 0;
   let probesHeard = 0;
 
-  const wake = (reason: WakeReason): void => {
+  const wake = (reason: WakeReason, payload?: string): void => {
     if (closed) return;
     lastWakeAt = new Date().toISOString();
     try {
-      options.onWake(reason);
+      options.onWake(reason, payload);
     } catch (error) {
       console.error(`fw live: a wakeup handler failed: ${printable((error as Error).message)}`);
     }
@@ -230,7 +231,7 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
       if (candidate !== client || message.channel !== LIVE_CHANNEL) return;
       if (message.payload?.startsWith('fw-probe:')) return heard(message.payload);
       notifications++;
-      wake('notify');
+      wake('notify', message.payload);
     });
     try {
       await candidate.connect();
@@ -290,9 +291,9 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
     const { pglite } = driver;
     // Holding the pool's only connection, so LISTEN never runs inside another caller's transaction.
     const stop = await db.admin.connection().execute(() =>
-      pglite.listen(LIVE_CHANNEL, () => {
+      pglite.listen(LIVE_CHANNEL, (payload) => {
         notifications++;
-        wake('notify');
+        wake('notify', payload);
       }),
     );
     if (closed) {
