@@ -524,8 +524,8 @@ export const outboxPolicySql: readonly string[] = [
  *   table and tenant sends the row itself (revision, table, tenant, changes), signed with the owner-only
  *   secret `live.notice` (`sha256(k2 || sha256(k1 || row))`), which lets a listener rerun groups before
  *   it reads the log (hub.ts, "early runs"); a merge, a row too long for a notification or a missing
- *   key sends an empty payload, folded by PostgreSQL within a transaction. It assigns the transaction id *before* the revision is drawn from the sequence: the
- *   gap-safe reader relies on that order. `changes` is `{column: [values…] | null}` (null: any value);
+ *   key sends an empty payload, folded by PostgreSQL within a transaction. It assigns the transaction
+ *   id *before* the revision is drawn from the sequence: the gap-safe reader relies on that order. `changes` is `{column: [values…] | null}` (null: any value);
  *   a null `changes` means anything may have changed. The two-argument form records that (the app role
  *   may call it, through `recordInvalidations`); the three-argument form is the triggers' own.
  * - `_fw_live_values(images, columns)` is what the triggers record of a statement's rows: per captured
