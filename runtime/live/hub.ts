@@ -299,7 +299,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     if (noticed.size >= MAX_NOTICED) noticed.clear(); // the reader is far behind: rows then simply rerun
     noticed.set(row.revision, noticeSeq);
     noticedRevision = Math.max(noticedRevision, row.revision);
-    for (const group of index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }, new Set())) {
+    for (const group of concernedGroups(row)) {
       counters.noticeWakeups++;
       wokenBy(group, row);
       void schedule(group);
@@ -324,7 +324,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     const affected = new Set<Group>();
     rows.forEach((row, i) => {
       // A write to a non-tenant table (tenant null) concerns every tenant; otherwise only its own.
-      for (const group of index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }, new Set())) {
+      for (const group of concernedGroups(row)) {
         if (seenSinceNotice(group, noticedAt[i])) {
           counters.coveredByNotice++;
           continue;
@@ -334,6 +334,11 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       }
     });
     for (const group of affected) schedule(group);
+  }
+
+  /** The groups whose read sets a log row can satisfy (read-index.ts). */
+  function concernedGroups(row: Invalidation): Set<Group> {
+    return index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null });
   }
 
   /** Keeps the earliest write that woke the group since its run began (the live lag's start). */

@@ -233,11 +233,11 @@ function analyseSelect(select: SelectNode, schema: Schema | undefined): Array<[s
     const entry = enter(join.table, left);
     // RIGHT and FULL joins null-extend the tables before them; an unknown join type is not trusted.
     if (!left && !INNER_JOINS.has(type)) unconstrained = true;
-    const on = join.on ? conjuncts(join.on.on) : [];
+    const on = join.on ? operands(join.on.on, 'AndNode') : [];
     if (left) joined.push({ entry, on });
     else where.push(...on);
   }
-  if (select.where) where.push(...conjuncts(select.where.where));
+  if (select.where) where.push(...operands(select.where.where, 'AndNode'));
 
   if (!unconstrained) {
     const resolve = (reference: OperationNode): { entry: ScopeEntry; column: string } | undefined => resolveColumn(reference, scope, entries, schema);
@@ -270,21 +270,12 @@ function tableName(node: TableNodeShape): string | undefined {
   return !schema || schema.name === 'public' ? identifier.name : undefined;
 }
 
-/** The AND-ed parts of a boolean expression (parentheses looked through). */
-function conjuncts(node: OperationNode): OperationNode[] {
-  if (node.kind === 'ParensNode') return conjuncts((node as unknown as { node: OperationNode }).node);
-  if (node.kind === 'AndNode') {
+/** The AND-ed (`AndNode`) or OR-ed (`OrNode`) parts of a boolean expression, parentheses looked through. */
+function operands(node: OperationNode, kind: 'AndNode' | 'OrNode'): OperationNode[] {
+  if (node.kind === 'ParensNode') return operands((node as unknown as { node: OperationNode }).node, kind);
+  if (node.kind === kind) {
     const { left, right } = node as unknown as { left: OperationNode; right: OperationNode };
-    return [...conjuncts(left), ...conjuncts(right)];
-  }
-  return [node];
-}
-
-function disjuncts(node: OperationNode): OperationNode[] {
-  if (node.kind === 'ParensNode') return disjuncts((node as unknown as { node: OperationNode }).node);
-  if (node.kind === 'OrNode') {
-    const { left, right } = node as unknown as { left: OperationNode; right: OperationNode };
-    return [...disjuncts(left), ...disjuncts(right)];
+    return [...operands(left, kind), ...operands(right, kind)];
   }
   return [node];
 }
@@ -312,7 +303,7 @@ function resolveColumn(reference: OperationNode, scope: Map<string, ScopeEntry>,
 
 /** A kept condition for one conjunct, or undefined when it cannot be kept. */
 function condition(node: OperationNode, resolve: Resolve, schema: Schema | undefined): { entry: ScopeEntry; condition: Condition } | undefined {
-  const parts = disjuncts(node);
+  const parts = operands(node, 'OrNode');
   if (parts.length > 1) {
     // `a = 1 OR a IN (2, 3)` on the same column: one IN. Anything else is dropped.
     let merged: { entry: ScopeEntry; column: string; values: Set<CapturedValue> } | undefined;

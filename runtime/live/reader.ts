@@ -93,13 +93,13 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
   const wakeups = createWakeups(db, {
     ...options,
     onWake: (_reason: WakeReason, payload?: string) => {
-      if (payload && verify) notice(payload, verify);
+      if (payload && verify) notice(payload);
       wake();
     },
   });
 
-  function notice(payload: string, check: (payload: string) => Invalidation | undefined): void {
-    const row = check(payload);
+  function notice(payload: string): void {
+    const row = verify?.(payload);
     if (!row) {
       rejectedNotices++;
       return;
