@@ -294,16 +294,19 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     ...(options.reconnectMaxMs === undefined ? {} : { reconnectMaxMs: options.reconnectMaxMs }),
   });
 
-  function onNotice(row: Invalidation): void {
+  /** Reruns the groups a notice concerns; their runs are what the reader's confirming read waits for. */
+  function onNotice(row: Invalidation): Promise<unknown> | undefined {
     noticeSeq++;
     if (noticed.size >= MAX_NOTICED) noticed.clear(); // the reader is far behind: rows then simply rerun
     noticed.set(row.revision, noticeSeq);
     noticedRevision = Math.max(noticedRevision, row.revision);
+    const runs: Array<Promise<void>> = [];
     for (const group of concernedGroups(row)) {
       counters.noticeWakeups++;
       wokenBy(group, row);
-      void schedule(group);
+      runs.push(schedule(group));
     }
+    return runs.length === 0 ? undefined : Promise.allSettled(runs);
   }
 
   function onInvalidations(rows: readonly Invalidation[], expired: boolean): void {

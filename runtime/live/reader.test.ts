@@ -4,7 +4,7 @@ import { until as untilShared } from '../../e2e/support/until.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { defineSchema, t, table } from '../schema.ts';
-import { createInvalidationReader, type InvalidationBatch, type InvalidationReader } from './reader.ts';
+import { createInvalidationReader, type InvalidationBatch, type InvalidationReader, type ReaderOptions } from './reader.ts';
 
 const T1 = '11111111-1111-4111-8111-111111111111';
 const HOUR = 3_600_000;
@@ -55,7 +55,7 @@ describe('the invalidation reader (PGlite)', () => {
     await db?.close();
   });
 
-  const open = async (options: { pageSize?: number; listen?: boolean } = {}) => {
+  const open = async (options: Partial<Pick<ReaderOptions, 'pageSize' | 'listen' | 'onNotice' | 'noticeReadDelayMs'>> = {}) => {
     reader = createInvalidationReader(db, {
       pollIntervalMs: HOUR,
       safetyPollIntervalMs: HOUR,
@@ -87,6 +87,27 @@ describe('the invalidation reader (PGlite)', () => {
     expect(batches[0]!.rows.map((r) => [r.table, r.tenantId])).toEqual([['notes', T1]]);
     expect(batches[0]!.revision).toBe(live.revision());
     expect(batches[0]!.expired).toBe(false);
+  });
+
+  it("defers the read a notice triggers until the notice's work is done (it only confirms the notice)", async () => {
+    let finish!: () => void;
+    const work = new Promise<void>((resolve) => (finish = resolve));
+    const noticed: number[] = [];
+    const live = await open({
+      noticeReadDelayMs: HOUR,
+      onNotice: (row) => {
+        noticed.push(row.revision);
+        return work;
+      },
+    });
+    await insertNote('noticed');
+    await until(() => live.status().waitingForNotice, "the read to wait for the notice's work");
+    expect(noticed).toHaveLength(1);
+    expect(batches).toEqual([]);
+    finish();
+    await until(() => batches.length === 1, 'the read after the work');
+    expect(batches[0]!.rows.map((r) => r.revision)).toEqual(noticed);
+    expect(live.status()).toMatchObject({ readsAfterNotice: 1, waitingForNotice: false, notices: 1 });
   });
 
   it('delivers every row exactly once when reading page by page', async () => {

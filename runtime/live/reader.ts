@@ -39,9 +39,13 @@ export interface ReaderOptions extends WakeupOptions {
   /**
    * Called, before the read it triggers, with the log row a notification carried (notice.ts): signed
    * by the capture trigger, committed, above the cursor. Its transaction's writes are visible to any
-   * snapshot taken from now on. The same row still comes through `onInvalidations` later.
+   * snapshot taken from now on. The same row still comes through `onInvalidations` later. The work it
+   * started, when returned, is what the read waits for (at most `noticeReadDelayMs`): that read only
+   * confirms the notice, so it should not compete with the reruns for the database and the event loop.
    */
-  onNotice?(row: Invalidation): void;
+  onNotice?(row: Invalidation): Promise<unknown> | undefined;
+  /** Longest wait, in ms, of a read triggered by a notice for the work the notice started (default 250). */
+  noticeReadDelayMs?: number;
 }
 
 export type ReaderStatus = {
@@ -53,6 +57,10 @@ export type ReaderStatus = {
   reads: number;
   /** Notifications that carried a signed log row above the cursor (handed to `onNotice`). */
   notices: number;
+  /** Reads that waited for the work of a notice (`onNotice`) before starting. */
+  readsAfterNotice: number;
+  /** A read is due and waits for the work of a notice. */
+  waitingForNotice: boolean;
   /** Notifications with a payload that is no signed log row (forged, or made with another key). */
   rejectedNotices: number;
   failedReads: number;
@@ -89,29 +97,52 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
   let verify: ((payload: string) => Invalidation | undefined) | undefined;
   let notices = 0;
   let rejectedNotices = 0;
+  let readsAfterNotice = 0;
+  const noticeReadDelayMs = options.noticeReadDelayMs ?? 250;
+  /** The read a notice deferred, while it waits (`readAfter`). */
+  let deferred: ReturnType<typeof setTimeout> | undefined;
 
   const wakeups = createWakeups(db, {
     ...options,
     onWake: (_reason: WakeReason, payload?: string) => {
-      if (payload && verify) notice(payload);
-      wake();
+      const started = payload && verify ? notice(payload) : undefined;
+      if (started) readAfter(started);
+      else wake();
     },
   });
 
-  function notice(payload: string): void {
+  /** Hands a verified row to `onNotice`; what it started, if anything. */
+  function notice(payload: string): Promise<unknown> | undefined {
     const row = verify?.(payload);
     if (!row) {
       rejectedNotices++;
-      return;
+      return undefined;
     }
     // At or below the cursor it may have been read already (or be a late row still to come): the read decides.
-    if (!cursor || row.revision <= cursor.revision) return;
+    if (!cursor || row.revision <= cursor.revision) return undefined;
     notices++;
     try {
-      options.onNotice?.(row);
+      return options.onNotice?.(row);
     } catch (error) {
       console.error(`fw live: handling a notice failed: ${printable((error as Error).message)}`);
+      return undefined;
     }
+  }
+
+  /**
+   * Reads once `started` settles, or after `noticeReadDelayMs`: the notice already set its reruns off,
+   * and its read only confirms it (the row is matched again; groups that ran since skip it). A read
+   * already deferred covers this notice's row too; any other wakeup reads at once (`wake`).
+   */
+  function readAfter(started: Promise<unknown>): void {
+    if (deferred) return;
+    const read = () => {
+      if (deferred !== timer) return;
+      readsAfterNotice++;
+      wake();
+    };
+    const timer = (deferred = setTimeout(read, noticeReadDelayMs));
+    started.then(read, read);
   }
 
   /** Reads until the log is drained; one failed read ends the pass (the next wakeup retries). */
@@ -147,6 +178,10 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
   };
 
   function wake(): void {
+    if (deferred) {
+      clearTimeout(deferred);
+      deferred = undefined;
+    }
     if (closed || !cursor) return;
     if (running) {
       again = true;
@@ -188,6 +223,8 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
       pending: cursor?.pending.length ?? 0,
       reads,
       notices,
+      readsAfterNotice,
+      waitingForNotice: deferred !== undefined,
       rejectedNotices,
       failedReads,
       reading: running !== undefined,
@@ -197,6 +234,8 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
     }),
     async close() {
       closed = true;
+      if (deferred) clearTimeout(deferred);
+      deferred = undefined;
       await wakeups.close();
       await running;
     },
