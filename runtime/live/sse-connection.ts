@@ -110,14 +110,16 @@ export class SseConnection {
 
   #write(text: Chunk): void {
     this.#lastWriteAt = Date.now();
-    if (typeof text === 'string') {
-      if (!this.#res.write(text)) this.#blocked = true;
-      return;
-    }
+    const socket = this.#res.socket;
+    const corked = socket?.writableCorked ?? 1;
     // One buffer per event: copying the shared parts costs less than encoding their text again, and
     // one piece per write keeps the socket's writev short (measured: bench/live 1000×1).
-    const ok = this.#res.write(text.parts.length === 1 ? text.parts[0]! : Buffer.concat(text.parts));
+    const ok = this.#res.write(typeof text === 'string' ? text : text.parts.length === 1 ? text.parts[0]! : Buffer.concat(text.parts));
     if (!ok) this.#blocked = true;
+    // node:http corks the socket on a write and uncorks it on the next tick: a group's fan-out would
+    // send nothing until the loop over its subscribers and everything after it in that turn had run.
+    // Uncorking the cork this write made sends the event now, so the first subscribers get it first.
+    if (corked === 0) socket!.uncork();
   }
 
   #drain(): void {
