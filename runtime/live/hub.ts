@@ -16,7 +16,7 @@ import { compiledAlone, multiplexedQuery, prefetchedAlone, prefetchingKysely, pr
 import { inlineParameters } from '../db/inline-parameters.ts';
 import { describeReadSet, readSetMatches, type Access, type ReadSet } from './read-set.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
-import type { SseConnection } from './sse-connection.ts';
+import { keptBytes, type SseConnection } from './sse-connection.ts';
 import { printable } from '../printable.ts';
 import { databaseSecret } from '../db/secrets.ts';
 import { createRevisionCodec, type RevisionCodec } from './revision-codec.ts';
@@ -138,8 +138,8 @@ interface Subscription {
   /** The group seq the client holds: -1 = nothing yet (or data of unknown seq after `up-to-date`). */
   sentSeq: number;
   sentRevision: number | undefined;
-  /** `head(subscription)`, encoded once. */
-  headBytes?: Buffer;
+  /** `head(subscription)`, made once. */
+  headText?: string;
   started: boolean;
   ended: boolean;
 }
@@ -805,12 +805,12 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       frame = group.frame = {
         seq: group.seq,
         revision: group.revision,
-        prefix: Buffer.from(`event: snapshot\nid: ${token}\ndata: `),
-        tail: Buffer.from(`,"revision":${token},"result":${group.json}}\n\n`),
+        prefix: keptBytes(`event: snapshot\nid: ${token}\ndata: `),
+        tail: keptBytes(`,"revision":${token},"result":${group.json}}\n\n`),
       };
     }
-    subscription.headBytes ??= Buffer.from(head(subscription));
-    subscription.connection.send(subscription.id, { parts: [frame.prefix, subscription.headBytes, frame.tail] });
+    subscription.headText ??= head(subscription);
+    subscription.connection.send(subscription.id, { parts: [frame.prefix, subscription.headText, frame.tail] });
   }
 
   function sendError(subscription: Subscription, error: FwError, traceId: string, fatal: boolean): void {

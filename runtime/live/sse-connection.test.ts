@@ -1,15 +1,19 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until as untilShared } from '../../e2e/support/until.ts';
-import { SseConnection } from './sse-connection.ts';
+import { keptBytes, SseConnection } from './sse-connection.ts';
 
 /** A server whose one request becomes an SseConnection, and a raw client socket that reads only when told. */
-async function openPair(): Promise<{ connection: SseConnection; socket: Socket; server: Server; received: () => string }> {
+async function openPair(): Promise<{ connection: SseConnection; socket: Socket; server: Server; received: () => string; serverSocket: () => Socket }> {
   let resolveConnection!: (connection: SseConnection) => void;
   const opened = new Promise<SseConnection>((resolve) => (resolveConnection = resolve));
-  const server = createServer((req, res) => resolveConnection(new SseConnection('conn_test', req, res)));
+  let response: ServerResponse | undefined;
+  const server = createServer((req, res) => {
+    response = res;
+    resolveConnection(new SseConnection('conn_test', req, res));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
   // Small buffers on both ends so backpressure shows after little data.
@@ -18,7 +22,7 @@ async function openPair(): Promise<{ connection: SseConnection; socket: Socket; 
   socket.on('data', (chunk) => (text += chunk.toString('utf8')));
   socket.write('GET /live/x HTTP/1.1\r\nhost: localhost\r\n\r\n');
   const connection = await opened;
-  return { connection, socket, server, received: () => text };
+  return { connection, socket, server, received: () => text, serverSocket: () => response!.socket as Socket };
 }
 
 /** The SSE events in a raw HTTP/1.1 chunked response, as [event, data] pairs. */
@@ -120,5 +124,22 @@ describe('an SSE connection', () => {
     let late = 0;
     connection.onClose(() => late++);
     expect(late).toBe(1);
+  });
+
+  it('sends a prepared event whole, its string parts encoded as UTF-8, each write leaving at once', async () => {
+    const { connection, socket, server, received, serverSocket } = await openPair();
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => void socket.destroy(), () => connection.end());
+    connection.open({});
+    const prefix = keptBytes('event: snapshot\nid: 7\ndata: ');
+    const tail = keptBytes(',"result":["ü"]}\n\n');
+    connection.send('s1', { parts: [prefix, '{"subscriptionId":"sub_1","key":"ключ ✓"', tail] });
+    connection.send('s2', { parts: [prefix, '{"subscriptionId":"sub_2"', tail] });
+    // Written through: node:http corks the socket on a write until the next tick; nothing is left corked.
+    expect(serverSocket().writableCorked).toBe(0);
+    await until(() => events(received()).length === 2, 'both events');
+    expect(events(received()).map((e) => JSON.parse(e.data))).toEqual([
+      { subscriptionId: 'sub_1', key: 'ключ ✓', result: ['ü'] },
+      { subscriptionId: 'sub_2', result: ['ü'] },
+    ]);
   });
 });

@@ -9,10 +9,11 @@ export interface SseEvent {
 
 /**
  * An event already encoded, in parts that are shared: a snapshot's result goes to every subscriber of a
- * group, encoded once; only a small part (the subscription id) differs.
+ * group, encoded once; only a small part (the subscription id) differs, and stays a string: a small
+ * Buffer kept per subscription would be a slice of node's 8 KiB allocation pool, holding all of it.
  */
 export interface PreparedEvent {
-  parts: readonly Buffer[];
+  parts: ReadonlyArray<Buffer | string>;
 }
 
 export function formatEvent({ event, id, data }: SseEvent): string {
@@ -20,6 +21,27 @@ export function formatEvent({ event, id, data }: SseEvent): string {
 }
 
 type Chunk = string | PreparedEvent;
+
+/**
+ * `text` encoded in an allocation of its own, for parts kept as long as their frame is current: a
+ * `Buffer.from` under 4 KiB would be a slice of node's shared 8 KiB pool and keep all of it alive.
+ */
+export function keptBytes(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
+}
+
+/** The parts as one buffer (a transient one: it is gone once written). */
+function joined(parts: PreparedEvent['parts']): Buffer | string {
+  if (parts.length === 1) return parts[0]!;
+  let length = 0;
+  for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const part of parts) at += typeof part === 'string' ? out.write(part, at) : part.copy(out, at);
+  return out;
+}
 
 /**
  * One open `text/event-stream` response, written with backpressure: while the socket is full, each
@@ -114,7 +136,7 @@ export class SseConnection {
     const corked = socket?.writableCorked ?? 1;
     // One buffer per event: copying the shared parts costs less than encoding their text again, and
     // one piece per write keeps the socket's writev short (measured: bench/live 1000×1).
-    const ok = this.#res.write(typeof text === 'string' ? text : text.parts.length === 1 ? text.parts[0]! : Buffer.concat(text.parts));
+    const ok = this.#res.write(typeof text === 'string' ? text : joined(text.parts));
     if (!ok) this.#blocked = true;
     // node:http corks the socket on a write and uncorks it on the next tick: a group's fan-out would
     // send nothing until the loop over its subscribers and everything after it in that turn had run.
