@@ -417,6 +417,8 @@ export async function beginRequestTransaction(
   const results = await connection.simpleQuery(pipeline.length === 0 ? prelude : `${prelude}; ${pipeline.join('; ')}`);
   const pipelined = pipeline.length === 0 ? undefined : results.slice(-pipeline.length).map((rows) => ({ rows }));
   const answer = results.at(-1 - pipeline.length);
+  // One result per pipelined statement (inlineParameters refuses a `;`): else the rows would be misassigned.
+  if (pipeline.length > 0 && typeof answer?.[0]?.backend !== 'string') throw new FwError('internal', 'fw: the statements sent with the prelude did not answer one result each.');
   // Behind a pooler the statements ran in a session the proof was not made for: each failed (the
   // identity functions refuse it) or read without the identity, so what they read stands.
   if (answer?.[0]?.backend === connection.session.pid) return pipelined;

@@ -311,7 +311,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   const connections = new Set<SseConnection>();
   const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0, multiplexed: 0, multiplexedRuns: 0, multiplexFailures: 0, pipelined: 0, pipelinedRuns: 0, pipelineFailures: 0, noticeWakeups: 0, coveredByNotice: 0 };
   /** liveQueries whose statements failed multiplexed or pipelined: not prefetched again in this process. */
-  const notMultiplexed = new Set<string>();
+  const notPrefetched = new Set<string>();
   /** Sending statements with the prelude saves a round trip on PostgreSQL; PGlite has none to save. */
   const pipelining = db.dialect === 'postgres';
   let closed = false;
@@ -529,7 +529,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
   /** Whether a group running alone still goes through `runBatch`, to send its last statement with the prelude. */
   function pipelines(group: Group): boolean {
-    return pipelining && group.lastStatement !== undefined && !notMultiplexed.has(group.name) && prepare(group.lastStatement).inlined !== null;
+    return pipelining && group.lastStatement !== undefined && !notPrefetched.has(group.name) && prepare(group.lastStatement).inlined !== null;
   }
 
   /**
@@ -598,7 +598,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     // own failure explains it; that group is not prefetched until it succeeds again (`lastStatement`).
     if (prefetchFailed) {
       const fetched = plan.flatMap((item) => item.groups);
-      if (fetched.every((group) => group.lastError === undefined)) for (const group of fetched) notMultiplexed.add(group.name);
+      if (fetched.every((group) => group.lastError === undefined)) for (const group of fetched) notPrefetched.add(group.name);
     }
   }
 
@@ -620,7 +620,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     const shapes = new Map<string, Group[]>();
     for (const group of batch) {
       const statement = group.lastStatement;
-      if (!statement || notMultiplexed.has(group.name)) continue;
+      if (!statement || notPrefetched.has(group.name)) continue;
       const key = JSON.stringify([group.name, prepare(statement).sql]);
       const same = shapes.get(key) ?? [];
       same.push(group);
