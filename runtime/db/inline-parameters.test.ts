@@ -44,6 +44,9 @@ describe('inlineParameters', () => {
   it('picks a tag that occurs in no value', () => {
     expect(inlineParameters({ sql: 'select $1, $2', parameters: ['$fw$ $$', "' \" -- /* $fw1$"] })).toBe(`select  $fw2$$fw$ $$$fw2$ ,  $fw2$' " -- /* $fw1$$fw2$ `);
     expect(dollarQuoted('a$fw$b')).toBe('$fw1$a$fw$b$fw1$');
+    // A tag that would begin inside the text ends it early just the same.
+    expect(dollarQuoted('abc$fw')).toBe('$fw1$abc$fw$fw1$');
+    expect(dollarQuoted('abc$f')).toBe('$fw$abc$f$fw$');
   });
 });
 
@@ -57,7 +60,7 @@ describe.skipIf(!testDatabaseUrl)('inlined statements on PostgreSQL mean what th
     await client?.end();
   });
 
-  const hostile = [`it's`, 'back\\slash', 'two\\\\', "\\'; select 1; --", '$$', '$fw$', '*/ select 1 /*', 'line\nbreak -- x', 'ünïcødé ✓ 𝄞', '', ' ', 'null'];
+  const hostile = ['ends with $fw', 'ends with $fw1', 'ends with $', `it's`, 'back\\slash', 'two\\\\', "\\'; select 1; --", '$$', '$fw$', '*/ select 1 /*', 'line\nbreak -- x', 'ünïcødé ✓ 𝄞', '', ' ', 'null'];
 
   it.each([
     // Each value lands where a parameter of unknown type would: compared as text, as a column type, in IN, LIMIT, a function.

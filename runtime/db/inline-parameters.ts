@@ -15,7 +15,7 @@
  * - The statement's own text is lexed first: every placeholder must stand where a value can (not in a
  *   string, a quoted identifier, a dollar-quoted body or a comment, nor glued to an identifier), and a
  *   backslash anywhere is refused (its meaning would depend on the session's settings), and so is a
-   `;` outside them (a simple-protocol message runs every statement in it; a parameterised one, one).
+ *   `;` outside them (a simple-protocol message runs every statement in it; a parameterised one, one).
  *
  * Anything refused yields `undefined`: the caller sends the statement with its parameters instead.
  *
@@ -53,11 +53,15 @@ export function dollarQuoted(text: string): string {
   return `${tag}${text}${tag}`;
 }
 
-/** `$fw$`, or `$fw1$`, `$fw2$`…: the first tag that occurs in none of `texts` (so none can end early). */
+/**
+ * `$fw$`, or `$fw1$`, `$fw2$`…: the first tag at which no text can end early. A dollar-quoted string
+ * ends at the first occurrence of its tag, so the tag must not occur in the text, nor begin in it:
+ * `abc$fw` closed by `$fw$` would end after `abc`.
+ */
 function tagFor(texts: readonly string[]): string {
   for (let i = 0; ; i++) {
     const tag = i === 0 ? '$fw$' : `$fw${i}$`;
-    if (!texts.some((text) => text.includes(tag))) return tag;
+    if (texts.every((text) => (text + tag).indexOf(tag) === text.length)) return tag;
   }
 }
 
