@@ -11,7 +11,7 @@ import { createPglitePool } from './pglite-pool.ts';
 import { IDENTITY_SECRET, type Identity, type RequestSession, identityFunctionsMarker, identityFunctionsSql, identityProof, requestSessionSql, storeIdentityPads } from './request-identity.ts';
 import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
 import { privateTablesSql } from './private-tables.ts';
-import { dollarQuoted } from './inline-parameters.ts';
+import { dollarQuoted } from './dollar-quoted.ts';
 import { logStatementSpan } from '../telemetry/database-spans.ts';
 import { databaseSecret, secretsTableSql } from './secrets.ts';
 import type { PGlite } from '@electric-sql/pglite';
@@ -43,16 +43,7 @@ export interface RequestTransactionOptions {
   traceId?: string;
   /** Kysely plugins for this transaction's `trx` (e.g. the live read recorder). */
   plugins?: readonly KyselyPlugin[];
-  /**
-   * SELECTs, without parameters (`inlineParameters`), to run in the prelude's round trip, right after
-   * it: their results reach `fn` as `pipelined`, in order. PostgreSQL only (PGlite has no round trip to
-   * save, and `fn` gets none). Should one fail, the transaction fails before `fn` runs.
-   */
-  pipeline?: readonly string[];
 }
-
-/** The results of `RequestTransactionOptions.pipeline`, in order. */
-export type PipelinedResults = ReadonlyArray<{ rows: unknown[] }>;
 
 /**
  * The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). `url`
@@ -72,7 +63,7 @@ export interface FwDatabase {
    * Runs `fn` in a fresh transaction on a connection of its own, as the app role, with the caller's
    * tenant set. Commits when `fn` resolves, rolls back when it throws.
    */
-  transaction<R>(options: RequestTransactionOptions, fn: (trx: Kysely<any>, pipelined?: PipelinedResults) => Promise<R>): Promise<R>;
+  transaction<R>(options: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R>;
   /** Connections of the PostgreSQL pools by state (for metrics); none for PGlite's single session. */
   pools(): PoolUsage[];
   close(): Promise<void>;
@@ -161,15 +152,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
       admin,
       transaction: (txOptions, fn) =>
         admin.connection().execute((connection) =>
-          runRequestTransaction(
-            connection,
-            async () => {
-              await sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection);
-              return undefined;
-            },
-            txOptions,
-            fn,
-          ),
+          runRequestTransaction(connection, () => sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection), txOptions, fn),
         ),
       pools: () => [],
       async close() {
@@ -204,19 +187,14 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
 }
 
 /** BEGIN (`begin` runs the prelude) … handler … COMMIT on one connection, which is left outside any transaction either way. */
-async function runRequestTransaction<R>(
-  connection: Kysely<any>,
-  begin: () => Promise<PipelinedResults | undefined>,
-  txOptions: RequestTransactionOptions,
-  fn: (trx: Kysely<any>, pipelined?: PipelinedResults) => Promise<R>,
-): Promise<R> {
+async function runRequestTransaction<R>(connection: Kysely<any>, begin: () => Promise<unknown>, txOptions: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R> {
   let result: R;
   try {
     // Inside the try: a prelude that fails after BEGIN must not leave the pooled connection in
     // an aborted transaction for the next request.
-    const pipelined = await begin();
+    await begin();
     const trx = txOptions.plugins?.length ? txOptions.plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), connection) : connection;
-    result = await fn(guardTransaction(trx), pipelined);
+    result = await fn(guardTransaction(trx));
   } catch (error) {
     await sql.raw('rollback').execute(connection).catch(() => undefined);
     throw error;
@@ -247,8 +225,8 @@ export interface RequestConnection {
    * session for ever; behind a transaction pooler each transaction may run in another one.
    */
   session: RequestSession;
-  /** Sends `text` as one simple-protocol query (several statements allowed); the rows of each, in order. */
-  simpleQuery(text: string): Promise<Array<Record<string, unknown>[]>>;
+  /** Sends `text` as one simple-protocol query (several statements allowed); the rows of the last one. */
+  simpleQuery(text: string): Promise<Record<string, unknown>[]>;
 }
 
 /**
@@ -273,7 +251,7 @@ export function createRequestPool(pgModule: typeof pg, url: string, max: number)
       session: row,
       async simpleQuery(text) {
         const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
-        return (Array.isArray(results) ? results : [results]).map((result) => result.rows ?? []);
+        return (Array.isArray(results) ? results.at(-1)?.rows : results.rows) ?? [];
       },
     };
     connections.set(client, made);
@@ -406,27 +384,13 @@ function identityOf(auth: Auth): Identity {
  * answer shows; the identity is then proven again for that session, in two more round trips (only the
  * login role may read its session's start time, so `fw_app` is left for that one statement).
  */
-export async function beginRequestTransaction(
-  connection: RequestConnection,
-  txOptions: RequestTransactionOptions,
-  statementTimeoutMs: number,
-  key: Buffer,
-): Promise<PipelinedResults | undefined> {
-  const pipeline = txOptions.pipeline ?? [];
-  const prelude = transactionPrelude(txOptions, statementTimeoutMs, { key, session: connection.session });
-  const results = await connection.simpleQuery(pipeline.length === 0 ? prelude : `${prelude}; ${pipeline.join('; ')}`);
-  const pipelined = pipeline.length === 0 ? undefined : results.slice(-pipeline.length).map((rows) => ({ rows }));
-  const answer = results.at(-1 - pipeline.length);
-  // One result per pipelined statement (inlineParameters refuses a `;`): else the rows would be misassigned.
-  if (pipeline.length > 0 && typeof answer?.[0]?.backend !== 'string') throw new FwError('internal', 'fw: the statements sent with the prelude did not answer one result each.');
-  // Behind a pooler the statements ran in a session the proof was not made for: each failed (the
-  // identity functions refuse it) or read without the identity, so what they read stands.
-  if (answer?.[0]?.backend === connection.session.pid) return pipelined;
-  const session = (await connection.simpleQuery(`select set_config('role', 'none', true); ${requestSessionSql}`)).at(-1)?.[0] as RequestSession | undefined;
+export async function beginRequestTransaction(connection: RequestConnection, txOptions: RequestTransactionOptions, statementTimeoutMs: number, key: Buffer): Promise<void> {
+  const answer = await connection.simpleQuery(transactionPrelude(txOptions, statementTimeoutMs, { key, session: connection.session }));
+  if (answer[0]?.backend === connection.session.pid) return;
+  const session = (await connection.simpleQuery(`select set_config('role', 'none', true); ${requestSessionSql}`))[0] as RequestSession | undefined;
   if (!session?.startedUs) throw new FwError('internal', 'fw: a request transaction could not read its own session (pg_stat_get_activity).');
   connection.session = session;
   await connection.simpleQuery(`select set_config('role', '${APP_ROLE}', true), set_config('fw.identity', '${identityProof(key, session, identityOf(txOptions.auth))}', true)`);
-  return pipelined;
 }
 /**
  * A SQL string literal, dollar-quoted: the prelude is lexed before its reset runs, so under settings an

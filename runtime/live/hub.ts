@@ -1,9 +1,8 @@
 import type { Kysely, RootOperationNode } from 'kysely';
 import { failSpan, inSpan, type Span } from '../telemetry/tracing.ts';
 import { recordRerun } from '../telemetry/metrics.ts';
-import { recordStatementSpan } from '../telemetry/database-spans.ts';
 import { randomBytes } from 'node:crypto';
-import type { FwDatabase, PipelinedResults } from '../db/database.ts';
+import type { FwDatabase } from '../db/database.ts';
 import type { Auth, EntryDefinition } from '../entry-types.ts';
 import { FwError, toFwError } from '../errors.ts';
 import { admitCall, runEntry, runReadOnlyIn } from '../execute.ts';
@@ -12,8 +11,7 @@ import type { AppDefinition } from '../app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
 import { createReadIndex, tenantKey } from './read-index.ts';
-import { compiledAlone, multiplexedQuery, prefetchedAlone, prefetchingKysely, prefetchStatements, splitMultiplexed, statementKey, type Prefetched, type PrefetchStatement } from './multiplex.ts';
-import { inlineParameters } from '../db/inline-parameters.ts';
+import { compiledText, prefetchingKysely, prefetchStatements, type Prefetched } from './multiplex.ts';
 import { describeReadSet, readSetMatches, type Access, type ReadSet } from './read-set.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import { keptBytes, type SseConnection } from './sse-connection.ts';
@@ -91,8 +89,8 @@ interface Group {
   startedAtBatch: number;
   /** The notice count when the run in flight (or the last run) began: it saw every write noticed by then. */
   startedAtNotice: number;
-  /** The statement of the last successful run, when it issued exactly one SELECT (multiplex.ts). */
-  lastStatement: LastStatement | undefined;
+  /** The statement of the last successful run, when it issued exactly one SELECT (multiplex.ts), and its SQL. */
+  lastStatement: { node: RootOperationNode; sql?: string } | undefined;
   /** The last result (JSON) and its sequence number; undefined until the first successful run. */
   json: string | undefined;
   /** The snapshot frame for `seq` at `revision`, encoded once: what comes before and after each subscriber's head. */
@@ -106,23 +104,6 @@ interface Group {
   unchangedRuns: number;
   lastRunMs: number;
   disposed: boolean;
-}
-
-/** What a group's handler finds prefetched, and how it was fetched (for the counters). */
-interface PrefetchedFor {
-  prefetched: Prefetched;
-  multiplexed: boolean;
-  pipelined: boolean;
-}
-
-/** A group's last statement; `prepare` compiles it once, off the path of the run that recorded it. */
-interface LastStatement {
-  node: RootOperationNode;
-  prepared?: PrefetchStatement & {
-    sql: string;
-    /** On PostgreSQL, the statement with its values inlined (null: it cannot be), to send with the prelude. */
-    inlined: string | null;
-  };
 }
 
 interface Subscription {
@@ -182,19 +163,8 @@ export interface LiveStatus {
   /** Statements sent for several groups of one query shape at once, and the runs they answered. */
   multiplexed: number;
   multiplexedRuns: number;
-  /**
-   * Multiplexed statements that failed (their groups then ran alone; when every one of them succeeded
-   * alone, the liveQuery is not multiplexed again).
-   */
+  /** Multiplexed statements that failed (their groups then ran alone; the liveQuery is not multiplexed again). */
   multiplexFailures: number;
-  /**
-   * Statements sent in the round trip of the transaction's prelude (PostgreSQL): a group's last
-   * statement or a multiplexed one, values inlined (db/inline-parameters.ts); the runs they answered;
-   * and the transactions whose pipelined statements failed (their groups then ran alone, as above).
-   */
-  pipelined: number;
-  pipelinedRuns: number;
-  pipelineFailures: number;
   /**
    * Early runs: groups woken by a signed log row in a notification (notice.ts), before the log was read,
    * and log rows that then woke no run of a group because one had begun after the notice.
@@ -309,11 +279,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   /** The revision as this subscription's tenant sees it (revision-codec.ts). */
   const visible = (subscription: Subscription, revision: number) => codec!.encode(revision, subscription.tenantKey);
   const connections = new Set<SseConnection>();
-  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0, multiplexed: 0, multiplexedRuns: 0, multiplexFailures: 0, pipelined: 0, pipelinedRuns: 0, pipelineFailures: 0, noticeWakeups: 0, coveredByNotice: 0 };
-  /** liveQueries whose statements failed multiplexed or pipelined: not prefetched again in this process. */
-  const notPrefetched = new Set<string>();
-  /** Sending statements with the prelude saves a round trip on PostgreSQL; PGlite has none to save. */
-  const pipelining = db.dialect === 'postgres';
+  const counters = { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0, multiplexed: 0, multiplexedRuns: 0, multiplexFailures: 0, noticeWakeups: 0, coveredByNotice: 0 };
+  /** liveQueries whose statements failed as one multiplexed statement: not tried again in this process. */
+  const notMultiplexed = new Set<string>();
   let closed = false;
   const timers: Array<ReturnType<typeof setInterval>> = [];
 
@@ -515,11 +483,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       queued.delete(key);
       for (let i = 0; i < list.length; i += MAX_BATCH) {
         const chunk = list.slice(i, i + MAX_BATCH);
-        const [first] = chunk;
-        const run =
-          chunk.length > 1 ? runBatch(chunk.map((item) => item.group))
-          : pipelines(first!.group) ? rerunSpan(first!.group, false, (span) => runBatch([first!.group], span))
-          : runGroup(first!.group);
+        const run = chunk.length === 1 ? runGroup(chunk[0]!.group) : runBatch(chunk.map((item) => item.group));
         void run.catch(() => undefined).finally(() => {
           for (const item of chunk) item.done();
         });
@@ -527,54 +491,29 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     }
   }
 
-  /** Whether a group running alone still goes through `runBatch`, to send its last statement with the prelude. */
-  function pipelines(group: Group): boolean {
-    return pipelining && group.lastStatement !== undefined && !notPrefetched.has(group.name) && prepare(group.lastStatement).inlined !== null;
-  }
-
   /**
    * Reruns groups of one identity in ONE read-only transaction (one BEGIN, identity proof and COMMIT
    * instead of one each), one handler after the other; each fans out as soon as its handler returns.
-   * On PostgreSQL the statements the handlers are expected to issue (`prefetchPlan`) travel in the
-   * prelude's round trip, so a group alone takes one round trip to its result instead of two.
    * When one fails, the transaction is given up and that group and the ones after it run alone, so
    * every group ends exactly as its solo run would (a failure then is its own).
    */
-  async function runBatch(batch: Group[], aloneSpan?: Span): Promise<void> {
-    const together = batch.length > 1;
-    // A group alone runs in the span around the whole batch (its statements are that span's children).
-    const run = (group: Group, shared?: Kysely<any>, revision?: number) => (aloneSpan ? runGroupTraced(group, aloneSpan, shared, revision) : runGroup(group, shared, revision));
+  async function runBatch(batch: Group[]): Promise<void> {
     let done = 0;
-    if (together) counters.batches++;
+    counters.batches++;
     // Read before the transaction's first statement (the multiplexed one): every run's snapshot then
     // reflects at least the changes up to this revision.
     const revision = committedRevision();
-    const plan = prefetchPlan(batch);
-    const pipeline = plan.filter((item) => item.inlined !== undefined);
-    let begun = false;
-    let prefetchFailed = false;
-    const sent = performance.now();
     try {
-      await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined), pipeline: pipeline.map((item) => item.inlined!) }, async (trx, pipelined) => {
-        begun = true;
-        let prefetched: Map<Group, PrefetchedFor>;
-        try {
-          prefetched = await prefetch(trx, plan, pipelined, performance.now() - sent);
-        } catch (thrown) {
-          prefetchFailed = true;
-          throw thrown;
-        }
+      await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined) }, async (trx) => {
+        const prefetched = await multiplex(trx, batch);
         for (const group of batch) {
           if (!group.disposed && !closed) {
             try {
               const mine = prefetched.get(group);
-              const before = mine?.prefetched.size ?? 0;
-              await run(group, mine ? prefetchingKysely(trx, mine.prefetched) : trx, revision);
-              if (mine && mine.prefetched.size < before) {
-                if (mine.multiplexed) counters.multiplexedRuns++;
-                if (mine.pipelined) counters.pipelinedRuns++;
-              }
-              if (together) counters.batchedRuns++;
+              const before = mine?.size ?? 0;
+              await runGroup(group, mine ? prefetchingKysely(trx, mine) : trx, revision);
+              if (mine && mine.size < before) counters.multiplexedRuns++;
+              counters.batchedRuns++;
             } catch {
               return; // COMMIT then answers ROLLBACK; the rest run alone below
             }
@@ -582,110 +521,49 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           done++;
         }
       });
-    } catch (error) {
+    } catch {
       // BEGIN failed, or the transaction was given up: what did not run goes alone.
-      if (!begun && pipeline.length > 0 && isStatementError(error)) {
-        prefetchFailed = true;
-        counters.pipelineFailures++;
-        counters.multiplexFailures += pipeline.filter((item) => item.multiplexed).length;
-      }
     }
-    if (together) counters.batchFallbacks += batch.length - done;
-    await Promise.all(batch.slice(done).map((group) => run(group)));
-    // A prefetch that failed while every group it fetched for succeeds alone failed for being sent
-    // that way (an inlined value means something else there, a pooler moved the session, two
-    // statements do not fit one UNION): those liveQueries are not prefetched again. Otherwise a group's
-    // own failure explains it; that group is not prefetched until it succeeds again (`lastStatement`).
-    if (prefetchFailed) {
-      const fetched = plan.flatMap((item) => item.groups);
-      if (fetched.every((group) => group.lastError === undefined)) for (const group of fetched) notPrefetched.add(group.name);
-    }
-  }
-
-  /** Statements to fetch before the handlers run: one per query shape, with its text to pipeline. */
-  interface PlannedPrefetch {
-    groups: Group[];
-    /** Several groups' statements as one (multiplex.ts), or one group's own. */
-    multiplexed: boolean;
-    /** The statement with its values inlined, sent with the prelude (PostgreSQL, when it can be). */
-    inlined?: string;
+    counters.batchFallbacks += batch.length - done;
+    await Promise.all(batch.slice(done).map((group) => runGroup(group)));
   }
 
   /**
-   * Groups of the same liveQuery whose last run issued exactly one SELECT, with the same SQL text, are
-   * sent as one statement (multiplex.ts); on PostgreSQL a group alone in its shape has its own statement
-   * sent too, with the prelude. A liveQuery whose prefetch failed is left out.
+   * Sends the statements of groups of one query shape as one (multiplex.ts): groups of the same
+   * liveQuery whose last run issued exactly one SELECT, with the same SQL text. A failure leaves the
+   * transaction aborted: `runBatch` then runs the groups alone, and the liveQuery is not multiplexed again.
    */
-  function prefetchPlan(batch: Group[]): PlannedPrefetch[] {
+  async function multiplex(trx: Kysely<any>, batch: Group[]): Promise<Map<Group, Prefetched>> {
     const shapes = new Map<string, Group[]>();
     for (const group of batch) {
       const statement = group.lastStatement;
-      if (!statement || notPrefetched.has(group.name)) continue;
-      const key = JSON.stringify([group.name, prepare(statement).sql]);
+      if (!statement || notMultiplexed.has(group.name)) continue;
+      statement.sql ??= compiledText(statement.node);
+      const key = JSON.stringify([group.name, statement.sql]);
       const same = shapes.get(key) ?? [];
       same.push(group);
       shapes.set(key, same);
     }
-    const plan: PlannedPrefetch[] = [];
+    const prefetched = new Map<Group, Prefetched>();
     for (const groups of shapes.values()) {
-      if (groups.length > 1) {
-        const inlined = pipelining ? inlineParameters(multiplexedQuery(groups.map((group) => group.lastStatement!.node))) : undefined;
-        plan.push({ groups, multiplexed: true, ...(inlined === undefined ? {} : { inlined }) });
-      } else if (pipelining) {
-        const { inlined } = prepare(groups[0]!.lastStatement!);
-        if (inlined !== null) plan.push({ groups, multiplexed: false, inlined });
+      if (groups.length < 2) continue;
+      try {
+        const results = await prefetchStatements(trx, groups.map((group) => group.lastStatement!.node));
+        counters.multiplexed++;
+        groups.forEach((group, index) => prefetched.set(group, results[index]!));
+      } catch (thrown) {
+        counters.multiplexFailures++;
+        notMultiplexed.add(groups[0]!.name);
+        throw thrown;
       }
-    }
-    return plan;
-  }
-
-  /** Compiles a last statement once: its SQL, its key and (PostgreSQL) its inlined text. */
-  function prepare(statement: LastStatement): NonNullable<LastStatement['prepared']> {
-    if (statement.prepared) return statement.prepared;
-    const compiled = compiledAlone(statement.node);
-    return (statement.prepared = { node: statement.node, sql: compiled.sql, key: statementKey(compiled), inlined: pipelining ? (inlineParameters(compiled) ?? null) : null });
-  }
-
-  /**
-   * Each planned group's prefetched result: from the prelude's round trip when pipelined, else (a
-   * multiplexed statement that could not be inlined, or PGlite) from one statement now. A multiplexed
-   * statement that fails leaves the transaction aborted: `runBatch` then runs the groups alone.
-   */
-  async function prefetch(trx: Kysely<any>, plan: PlannedPrefetch[], pipelined: PipelinedResults | undefined, roundTripMs: number): Promise<Map<Group, PrefetchedFor>> {
-    const prefetched = new Map<Group, PrefetchedFor>();
-    let next = 0;
-    for (const { groups, multiplexed, inlined } of plan) {
-      const statements = groups.map((group) => prepare(group.lastStatement!));
-      let results: Prefetched[];
-      const fromPrelude = inlined !== undefined && pipelined !== undefined;
-      if (fromPrelude) {
-        const { rows } = pipelined[next++]!;
-        counters.pipelined++;
-        // Its span (when a rerun's span is active), timed as the prelude's round trip it travelled in.
-        if (!multiplexed) recordStatementSpan(statements[0]!.node, statements[0]!.sql, roundTripMs, { 'fw.db.pipelined': true });
-        results = multiplexed ? splitMultiplexed(statements, rows) : [prefetchedAlone(statements[0]!, rows)];
-      } else if (multiplexed) {
-        try {
-          results = await prefetchStatements(trx, statements);
-        } catch (thrown) {
-          counters.multiplexFailures++;
-          throw thrown;
-        }
-      } else {
-        continue;
-      }
-      if (multiplexed) counters.multiplexed++;
-      groups.forEach((group, index) => prefetched.set(group, { prefetched: results[index]!, multiplexed, pipelined: fromPrelude }));
     }
     return prefetched;
   }
 
   function runGroup(group: Group, shared?: Kysely<any>, revision?: number): Promise<void> {
-    return rerunSpan(group, shared !== undefined, (span) => runGroupTraced(group, span, shared, revision));
-  }
-
-  function rerunSpan(group: Group, batched: boolean, fn: (span: Span) => Promise<void>): Promise<void> {
-    return inSpan(`fw.live.rerun ${group.name}`, { attributes: { 'fw.live.query': group.name, 'fw.live.batched': batched } }, fn);
+    return inSpan(`fw.live.rerun ${group.name}`, { attributes: { 'fw.live.query': group.name, 'fw.live.batched': shared !== undefined } }, (span) =>
+      runGroupTraced(group, span, shared, revision),
+    );
   }
 
   /** One run of the group: alone in its own transaction, or in `shared` (then a failure is thrown, not reported). */
@@ -726,9 +604,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       if (group.disposed) return;
       indexReads(group, readSetOf(recorder, declared));
       const [only, ...more] = recorder.statements;
-      const statement = (group.lastStatement = only && more.length === 0 && only.kind === 'SelectQueryNode' ? { node: only } : undefined);
-      // Compiled for the next run once this one's frames are out, not on that run's way to its result.
-      if (statement) setImmediate(() => prepare(statement));
+      group.lastStatement = only && more.length === 0 && only.kind === 'SelectQueryNode' ? { node: only } : undefined;
       if (missedDuringRun(group, group.readSet!)) group.rerun = true;
       const json = JSON.stringify(result === undefined ? null : result);
       group.lastError = undefined;
@@ -764,7 +640,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       group.runs++;
       failSpan(span, error);
       group.lastError = error;
-      group.lastStatement = undefined; // not prefetched again until a run succeeds
       // What made the run fail may lie in rows its last good read set does not cover (the failing run
       // read other ones): until a run succeeds, the group reruns on any write to a table the liveQuery
       // is known to read, or this run read, besides its last read set.
@@ -1147,12 +1022,6 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       await Promise.all([...groups.values()].map((group) => group.running));
     },
   };
-}
-
-/** An error the server raised for a statement (pg's DatabaseError has a severity), not a lost connection or a shutdown. */
-function isStatementError(error: unknown): boolean {
-  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
-  return typeof severity === 'string' && typeof code === 'string' && !/^(08|57P0)/.test(code);
 }
 
 /** Invalidation batches kept for runs in flight (a run older than that reruns: see missedDuringRun). */

@@ -10,7 +10,7 @@
  * simply runs it: prefetching can cost a wasted read, never a wrong answer.
  *
  * @example
- *   const prefetched = await prefetchStatements(trx, [statementA, statementB]);   // one round trip
+ *   const prefetched = await prefetchStatements(trx, [nodeA, nodeB]);   // one round trip
  *   const db = prefetchingKysely(trx, prefetched[0]!);                  // handler A's ctx.db
  */
 import { CompiledQuery, type DatabaseConnection, type Driver, type Kysely, PostgresQueryCompiler, type QueryResult, type RootOperationNode, createQueryId } from 'kysely';
@@ -35,6 +35,11 @@ class OffsetCompiler extends PostgresQueryCompiler {
   }
 }
 
+/** The SQL text a statement compiles to alone (what groups are matched by). */
+export function compiledText(node: RootOperationNode): string {
+  return new PostgresQueryCompiler().compileQuery(node, createQueryId()).sql;
+}
+
 /** Identifies a statement by its SQL and its parameters (with their JS types: a Date is not its ISO string). */
 export function statementKey(query: { sql: string; parameters: readonly unknown[] }): string {
   return JSON.stringify([query.sql, query.parameters.map(parameterKey)]);
@@ -47,52 +52,31 @@ function parameterKey(value: unknown): unknown {
   return [typeof value, value];
 }
 
-/** The statement compiled alone, as a handler's Kysely compiles it. */
-export function compiledAlone(node: RootOperationNode): CompiledQuery {
-  return new PostgresQueryCompiler().compileQuery(node, createQueryId());
-}
-
-/** A statement to prefetch: its operation tree and the key a handler's identical statement has (`statementKey`). */
-export interface PrefetchStatement {
-  node: RootOperationNode;
-  key: string;
-}
-
 /**
- * The SELECTs as one statement. Rows keep their order within each statement (`row_number()` over the
+ * Runs the SELECTs as one statement in `trx` and returns, per statement, its result keyed as the
+ * statement compiles alone. Rows keep their order within each statement (`row_number()` over the
  * statement's own output, which is in its ORDER BY's order) and their columns and types.
  */
-export function multiplexedQuery(nodes: readonly RootOperationNode[]): CompiledQuery {
+export async function prefetchStatements(trx: Kysely<any>, nodes: readonly RootOperationNode[]): Promise<Prefetched[]> {
   const parameters: unknown[] = [];
   const branches: string[] = [];
+  const keys: string[] = [];
   nodes.forEach((node, index) => {
     if (node.kind !== 'SelectQueryNode') throw new FwError('internal', 'fw: only SELECT statements can be multiplexed.');
+    const alone = new PostgresQueryCompiler().compileQuery(node, createQueryId());
+    keys.push(statementKey(alone));
     const branch = new OffsetCompiler(parameters.length).compileQuery(node, createQueryId());
     parameters.push(...branch.parameters);
     branches.push(`select ${index} as "${GROUP_COLUMN}", row_number() over () as "${ROW_COLUMN}", q.* from (${branch.sql}) as q`);
   });
-  return CompiledQuery.raw(`${branches.map((branch) => `(${branch})`).join(' union all ')} order by 1, 2`, parameters);
-}
-
-/** The rows of `multiplexedQuery` over `statements`, per statement. */
-export function splitMultiplexed(statements: readonly PrefetchStatement[], rows: readonly unknown[]): Prefetched[] {
-  const split: unknown[][] = statements.map(() => []);
-  for (const row of rows as Array<Record<string, unknown>>) {
+  const sql = `${branches.map((branch) => `(${branch})`).join(' union all ')} order by 1, 2`;
+  const result = await trx.executeQuery(CompiledQuery.raw(sql, parameters));
+  const rows: unknown[][] = nodes.map(() => []);
+  for (const row of result.rows as Array<Record<string, unknown>>) {
     const { [GROUP_COLUMN]: group, [ROW_COLUMN]: _position, ...rest } = row;
-    split[Number(group)]!.push(rest);
+    rows[Number(group)]!.push(rest);
   }
-  return statements.map((statement, index) => prefetchedAlone(statement, split[index]!));
-}
-
-/** The result of one statement, as a handler issuing it gets it. */
-export function prefetchedAlone(statement: PrefetchStatement, rows: unknown[]): Prefetched {
-  return new Map([[statement.key, { rows }]]);
-}
-
-/** Runs the SELECTs as one statement in `trx` and returns, per statement, its result (`splitMultiplexed`). */
-export async function prefetchStatements(trx: Kysely<any>, statements: readonly PrefetchStatement[]): Promise<Prefetched[]> {
-  const result = await trx.executeQuery(multiplexedQuery(statements.map((statement) => statement.node)));
-  return splitMultiplexed(statements, result.rows);
+  return keys.map((key, index) => new Map([[key, { rows: rows[index]! }]]));
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { Attributes } from '@opentelemetry/api';
 import type { LogEvent, OperationNode } from 'kysely';
 import { recordFinishedSpan, SpanKind, spanRecordingNow } from './tracing.ts';
 
@@ -19,32 +18,24 @@ const operations: Record<string, string> = {
 export function logStatementSpan(dialect: 'postgres' | 'pglite'): (event: LogEvent) => void {
   return (event) => {
     if (!spanRecordingNow()) return;
-    recordStatementSpan(event.query.query as OperationNode, event.query.sql, event.queryDurationMillis, dialect === 'pglite' ? { 'fw.database': 'pglite' } : {}, event.level === 'error' ? event.error : undefined);
+    const node = event.query.query as OperationNode;
+    const built = operations[node.kind];
+    const operation = built ?? /^\s*(\w+)/.exec(event.query.sql)?.[1]?.toUpperCase() ?? 'SQL';
+    const table = built ? tableOf(node) : undefined;
+    recordFinishedSpan(
+      table ? `${operation} ${table}` : operation,
+      SpanKind.CLIENT,
+      event.queryDurationMillis,
+      {
+        'db.system.name': 'postgresql',
+        'db.operation.name': operation,
+        ...(table ? { 'db.collection.name': table } : {}),
+        ...(built ? { 'db.query.text': event.query.sql } : {}),
+        ...(dialect === 'pglite' ? { 'fw.database': 'pglite' } : {}),
+      },
+      event.level === 'error' ? event.error : undefined,
+    );
   };
-}
-
-/**
- * A statement's span (ending now), also for one fw sent outside Kysely's log: a live rerun's statement
- * that travelled with its transaction's prelude (`fw.db.pipelined`), timed as that round trip.
- */
-export function recordStatementSpan(node: OperationNode, sql: string, durationMs: number, attributes: Attributes = {}, error?: unknown): void {
-  if (!spanRecordingNow()) return;
-  const built = operations[node.kind];
-  const operation = built ?? /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
-  const table = built ? tableOf(node) : undefined;
-  recordFinishedSpan(
-    table ? `${operation} ${table}` : operation,
-    SpanKind.CLIENT,
-    durationMs,
-    {
-      'db.system.name': 'postgresql',
-      'db.operation.name': operation,
-      ...(table ? { 'db.collection.name': table } : {}),
-      ...(built ? { 'db.query.text': sql } : {}),
-      ...attributes,
-    },
-    error,
-  );
 }
 
 /** The statement's main table: the one it reads from, inserts into, updates or deletes from. */
