@@ -24,6 +24,8 @@ export interface LiveCounters {
   unchangedRuns: number;
   /** Reads of the invalidation log (fw; 0 for bare, which has no log). */
   logReads: number;
+  /** Notifications that carried a signed log row and woke its groups before any read (fw's early runs; 0 for bare). */
+  notices: number;
   /** Notifications received on the LISTEN connection. */
   notifications: number;
   /** Snapshot frames written to subscribers. */

@@ -96,9 +96,10 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
   const latencies = concat(clients.map((c) => c.latenciesUs)).sort();
   const changed = rowsPerCommit(point.shape);
   const affected = first.variant === 'fw' && point.tenants === 'one' ? point.groups : changed;
-  // fw: one log read wakes every affected group of the commits it reads; bare: a notification wakes one group.
+  // fw: a notice (early run) or a read of the log wakes every affected group of the commits it carries
+  // (a read that follows a notice, or folds two, wakes none or one); bare: a notification wakes one group.
   const affectedPerWakeup = first.variant === 'fw' ? affected : 1;
-  const wakeups = first.variant === 'fw' ? total((s) => s.logReads) : total((s) => s.notifications);
+  const wakeups = first.variant === 'fw' ? total((s) => s.logReads + s.notices) : total((s) => s.notifications);
   const databaseCpu = rounds.every((m) => m.cpu.databaseCpuUs !== null) ? sum(rounds.map((m) => m.cpu.databaseCpuUs!)) : null;
   const machine = rounds.every((m) => m.cpu.machine !== null);
   const perRound = rounds.map((m) => {

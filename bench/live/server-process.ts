@@ -40,6 +40,7 @@ async function main(): Promise<void> {
           snapshotQueries: now.snapshotQueries - since.counters.snapshotQueries,
           unchangedRuns: now.unchangedRuns - since.counters.unchangedRuns,
           logReads: now.logReads - since.counters.logReads,
+          notices: now.notices - since.counters.notices,
           notifications: now.notifications - since.counters.notifications,
           framesSent: now.framesSent - since.counters.framesSent,
           cpuUs: cpu.user + cpu.system,

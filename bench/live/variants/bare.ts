@@ -103,7 +103,7 @@ export const createBareVariant: CreateVariant = async (spec) => {
     counters() {
       let subscriptions = 0;
       for (const group of groups.values()) subscriptions += group.subscribers.size;
-      return { ...counters, unchangedRuns: 0, logReads: 0, subscriptions, groups: groups.size };
+      return { ...counters, unchangedRuns: 0, logReads: 0, notices: 0, subscriptions, groups: groups.size };
     },
     async close() {
       await listener.end().catch(() => undefined);

@@ -24,6 +24,7 @@ export const createFwVariant: CreateVariant = async (spec) => {
         snapshotQueries: status.runs,
         unchangedRuns: status.unchangedRuns,
         logReads: status.reader.reads,
+        notices: status.reader.notices,
         notifications: status.reader.wakeups.notifications,
         framesSent: status.snapshotsSent,
         connections: status.connections,
