@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { ColumnKind, ColumnSpec, Schema, Table } from '../schema.ts';
 import { APP_ROLE } from './database.ts';
-import { FW_SCHEMA, LIVE_NOTICE_SECRET, SECRETS_TABLE } from './secrets.ts';
+import { FW_SCHEMA, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES, SECRETS_TABLE } from './secrets.ts';
 
 /** The PostgreSQL schema (namespace) that holds the app's tables. */
 export const PUBLIC = 'public';
@@ -525,7 +525,8 @@ export const outboxPolicySql: readonly string[] = [
  *   secret `live.notice` (`sha256(k2 || sha256(k1 || row))`), which lets a listener rerun groups before
  *   it reads the log (hub.ts, "early runs"); a merge, a row too long for a notification or a missing
  *   key sends an empty payload, folded by PostgreSQL within a transaction. It assigns the transaction
- *   id *before* the revision is drawn from the sequence: the gap-safe reader relies on that order. `changes` is `{column: [values…] | null}` (null: any value);
+ *   id *before* the revision is drawn from the sequence: the gap-safe reader relies on that order.
+ *   `changes` is `{column: [values…] | null}` (null: any value);
  *   a null `changes` means anything may have changed. The two-argument form records that (the app role
  *   may call it, through `recordInvalidations`); the three-argument form is the triggers' own.
  * - `_fw_live_values(images, columns)` is what the triggers record of a statement's rows: per captured
@@ -581,10 +582,10 @@ begin
   -- it before reading the log. Too long for a notification, or no key yet: a plain wakeup.
   select value into v_key from "${FW_SCHEMA}"."${SECRETS_TABLE}" where name = '${LIVE_NOTICE_SECRET}';
   v_notice := json_build_object('r', v_revision::text, 't', p_table, 'n', p_tenant, 'w', (extract(epoch from now()) * 1000)::bigint::text, 'c', p_changes)::text;
-  if v_key is null or octet_length(v_key) <> 128 or octet_length(v_notice) > 7800 then
+  if v_key is null or octet_length(v_key) <> ${LIVE_NOTICE_SECRET_BYTES} or octet_length(v_notice) > 7800 then
     perform pg_notify('fw_live', '');
   else
-    perform pg_notify('fw_live', encode(sha256(substring(v_key from 65) || sha256(substring(v_key for 64) || convert_to(v_notice, 'UTF8'))), 'hex') || v_notice);
+    perform pg_notify('fw_live', encode(sha256(substring(v_key from ${LIVE_NOTICE_SECRET_BYTES / 2 + 1}) || sha256(substring(v_key for ${LIVE_NOTICE_SECRET_BYTES / 2}) || convert_to(v_notice, 'UTF8'))), 'hex') || v_notice);
   end if;
 end
 $fw$`,

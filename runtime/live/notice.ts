@@ -22,13 +22,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Invalidation } from './log.ts';
 import type { ChangedValues } from './read-set.ts';
+import { LIVE_NOTICE_SECRET_BYTES } from '../db/secrets.ts';
 
 const TAG_HEX = 64;
 
 export function noticeVerifier(key: Buffer): (payload: string) => Invalidation | undefined {
-  if (key.length !== 128) throw new RangeError(`fw live: the notice key must be 128 bytes, got ${key.length}.`);
-  const inner = key.subarray(0, 64);
-  const outer = key.subarray(64);
+  if (key.length !== LIVE_NOTICE_SECRET_BYTES) throw new RangeError(`fw live: the notice key must be ${LIVE_NOTICE_SECRET_BYTES} bytes, got ${key.length}.`);
+  const inner = key.subarray(0, LIVE_NOTICE_SECRET_BYTES / 2);
+  const outer = key.subarray(LIVE_NOTICE_SECRET_BYTES / 2);
   return (payload) => {
     if (payload.length <= TAG_HEX || payload[TAG_HEX] !== '{') return undefined;
     const row = payload.slice(TAG_HEX);
