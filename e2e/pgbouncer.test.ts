@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../runtime/db/database.ts';
+import { IDENTITY_SECRET, identityProof } from '../runtime/db/request-identity.ts';
+import { databaseSecret } from '../runtime/db/secrets.ts';
 import { applyMigration, ensureSystemTables } from '../runtime/db/migrate.ts';
 import type { Auth } from '../runtime/entry-types.ts';
 import { createWakeups } from '../runtime/live/wakeups.ts';
@@ -48,8 +50,68 @@ describe.skipIf(!hasPgBouncer)('behind PgBouncer in transaction mode (PostgreSQL
       // Still unforgeable there: a tenant changed inside the transaction is refused.
       const [alice, bob] = tenants;
       await expect(
-        db.transaction({ readOnly: true, auth: userIn(alice!) }, (trx) => sql.raw(`select set_config('fw.tenant_id', '${bob}', true); select label from items`).execute(trx)),
+        db.transaction({ readOnly: true, auth: userIn(alice!) }, async (trx) => {
+          await sql.raw(`select set_config('fw.tenant_id', '${bob}', true)`).execute(trx);
+          return sql.raw('select label from items').execute(trx);
+        }),
       ).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await db.close();
+      await target.drop();
+    }
+  });
+
+  it('an injection that reads pg_stat_activity learns no identity there, and a logged proof cannot be replayed', async () => {
+    const target = await createTestPostgresDatabase();
+    const db = await createDatabase({ url: bouncer.pooled(target.url), directUrl: target.url, poolSize: 6 });
+    const carol: Auth = { kind: 'user', userId: `carol-${randomUUID().slice(0, 8)}`, tenantId: randomUUID(), role: 'auditor' };
+    let stop = false;
+    try {
+      await applyMigration(db, schema);
+      await db.transaction({ readOnly: false, auth: carol }, (trx) => trx.insertInto('items').values({ label: 'carol-secret' }).execute());
+      const victims = Promise.all(
+        [0, 1].map(async () => {
+          while (!stop) await db.transaction({ readOnly: true, auth: carol }, (trx) => trx.selectFrom('items').select('label').execute());
+        }),
+      );
+      try {
+        const alice = userIn(randomUUID());
+        // The harvest: RESET ROLE, then watch every other session of the login role through the pooler.
+        const texts = await db.transaction({ readOnly: false, auth: alice }, async (trx) => {
+          await sql.raw('reset role').execute(trx);
+          await sql.raw('create temp table seen (query text)').execute(trx);
+          await sql
+            .raw(
+              `do $$ declare claims int := 0; begin
+                 for i in 1..200000 loop
+                   perform pg_stat_clear_snapshot();
+                   insert into seen select query from pg_stat_activity where pid <> pg_backend_pid() and usename = session_user and query <> '';
+                   select count(*) into claims from seen where query like '%"_fw"."claim"%';
+                   exit when claims >= 20;
+                 end loop; end $$`,
+            )
+            .execute(trx);
+          return (await sql<{ query: string }>`select distinct query from seen`.execute(trx)).rows.map((row) => row.query);
+        });
+        expect(texts.some((text) => text.includes('"_fw"."claim"'))).toBe(true);
+        for (const text of texts) expect(text).not.toMatch(new RegExp(`${carol.tenantId}|${carol.userId}|auditor|[0-9a-f]{64}`));
+
+        // The replay: carol's proof as a log with bound parameters shows it, claimed again through the pooler.
+        const key = await databaseSecret(db.admin, IDENTITY_SECRET);
+        const hers = await db.transaction({ readOnly: true, auth: carol }, async (trx) => (await sql<{ pid: number; started_us: string; lxid: string }>`select * from _fw.request_session()`.execute(trx)).rows[0]!);
+        const logged = identityProof(key, { pid: hers.pid, startedUs: hers.started_us, lxid: BigInt(hers.lxid) }, { kind: 'user', tenantId: carol.tenantId, userId: carol.userId, role: 'auditor' });
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const replayed = db.transaction({ readOnly: true, auth: alice }, async (trx) => {
+            await sql.raw("select set_config('fw.identity_verified', '', true)").execute(trx);
+            await sql`select _fw.claim('user', ${carol.tenantId}, ${carol.userId}, 'auditor', ${logged})`.execute(trx);
+            return trx.selectFrom('items').select('label').execute();
+          });
+          await expect(replayed).rejects.toMatchObject({ code: 'FW001' });
+        }
+      } finally {
+        stop = true;
+        await victims;
+      }
     } finally {
       await db.close();
       await target.drop();

@@ -235,7 +235,9 @@ for (const target of databases) {
       const bad = await post(url, '/queries/noteById', { id: 'not-a-uuid' });
       expect(bad.status).toBe(400);
       expect(bad.body.error).toMatchObject({ code: 'validation_failed', diagnostics: [{ path: 'args.id', code: 'sqlstate_22P02' }] });
-      expect(bad.body.error.message).toContain('invalid input syntax for type uuid: "not-a-uuid"');
+      // The path and the SQLSTATE, not the server's text: it quotes the value, and an injection can make that anything it reads.
+      expect(bad.body.error.message).toBe('A value does not fit the database.');
+      expect(JSON.stringify(bad.body)).not.toContain('invalid input syntax');
       const good = await post(url, '/queries/noteById', { id: '00000000-0000-4000-8000-000000000001' });
       expect(good).toMatchObject({ status: 200, body: { ok: true, result: [{ id: '00000000-0000-4000-8000-000000000001' }] } });
       const huge = await post(url, '/queries/numbers', { n: 99_999_999_999, day: '2024-01-02' });

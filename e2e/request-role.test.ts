@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
 import { type Hs256Settings, hs256Token } from './support/hs256-token.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
+import { until } from './support/until.ts';
 
 // An app with an SQL-injection bug, served by `fw start` on PostgreSQL as a deployment would be (the
 // owner's DATABASE_URL and nothing else): the attacker's SQL runs inside alice's request transaction
@@ -24,8 +25,10 @@ export default query({
 });
 `;
 
-/** Closes the handler's statement, runs `attack`, and reopens one so the SQL stays valid. */
-const inject = (attack: string) => `', true); ${attack}; select set_config('app.x', '`;
+/** Closes the handler's string, adds `expression` to the same statement, and reopens one so the SQL stays valid. */
+const inject = (expression: string) => `', true), ${expression}, set_config('app.x', '`;
+/** Closes the handler's statement, stacks `attack` after it, and reopens one: several statements in one string. */
+const stack = (attack: string) => `', true); ${attack}; select set_config('app.x', '`;
 
 describe.skipIf(!testDatabaseUrl)('an SQL-injection bug in a handler under fw start on PostgreSQL', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
@@ -71,17 +74,37 @@ describe.skipIf(!testDatabaseUrl)('an SQL-injection bug in a handler under fw st
   });
 
   it.each([
-    ['reset role', inject('reset role')],
-    ['set role to the owner', inject('set role postgres')],
-    ['set session authorization', inject('set session authorization postgres')],
-    ['rewrite the tenant setting', inject(`select set_config('fw.tenant_id', '${BOB_TENANT}', true)`)],
-    ['rewrite every identity setting', inject(`select set_config('fw.tenant_id', '${BOB_TENANT}', false), set_config('fw.user_id', 'bob', false), set_config('fw.identity', '', false)`)],
+    ['reset role', inject("set_config('role', 'none', true)")],
+    ['set role to the owner', inject("set_config('role', 'postgres', true)")],
+    ['set session authorization', inject("set_config('session_authorization', 'postgres', true)")],
+    ['rewrite the tenant setting', inject(`set_config('fw.tenant_id', '${BOB_TENANT}', true)`)],
+    ['rewrite every identity setting', inject(`set_config('fw.tenant_id', '${BOB_TENANT}', false), set_config('fw.user_id', 'bob', false), set_config('fw.identity_verified', '', false)`)],
   ])('gains nothing from %s: the database refuses, and no row of bob’s is answered', async (_attack, q) => {
     // The handler's next statement lists notes: were the attack to work, it would answer bob's.
     const attacked = await search(q);
     expect(attacked.status, JSON.stringify(attacked.body)).toBe(403);
     expect(attacked.body).toMatchObject({ ok: false, error: { code: 'forbidden' } });
     expect(JSON.stringify(attacked.body)).not.toContain('bob-secret');
+  });
+
+  it.each([
+    ['reset role', stack('reset role; select title from notes')],
+    ['commit, then write the outbox as the app role', stack(`commit; set role fw_app; insert into _fw_outbox (event, payload) values ('ticket.created', '{}')`)],
+  ])('cannot stack statements (%s): the string is refused whole, and nothing of it runs', async (_attack, q) => {
+    const attacked = await search(q);
+    expect(attacked.status, JSON.stringify(attacked.body)).toBe(500);
+    expect(attacked.body).toMatchObject({ ok: false, error: { code: 'internal', message: expect.stringMatching(/^Internal error\. Quote trace id \S+ when reporting it\.$/) } });
+    expect(JSON.stringify(attacked.body)).not.toContain('bob-secret');
+    // The server log names the entry that sent it.
+    await until(async () => /query search sent several SQL statements in one call/.test(server!.stderr()), 'the log line naming the entry');
+  });
+
+  it('cannot read other requests through an error message: data errors answer the path and code, not the server’s text', async () => {
+    // A classic exfiltration channel: cast what SQL can read to a number and read it back in the error.
+    const attacked = await search(inject("(select string_agg(query, ' | ') from pg_stat_activity)::int"));
+    expect(attacked.status, JSON.stringify(attacked.body)).toBe(400);
+    expect(attacked.body).toMatchObject({ ok: false, error: { code: 'validation_failed', diagnostics: [{ path: 'args', code: 'sqlstate_22P02' }] } });
+    expect(JSON.stringify(attacked.body)).not.toMatch(/pg_stat_activity|set_config|select /i);
   });
 
   it('still serves both tenants correctly after the attacks (no session state left behind)', async () => {

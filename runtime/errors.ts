@@ -10,6 +10,8 @@ const brand = Symbol.for('fw.error');
 
 export interface FwErrorOptions {
   diagnostics?: Diagnostic[];
+  /** What a caller outside dev mode is told instead of the message and diagnostics (public-error.ts). */
+  redacted?: { message: string; diagnostics: Diagnostic[] };
   cause?: unknown;
   /** Extra headers for the HTTP response (e.g. `Allow` for 405). */
   headers?: Record<string, string>;
@@ -19,6 +21,7 @@ export class FwError extends Error {
   readonly code: FwErrorCode;
   readonly diagnostics: Diagnostic[];
   readonly headers: Record<string, string>;
+  readonly redacted: { message: string; diagnostics: Diagnostic[] } | undefined;
   readonly [brand] = true;
 
   constructor(code: FwErrorCode, message: string, options: FwErrorOptions = {}) {
@@ -27,6 +30,7 @@ export class FwError extends Error {
     this.code = code;
     this.diagnostics = options.diagnostics ?? [];
     this.headers = options.headers ?? {};
+    this.redacted = options.redacted;
   }
 
   get status(): number {
@@ -47,7 +51,7 @@ export function isFwError(value: unknown): value is FwError {
 export function toFwError(error: unknown, args?: unknown): FwError {
   if (isFwError(error)) return error;
   const meaning = sqlStateMeaning(error, args);
-  if (meaning) return new FwError(meaning.code, meaning.message, { cause: error, diagnostics: meaning.diagnostics });
+  if (meaning) return new FwError(meaning.code, meaning.message, { cause: error, diagnostics: meaning.diagnostics, ...(meaning.redacted ? { redacted: meaning.redacted } : {}) });
   const message = error instanceof Error ? error.message : String(error);
   return new FwError('internal', message, { cause: error });
 }

@@ -27,7 +27,7 @@ export async function callEntry(app: AppDefinition, db: FwDatabase, entry: Entry
   return inSpan(`fw.entry ${call.name ?? entry.kind}`, { attributes: entrySpanAttributes(entry, call) }, async () => {
     const args = await admitCall(app, entry, call);
     try {
-      return await runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args, app });
+      return await runEntry(db, entry, { auth: call.auth, traceId: call.traceId, args, app, ...(call.name ? { name: call.name } : {}) });
     } catch (error) {
       // Here the args are known, so a value PostgreSQL rejected can be traced to the argument that sent it.
       throw toFwError(error, args);
@@ -61,6 +61,8 @@ export interface RunOptions {
   args: unknown;
   /** Kysely plugins for `ctx.db` in this run, e.g. the live read recorder. */
   plugins?: readonly KyselyPlugin[];
+  /** The entry's name, for errors about its SQL (`query search sent several SQL statements …`). */
+  name?: string;
   /** The app, for a command's `ctx.startWorkflow` (which looks the workflow up and checks its args). */
   app?: AppDefinition;
   /**
@@ -80,7 +82,8 @@ export async function runEntry(db: FwDatabase, entry: EntryDefinition, run: RunO
   const events: Array<{ event: string; payload: unknown }> = [];
   const starts: WorkflowStartRow[] = [];
 
-  return db.transaction({ readOnly, auth: run.auth, traceId: run.traceId, plugins: run.plugins }, async (trx) => {
+  const label = run.name ? `${entry.kind} ${run.name}` : entry.kind;
+  return db.transaction({ readOnly, auth: run.auth, traceId: run.traceId, plugins: run.plugins, label }, async (trx) => {
     // The prototype carries the ctx.ai / ctx.agent refusal (see aiRefusal).
     const ctx: Record<string, unknown> = Object.create(aiRefusal(entry.kind));
     Object.assign(ctx, { db: trx, auth: run.auth, traceId: run.traceId });

@@ -1,8 +1,10 @@
 /**
  * What a caller is told about an error. A 4xx describes the caller's own request (its diagnostics
- * point into the input), so it is shown as it is. A 5xx is fw's or a service's failure: outside dev
- * mode the caller gets its code and the trace id only — its message and diagnostics (SQL, paths, an
- * external service's traceback, a connection string) go to the server log under that trace id.
+ * point into the input), so it is shown as it is — unless it carries a redacted form, which is what
+ * production shows (a database data error: the path and SQLSTATE, not the server's text). A 5xx is
+ * fw's or a service's failure: outside dev mode the caller gets its code and the trace id only — its
+ * message and diagnostics (SQL, paths, an external service's traceback, a connection string) go to the
+ * server log under that trace id.
  */
 import type { Diagnostic, FwError } from './errors.ts';
 
@@ -14,7 +16,7 @@ export interface PublicError {
 }
 
 export function publicError(error: FwError, traceId: string, dev: boolean): PublicError {
-  if (error.status < 500) return { code: error.code, message: error.message, diagnostics: error.diagnostics };
+  if (error.status < 500) return { code: error.code, ...(!dev && error.redacted ? error.redacted : { message: error.message, diagnostics: error.diagnostics }) };
   if (!dev) return { code: error.code, message: `${genericMessages[error.code] ?? 'Internal error.'} Quote trace id ${traceId} when reporting it.`, diagnostics: [] };
   return {
     code: error.code,

@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toFwError } from './errors.ts';
+import { publicError } from './public-error.ts';
 
 // Real errors from a real PostgreSQL (PGlite): their SQLSTATE, message and column as the drivers give them.
 describe('PostgreSQL errors as fw errors', () => {
@@ -31,6 +32,17 @@ describe('PostgreSQL errors as fw errors', () => {
     expect(badDate.diagnostics[0]).toMatchObject({ path: 'args.day', code: 'sqlstate_22008' });
     const tooLong = toFwError(await failure('insert into tickets (id, title, code) values (1, $1, $2)', ['t', 'ABCD']), { code: 'ABCD' });
     expect([tooLong.status, tooLong.diagnostics[0]]).toEqual([400, expect.objectContaining({ path: 'args', code: 'sqlstate_22001' })]);
+  });
+
+  it('answers a data error outside dev mode with its path and SQLSTATE, never the value the server quotes', async () => {
+    // What SQL injected into a handler can read, cast to a number, comes back quoted in the message.
+    const error = toFwError(await failure("select (select 'secret from another session')::int"), { q: 'x' });
+    expect(publicError(error, 'trace-1', false)).toEqual({
+      code: 'validation_failed',
+      message: 'A value does not fit the database.',
+      diagnostics: [{ path: 'args', code: 'sqlstate_22P02', message: 'A value does not fit its type or size.', hint: expect.any(String) }],
+    });
+    expect(JSON.stringify(publicError(error, 'trace-1', true))).toContain('secret from another session');
   });
 
   it('keeps the path at args when the value is not one argument’s (two hold it, or none)', async () => {

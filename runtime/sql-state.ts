@@ -10,6 +10,12 @@ export interface SqlStateMeaning {
   code: FwErrorCode;
   message: string;
   diagnostics: Diagnostic[];
+  /**
+   * What production answers instead: the same code, path and SQLSTATE without the server's text. A
+   * data error quotes the value it refused, and SQL injected into a handler can make that value
+   * anything it can read (`(select … from pg_stat_activity)::int`): the text is for dev mode and the log.
+   */
+  redacted?: { message: string; diagnostics: Diagnostic[] };
 }
 
 /** The fields of a `pg` / PGlite error that fw reads. */
@@ -48,10 +54,12 @@ export function sqlStateMeaning(error: unknown, args?: unknown): SqlStateMeaning
   const column = typeof pg.column === 'string' ? pg.column : undefined;
   const path = (sqlState.startsWith('22') ? argPathOf(args, quotedValue(message)) : undefined) ?? (column !== undefined ? argPathOfKey(args, column) : undefined) ?? 'args';
   const where = column !== undefined ? ` (column "${column}")` : typeof pg.constraint === 'string' ? ` (constraint "${pg.constraint}")` : '';
+  const generic = sqlState === '23502' ? 'A required value is missing.' : sqlState === '23514' ? 'A value breaks a rule of the table.' : 'A value does not fit its type or size.';
   return {
     code: 'validation_failed',
     message: `A value does not fit the database${where}: ${message}`,
     diagnostics: [{ path, code: `sqlstate_${sqlState}`, message, hint }],
+    redacted: { message: `A value does not fit the database${where}.`, diagnostics: [{ path, code: `sqlstate_${sqlState}`, message: generic, hint }] },
   };
 }
 

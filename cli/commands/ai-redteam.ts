@@ -25,7 +25,7 @@ export default defineCommand({
     else {
       for (const f of report.findings) log(`${f.status.toUpperCase()} ${f.severity} ${f.code} ${f.tool ?? f.agent ?? ''}: ${f.message}${f.evidence ? ` [${f.evidence}]` : ''}\n  fix: ${f.hint}`);
       for (const p of report.probes) log(`probe ${p.probe} (${p.agent}): ${p.status} — ${p.evidence}`);
-      log(`fw ai redteam: ${report.summary.fail} failing, ${report.summary.warn} warning finding(s)${report.level === 'model-level' ? `; probes ${report.summary.probesPassed} passed, ${report.summary.probesFailed} failed, ${report.summary.probesSkipped} skipped` : ''}.`);
+      log(`fw ai redteam: ${report.summary.fail} failing, ${report.summary.warn} warning finding(s)${report.level === 'model-level' ? `; probes ${report.summary.probesPassed} passed, ${report.summary.probesFailed} failed, ${report.summary.probesSkipped} skipped, ${report.summary.probesInconclusive} inconclusive` : ''}.`);
     }
     return { exitCode: report.ok ? 0 : 1 };
   },

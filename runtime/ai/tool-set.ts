@@ -101,7 +101,7 @@ async function runTool(t: CatalogTool, input: unknown, options: ToolSetOptions):
     const value = env[name];
     if (value !== undefined) secrets[name] = value;
   }
-  const output = await db.transaction({ readOnly: t.readOnly, auth, traceId }, (trx) =>
+  const output = await db.transaction({ readOnly: t.readOnly, auth, traceId, label: `aiTool ${t.name}` }, (trx) =>
     Promise.resolve(t.tool.handler({ db: trx, auth, traceId, secrets: Object.freeze(secrets) }, args)),
   );
   if (!t.tool.outputSchema) return output;

@@ -11,6 +11,7 @@ export const AUTH_ENV = [
   'FW_JWT_ALGORITHMS',
   'FW_JWT_HS_SECRET',
   'FW_JWT_CLOCK_TOLERANCE',
+  'FW_JWT_MAX_AGE',
   'FW_JWT_CLAIM_USER_ID',
   'FW_JWT_CLAIM_TENANT_ID',
   'FW_JWT_CLAIM_ROLE',
@@ -70,6 +71,13 @@ export function parseAuthConfig(env: Readonly<Record<string, string | undefined>
       throw new FwFailure('auth_config_invalid', `FW_JWT_CLOCK_TOLERANCE must be whole seconds, not "${tolerance}".`, { suggestions: ['FW_JWT_CLOCK_TOLERANCE=30'] });
     }
     options.clockToleranceSeconds = Number.parseInt(tolerance, 10);
+  }
+  const maxAge = value('FW_JWT_MAX_AGE');
+  if (maxAge !== undefined) {
+    if (!/^\d{1,9}s?$/.test(maxAge)) {
+      throw new FwFailure('auth_config_invalid', `FW_JWT_MAX_AGE must be whole seconds, not "${maxAge}".`, { suggestions: ['FW_JWT_MAX_AGE=86400'] });
+    }
+    options.maxTokenAgeSeconds = Number.parseInt(maxAge, 10);
   }
   const claims: NonNullable<JwtAuthOptions['claims']> = {};
   const userId = value('FW_JWT_CLAIM_USER_ID');

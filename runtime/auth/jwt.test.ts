@@ -90,6 +90,23 @@ describe('JWT auth against a local identity provider', () => {
     expect(await diagnosticOf(strict, await expiredAgo(0))).toBe('token_expired');
   });
 
+  it('refuses a token that lives longer than the maximum age, by its exp or its iat', async () => {
+    const day = 86_400;
+    const capped = createJwtAuthenticator(options, fixedClock);
+    // exp centuries away: refused, whenever it was issued.
+    expect(await diagnosticOf(capped, await idp.sign({}, { expiresIn: 300 * 365 * day, now: NOW }))).toBe('token_lifetime_too_long');
+    // Exactly the maximum (plus the 30 s tolerance) is still accepted; one second more is not.
+    expect((await capped(bearer(await idp.sign({}, { expiresIn: day + 30, now: NOW })))).auth.userId).toBe('user-1');
+    expect(await diagnosticOf(capped, await idp.sign({}, { expiresIn: day + 31, now: NOW }))).toBe('token_lifetime_too_long');
+    // Issued two days ago, valid for another hour: too old.
+    expect(await diagnosticOf(capped, await idp.sign({}, { expiresIn: 2 * day + 3600, now: NOW - 2 * day * 1000 }))).toBe('token_too_old');
+    // Configurable (FW_JWT_MAX_AGE), within bounds.
+    const hour = createJwtAuthenticator({ ...options, maxTokenAgeSeconds: 3600 }, fixedClock);
+    expect(await diagnosticOf(hour, await idp.sign({}, { expiresIn: 2 * 3600, now: NOW }))).toBe('token_lifetime_too_long');
+    expect(() => createJwtAuthenticator({ ...options, maxTokenAgeSeconds: 10 })).toThrow(/FW_JWT_MAX_AGE/);
+    expect(parseAuthConfig({ FW_AUTH: 'jwt', FW_JWT_ISSUER: idp.issuer, FW_JWT_AUDIENCE: 'a', FW_JWT_MAX_AGE: '3600' })).toMatchObject({ maxTokenAgeSeconds: 3600 });
+  });
+
   it('refuses a token that is not valid yet', async () => {
     const tolerant = createJwtAuthenticator(options, fixedClock);
     expect(await diagnosticOf(tolerant, await idp.sign({}, { notBefore: 31, now: NOW }))).toBe('token_not_yet_valid');

@@ -28,6 +28,12 @@ export interface JwtAuthOptions {
   hsSecret?: string;
   /** Leeway for `exp` and `nbf`, in seconds (default 30). */
   clockToleranceSeconds?: number;
+  /**
+   * The longest a token may live, in seconds (default 86 400, one day): a token still valid for longer
+   * than this (`exp` far away), or issued longer ago (`iat`), is refused — a leaked token must not
+   * work for ever. 60 to 31 536 000 (a year).
+   */
+  maxTokenAgeSeconds?: number;
   /** Claims mapped to the caller; dotted paths reach nested claims (`app_metadata.role`). */
   claims?: { userId?: string; tenantId?: string; role?: string };
   /** Least time between two key-set fetches caused by an unknown `kid`, in ms (default 30 000). */
@@ -38,6 +44,8 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 const SYMMETRIC = ['HS256', 'HS384', 'HS512'];
 const DEFAULT_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 const DEFAULT_CLAIMS = { userId: 'sub', tenantId: 'tenant_id', role: 'role' };
+/** One day: longer than the access tokens identity providers issue by default (5 minutes to 24 hours). */
+export const DEFAULT_MAX_TOKEN_AGE_SECONDS = 86_400;
 // Identity values end up in SQL settings and logs: bounded, no control characters.
 const identityPattern = /^[^\p{Cc}]{1,200}$/u;
 
@@ -48,6 +56,7 @@ interface ResolvedJwtOptions {
   algorithms: string[];
   secret: Uint8Array | undefined;
   clockToleranceSeconds: number;
+  maxTokenAgeSeconds: number;
   claims: { userId: string; tenantId: string; role: string };
   jwksCooldownMs: number;
 }
@@ -90,6 +99,10 @@ export function resolveJwtOptions(options: JwtAuthOptions): ResolvedJwtOptions {
   if (!Number.isFinite(tolerance) || tolerance < 0 || tolerance > 600) {
     throw invalidConfig(`clock tolerance ${tolerance} is out of range.`, 'Set auth.clockToleranceSeconds (FW_JWT_CLOCK_TOLERANCE) to 0–600 seconds, e.g. 30.');
   }
+  const maxAge = options.maxTokenAgeSeconds ?? DEFAULT_MAX_TOKEN_AGE_SECONDS;
+  if (!Number.isInteger(maxAge) || maxAge < 60 || maxAge > 31_536_000) {
+    throw invalidConfig(`maximum token age ${maxAge} is out of range.`, `Set auth.maxTokenAgeSeconds (FW_JWT_MAX_AGE) to 60–31536000 seconds; the default is ${DEFAULT_MAX_TOKEN_AGE_SECONDS} (one day).`);
+  }
   const claims = { ...DEFAULT_CLAIMS };
   for (const key of ['userId', 'tenantId', 'role'] as const) {
     const path = options.claims?.[key];
@@ -104,6 +117,7 @@ export function resolveJwtOptions(options: JwtAuthOptions): ResolvedJwtOptions {
     algorithms,
     secret: secret ? new TextEncoder().encode(secret) : undefined,
     clockToleranceSeconds: tolerance,
+    maxTokenAgeSeconds: maxAge,
     claims,
     jwksCooldownMs: options.jwksCooldownMs ?? 30_000,
   };
@@ -163,6 +177,14 @@ export function createJwtAuthenticator(options: JwtAuthOptions, clock: Clock = s
       ({ payload } = await jwtVerify(token, key, { ...verifyOptions, currentDate: new Date(clock.now()) }));
     } catch (error) {
       throw verificationError(error, resolved);
+    }
+    const now = clock.now() / 1000;
+    const limit = resolved.maxTokenAgeSeconds + resolved.clockToleranceSeconds;
+    if (payload.exp! - now > limit) {
+      throw unauthenticated('token_lifetime_too_long', `The token stays valid for longer than ${resolved.maxTokenAgeSeconds} seconds, the most this API accepts (FW_JWT_MAX_AGE); issue shorter-lived tokens.`);
+    }
+    if (typeof payload.iat === 'number' && now - payload.iat > limit) {
+      throw unauthenticated('token_too_old', `The token was issued more than ${resolved.maxTokenAgeSeconds} seconds ago, the most this API accepts (FW_JWT_MAX_AGE); get a fresh one.`);
     }
     const auth = mapClaims(payload, resolved.claims);
     // When this runtime stops accepting the token: live streams opened with it end then.

@@ -6,6 +6,8 @@ import type { FwDatabase } from './database.ts';
 export interface AutocommitOptions {
   auth: Auth;
   traceId: string;
+  /** What runs, for errors about its SQL: `action triageTicket`. */
+  label?: string;
 }
 
 /**
@@ -77,7 +79,7 @@ class AutocommitConnection implements DatabaseConnection {
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#open) return this.#open.trx.executeQuery<R>(query);
-    return this.#db.transaction({ readOnly: false, auth: this.#options.auth, traceId: this.#options.traceId }, (trx) => trx.executeQuery<R>(query));
+    return this.#db.transaction({ readOnly: false, auth: this.#options.auth, traceId: this.#options.traceId, label: this.#options.label }, (trx) => trx.executeQuery<R>(query));
   }
 
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
@@ -91,7 +93,7 @@ class AutocommitConnection implements DatabaseConnection {
     let entered!: (trx: Kysely<any>) => void;
     const inside = new Promise<Kysely<any>>((resolve) => (entered = resolve));
     const done = this.#db
-      .transaction({ readOnly, auth: this.#options.auth, traceId: this.#options.traceId }, async (trx) => {
+      .transaction({ readOnly, auth: this.#options.auth, traceId: this.#options.traceId, label: this.#options.label }, async (trx) => {
         entered(trx);
         if (!(await decision)) throw rollbackSignal;
       })

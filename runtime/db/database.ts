@@ -2,21 +2,24 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
-import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
 import { FwFailure } from '../failure.ts';
 import { APP_ROLE } from './app-role.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
-import { IDENTITY_SECRET, type Identity, type RequestSession, identityFunctionsMarker, identityFunctionsSql, identityProof, requestSessionSql, storeIdentityPads } from './request-identity.ts';
+import { IDENTITY_SECRET, identityFunctionsMarker, identityFunctionsSql, storeIdentityPads } from './request-identity.ts';
 import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
+import { createRequestPool } from './request-pool.ts';
+import { requestKysely } from './request-kysely.ts';
+import { type RequestConnection, RequestTransaction, type RequestTransactionOptions, type TransactionSettings } from './request-transaction.ts';
+import { pgliteWire } from './pglite-wire.ts';
 import { privateTablesSql } from './private-tables.ts';
-import { dollarQuoted } from './dollar-quoted.ts';
 import { logStatementSpan } from '../telemetry/database-spans.ts';
 import { databaseSecret, secretsTableSql } from './secrets.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
 export { APP_ROLE } from './app-role.ts';
+export type { RequestTransactionOptions } from './request-transaction.ts';
 
 export interface DatabaseOptions {
   /** A PostgreSQL URL. Without it fw uses embedded PGlite persisted in `dataDir`. */
@@ -36,15 +39,6 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
 }
 
-export interface RequestTransactionOptions {
-  readOnly: boolean;
-  auth: Auth;
-  /** Recorded with the transaction's live invalidations (`fw.trace_id`), for debugging. */
-  traceId?: string;
-  /** Kysely plugins for this transaction's `trx` (e.g. the live read recorder). */
-  plugins?: readonly KyselyPlugin[];
-}
-
 /**
  * The driver underneath, for fw's own infrastructure that needs more than Kysely (e.g. LISTEN). `url`
  * is where a session of fw's own connects: the direct URL when there is one.
@@ -60,8 +54,9 @@ export interface FwDatabase {
    */
   readonly admin: Kysely<any>;
   /**
-   * Runs `fn` in a fresh transaction on a connection of its own, as the app role, with the caller's
-   * tenant set. Commits when `fn` resolves, rolls back when it throws.
+   * Runs `fn` in a fresh transaction on a connection of its own, as the app role, under the caller's
+   * identity (request-transaction.ts). A write commits when `fn` resolves; a read, which changed
+   * nothing, ends with a rollback; both roll back when it throws.
    */
   transaction<R>(options: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R>;
   /** Connections of the PostgreSQL pools by state (for metrics); none for PGlite's single session. */
@@ -92,6 +87,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   let ownerPool: pg.Pool | undefined;
   const poolSize = options.poolSize ?? 10;
   let pgModule: typeof pg | undefined;
+  let pglitePool: ReturnType<typeof createPglitePool> | undefined;
 
   if (options.directUrl && !options.url) {
     throw new FwFailure('bad_config', 'A direct database URL was given without the pooled one (DATABASE_URL) it stands beside.', {
@@ -127,7 +123,8 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     }
     dialect = 'pglite';
     driver = { kind: 'pglite', pglite };
-    admin = new Kysely({ dialect: new PostgresDialect({ pool: createPglitePool(pglite) }), log: logStatementSpan('pglite') });
+    pglitePool = createPglitePool(pglite);
+    admin = new Kysely({ dialect: new PostgresDialect({ pool: pglitePool }), log: logStatementSpan('pglite') });
     closeDriver = async () => {
       await pglite.close();
       unlock();
@@ -146,14 +143,27 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
 
   if (!pgModule || !setup.login) {
     // PGlite: one session, which is the owner's (see docs/security.md for what that cannot enforce).
+    // A request transaction holds it from its first statement to its end, like any other user of it.
+    const pglite = (driver as { pglite: PGlite }).pglite;
+    // The admin's pool: its one client is PGlite's one session, which the transaction holds throughout.
+    const pool = pglitePool!;
+    const settings: TransactionSettings = { statementTimeoutMs, key: null, pooled: false, readEnd: 'await' };
+    const state: RequestConnection = { wire: pgliteWire(pglite), session: null, nextLxid: null, tail: [], broken: false };
+    const holder = { current: undefined as RequestTransaction | undefined };
+    const kysely = requestKysely(holder, 'pglite');
     return {
       dialect,
       driver,
       admin,
-      transaction: (txOptions, fn) =>
-        admin.connection().execute((connection) =>
-          runRequestTransaction(connection, () => sql.raw(transactionPrelude(txOptions, statementTimeoutMs)).execute(connection), txOptions, fn),
-        ),
+      transaction: async (txOptions, fn) => {
+        const client = await pool.connect();
+        try {
+          return await runTransaction((holder.current = new RequestTransaction(state, txOptions, settings)), kysely, txOptions, fn);
+        } finally {
+          holder.current = undefined;
+          client.release();
+        }
+      },
       pools: () => [],
       async close() {
         await admin.destroy();
@@ -163,13 +173,15 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   }
 
   const requests = createRequestPool(pgModule, requestLoginUrl(options.url!, setup.login), poolSize);
-  const key = setup.key;
+  // Through a transaction pooler (a direct URL beside it says so), which session a transaction gets is
+  // unknown until it has begun; directly, each connection keeps its session.
+  const settings: TransactionSettings = { statementTimeoutMs, key: setup.key, pooled: Boolean(options.directUrl), readEnd: options.directUrl ? 'send' : 'defer' };
   const database: FwDatabase = {
     dialect,
     driver,
     admin,
     transaction: (txOptions, fn) =>
-      requests.run((kysely, connection) => runRequestTransaction(kysely, () => beginRequestTransaction(connection, txOptions, statementTimeoutMs, key), txOptions, fn)),
+      requests.run((connection) => runTransaction((connection.current = new RequestTransaction(connection.state, txOptions, settings)), connection.kysely, txOptions, fn)),
     pools: () => [usageOf('owner', ownerPool!), usageOf('requests', requests.counts())],
     async close() {
       await requests.end();
@@ -186,117 +198,18 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   return database;
 }
 
-/** BEGIN (`begin` runs the prelude) … handler … COMMIT on one connection, which is left outside any transaction either way. */
-async function runRequestTransaction<R>(connection: Kysely<any>, begin: () => Promise<unknown>, txOptions: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R> {
+/** `fn` with the transaction's Kysely (plugins added, nested transactions refused), then its end. */
+async function runTransaction<R>(transaction: RequestTransaction, kysely: Kysely<any>, txOptions: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R> {
   let result: R;
   try {
-    // Inside the try: a prelude that fails after BEGIN must not leave the pooled connection in
-    // an aborted transaction for the next request.
-    await begin();
-    const trx = txOptions.plugins?.length ? txOptions.plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), connection) : connection;
-    result = await fn(guardTransaction(trx));
+    result = await fn(withTransactionPlugins(kysely, txOptions.plugins ?? [], true));
   } catch (error) {
-    await sql.raw('rollback').execute(connection).catch(() => undefined);
+    await transaction.rollback();
     throw error;
   }
-  const commit = await sql.raw<{ command?: string }>('commit').execute(connection);
-  // PostgreSQL answers COMMIT with ROLLBACK when a statement failed and the handler swallowed it.
-  if (commit.rows[0]?.command === 'ROLLBACK') {
-    throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
-  }
+  await transaction.commit();
   return result;
 }
-
-export interface RequestPool {
-  /**
-   * Runs `fn` on a connection of the request login (the next request's prelude resets its session):
-   * `kysely` is bound to that one connection for the whole call.
-   */
-  run<R>(fn: (kysely: Kysely<any>, connection: RequestConnection) => Promise<R>): Promise<R>;
-  /** The pool's connections: all, idle, and callers waiting for one. */
-  counts(): { totalCount: number; idleCount: number; waitingCount: number };
-  end(): Promise<void>;
-}
-
-/** A pooled connection of the request login. */
-export interface RequestConnection {
-  /**
-   * The server session this connection's last transaction ran in. Direct, that is the connection's own
-   * session for ever; behind a transaction pooler each transaction may run in another one.
-   */
-  session: RequestSession;
-  /** Sends `text` as one simple-protocol query (several statements allowed); the rows of the last one. */
-  simpleQuery(text: string): Promise<Record<string, unknown>[]>;
-}
-
-/**
- * The pool of request connections (PostgreSQL), logged in as the request login role. Each connection
- * learns its session once (for the identity proof) and gets a Kysely of its own. Whatever session state
- * a request's SQL left behind is reset by the next request's prelude (`SESSION_RESET`).
- */
-export function createRequestPool(pgModule: typeof pg, url: string, max: number): RequestPool {
-  const pool = new pgModule.Pool({ connectionString: url, max });
-  pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
-  type Prepared = RequestConnection & { kysely: Kysely<any> };
-  const connections = new WeakMap<pg.PoolClient, Prepared>();
-
-  const prepare = async (client: pg.PoolClient): Promise<Prepared> => {
-    const known = connections.get(client);
-    if (known) return known;
-    const row = (await client.query<RequestSession>(requestSessionSql)).rows[0];
-    if (!row?.startedUs) throw new FwError('internal', 'fw: a request connection could not read its own session (pg_stat_get_activity).');
-    const kysely = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: async () => client, end: async () => {} } as never }), log: logStatementSpan('postgres') });
-    const made: Prepared = {
-      kysely,
-      session: row,
-      async simpleQuery(text) {
-        const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
-        return (Array.isArray(results) ? results.at(-1)?.rows : results.rows) ?? [];
-      },
-    };
-    connections.set(client, made);
-    return made;
-  };
-
-  return {
-    async run(fn) {
-      const client = await pool.connect();
-      const release = client.release.bind(client);
-      // Kysely's driver calls client.release() after each use; the release that counts is ours, below.
-      client.release = () => {};
-      let failed: Error | undefined;
-      try {
-        const connection = await prepare(client);
-        return await connection.kysely.connection().execute((kysely) => fn(kysely, connection));
-      } catch (error) {
-        // A connection whose session broke (terminated, protocol error) must not be pooled again.
-        if (isBrokenConnection(error)) failed = error as Error;
-        throw error;
-      } finally {
-        release(failed);
-      }
-    },
-    counts: () => ({ totalCount: pool.totalCount, idleCount: pool.idleCount, waitingCount: pool.waitingCount }),
-    end: () => pool.end(),
-  };
-}
-
-/** SQLSTATE class 08 (connection exception), the shutdown/termination codes, or pg's own connection errors. */
-function isBrokenConnection(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
-  return /Connection terminated|not queryable|ECONNRESET|EPIPE/.test(String((error as Error | null)?.message ?? ''));
-}
-
-/**
- * Resets what SQL of an earlier request may have left in a pooled session, first thing in every
- * request's prelude (so it costs no round trip of its own): session-level SETs, temp tables (which
- * would shadow app tables for the next caller), cached sequence values (`currval`), prepared statements,
- * cursors, advisory locks, LISTENs. It is `DISCARD ALL` without `DISCARD PLANS` (which would make
- * every session re-plan `_fw.tenant_id()`); `DISCARD ALL` itself cannot run in a multi-statement string.
- * Runs in the request's transaction: should it roll back, the next prelude resets again.
- */
-const SESSION_RESET = 'reset all; discard temp; discard sequences; deallocate all; close all; select pg_advisory_unlock_all(); unlisten *; ';
 
 /**
  * Proves at start-up that a request transaction can prove its identity to the policies (the owner
@@ -321,7 +234,8 @@ async function selfTest(database: FwDatabase): Promise<void> {
 
 /**
  * Creates, under a lock, what request identities need: the secrets table, the identity key and its
- * HMAC pads, the `_fw.tenant_id()` family of functions and, on PostgreSQL, the request login role.
+ * HMAC pads, on PostgreSQL the request login role, and the `_fw.claim` / `_fw.tenant_id()` family of
+ * functions (granted to the login role, so it comes first).
  */
 async function setUpRequestIdentity(admin: Kysely<any>, dialect: FwDatabase['dialect']): Promise<{ key: Buffer; login: RequestLogin | null }> {
   return admin.transaction().execute(async (trx) => {
@@ -329,14 +243,14 @@ async function setUpRequestIdentity(admin: Kysely<any>, dialect: FwDatabase['dia
     for (const statement of [...secretsTableSql, ...privateTablesSql]) await sql.raw(statement).execute(trx);
     const key = await databaseSecret(trx, IDENTITY_SECRET);
     await storeIdentityPads(trx, key);
-    const marker = identityFunctionsMarker(dialect);
-    const current = await sql<{ current: boolean }>`
-      select coalesce(obj_description(to_regprocedure('_fw.tenant_id()'), 'pg_proc') = ${marker}, false) as current`.execute(trx);
-    if (!current.rows[0]?.current) {
-      for (const statement of identityFunctionsSql(dialect)) await sql.raw(statement).execute(trx);
-      await sql.raw(`comment on function "_fw"."tenant_id"() is '${marker}'`).execute(trx);
-    }
     const login = dialect === 'postgres' ? await ensureRequestLogin(trx) : null;
+    const marker = identityFunctionsMarker(dialect, login?.role);
+    const current = await sql<{ current: boolean }>`
+      select coalesce(obj_description(to_regprocedure('_fw.claim(text, text, text, text, text)'), 'pg_proc') = ${marker}, false) as current`.execute(trx);
+    if (!current.rows[0]?.current) {
+      for (const statement of identityFunctionsSql(dialect, login?.role)) await sql.raw(statement).execute(trx);
+      await sql.raw(`comment on function "_fw"."claim"(text, text, text, text, text) is '${marker}'`).execute(trx);
+    }
     return { key, login };
   });
 }
@@ -344,72 +258,14 @@ async function setUpRequestIdentity(admin: Kysely<any>, dialect: FwDatabase['dia
 /** The advisory lock of `setUpRequestIdentity` (distinct from the migration lock). */
 const SETUP_LOCK_KEY = 7_306_843_227_108_254_001n;
 
-/**
- * Everything a request transaction needs before the handler runs, as one simple-protocol round trip:
- * BEGIN (read-only for queries), the app role, a statement timeout, the caller's identity and, on
- * PostgreSQL, the proof that fw set that identity for this session (request-identity.ts), after the
- * reset of whatever an earlier request left in the session (`SESSION_RESET`).
- * `SET TRANSACTION READ ONLY` must precede other statements, hence `BEGIN READ ONLY`.
- */
-export function transactionPrelude(
-  { readOnly, auth, traceId }: RequestTransactionOptions,
-  statementTimeoutMs: number,
-  proof?: { key: Buffer; session: RequestSession },
-): string {
-  // One SELECT of set_config(…, true) calls is cheaper for the server than several SET statements;
-  // set_config('role', …) is SET LOCAL ROLE. With a proof it also answers the session it ran in.
-  const identity = identityOf(auth);
-  return (
-    (proof ? SESSION_RESET : '') +
-    `${readOnly ? 'begin read only' : 'begin'}; ` +
-    `select set_config('role', '${APP_ROLE}', true),` +
-    ` set_config('statement_timeout', '${statementTimeoutMs}', true),` +
-    ` set_config('fw.tenant_id', ${literal(identity.tenantId ?? '')}, true),` +
-    ` set_config('fw.user_id', ${literal(identity.userId ?? '')}, true),` +
-    ` set_config('fw.role', ${literal(identity.role ?? '')}, true),` +
-    ` set_config('fw.identity', '${proof ? identityProof(proof.key, proof.session, identity) : ''}', true),` +
-    ` set_config('fw.trace_id', ${literal(traceId ?? '')}, true)` +
-    (proof ? ', pg_backend_pid()::text as backend' : '')
-  );
-}
-
-function identityOf(auth: Auth): Identity {
-  return { tenantId: auth.tenantId ?? null, userId: auth.userId ?? null, role: auth.role ?? null };
-}
-
-/**
- * Begins a request transaction on PostgreSQL: the prelude, whose identity proof is made for the session
- * the connection ran in last time — one round trip. Behind a transaction pooler (PgBouncer's
- * `pool_mode = transaction`) the transaction may land in another server session, which the prelude's
- * answer shows; the identity is then proven again for that session, in two more round trips (only the
- * login role may read its session's start time, so `fw_app` is left for that one statement).
- */
-export async function beginRequestTransaction(connection: RequestConnection, txOptions: RequestTransactionOptions, statementTimeoutMs: number, key: Buffer): Promise<void> {
-  const answer = await connection.simpleQuery(transactionPrelude(txOptions, statementTimeoutMs, { key, session: connection.session }));
-  if (answer[0]?.backend === connection.session.pid) return;
-  const session = (await connection.simpleQuery(`select set_config('role', 'none', true); ${requestSessionSql}`))[0] as RequestSession | undefined;
-  if (!session?.startedUs) throw new FwError('internal', 'fw: a request transaction could not read its own session (pg_stat_get_activity).');
-  connection.session = session;
-  await connection.simpleQuery(`select set_config('role', '${APP_ROLE}', true), set_config('fw.identity', '${identityProof(key, session, identityOf(txOptions.auth))}', true)`);
-}
-/**
- * A SQL string literal, dollar-quoted: the prelude is lexed before its reset runs, so under settings an
- * injection bug in an earlier request left in the session (`standard_conforming_strings = off`), a
- * quoted string could end early at a backslash; a dollar-quoted one ends only at its tag.
- */
-function literal(value: string): string {
-  if (value.includes('\0')) throw new FwError('bad_request', 'Identity values must not contain NUL characters.');
-  return dollarQuoted(value);
-}
-
 const forbiddenInTransaction = new Set(['transaction', 'startTransaction', 'connection', 'destroy']);
 
 /**
  * A request transaction's `trx` with more Kysely plugins, still refusing nested transactions: for
  * several handlers run in one transaction, each with plugins of its own (batched live reruns).
  */
-export function withTransactionPlugins(trx: Kysely<any>, plugins: readonly KyselyPlugin[]): Kysely<any> {
-  return plugins.length === 0 ? trx : guardTransaction(plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), trx));
+export function withTransactionPlugins(trx: Kysely<any>, plugins: readonly KyselyPlugin[], guard = false): Kysely<any> {
+  return plugins.length === 0 && !guard ? trx : guardTransaction(plugins.reduce<Kysely<any>>((k, p) => k.withPlugin(p), trx));
 }
 
 /** The handler's `ctx.db`: already inside the request transaction, so opening another is a mistake. */

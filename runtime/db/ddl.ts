@@ -23,6 +23,10 @@ export const CURRENT_TENANT = "nullif(current_setting('fw.tenant_id', true), '')
  * statement (an InitPlan) rather than once per row.
  */
 export const VERIFIED_TENANT = '(select "_fw"."tenant_id"())';
+/** Whether the statement runs under a verified request identity (any kind): an InitPlan, once per statement. */
+export const VERIFIED_IDENTITY = '(select "_fw"."verified"())';
+/** The policy of tables that are not tenant-scoped: every tenant may use them, nobody without an identity. */
+export const IDENTITY_POLICY = 'fw_verified_identity';
 /** The comment fw puts on the indexes it creates, so it only ever drops its own. */
 export const INDEX_MARKER = 'fw:index';
 
@@ -219,6 +223,21 @@ export function tenantPolicySql(ns: string, table: string): string[] {
 }
 
 /**
+ * Row-level security for a table every tenant shares: a statement without a verified request identity
+ * (SQL left outside fw's transaction, or one whose identity was changed) can neither read nor write it.
+ * Not forced, so the owner (migrations, fw's bookkeeping) is not subject to it.
+ */
+export function identityPolicySql(ns: string, table: string): string[] {
+  const target = qualified(ns, table);
+  return [
+    `alter table ${target} enable row level security`,
+    `alter table ${target} no force row level security`,
+    `drop policy if exists ${ident(IDENTITY_POLICY)} on ${target}`,
+    `create policy ${ident(IDENTITY_POLICY)} on ${target} using (${VERIFIED_IDENTITY}) with check (${VERIFIED_IDENTITY})`,
+  ];
+}
+
+/**
  * All statements that create `schema` from nothing in `ns`, tables ordered so that referenced tables
  * come first (foreign keys of a cycle are added after both tables exist).
  */
@@ -238,7 +257,7 @@ export function createSchemaSql(ns: string, schema: Schema): Array<{ table: stri
   }
   for (const [table, spec] of tables) {
     const sql = desiredIndexes(table, spec).flatMap((index) => createIndexSql(ns, index));
-    if (spec.tenantScoped) sql.push(...tenantPolicySql(ns, table));
+    sql.push(...(spec.tenantScoped ? tenantPolicySql(ns, table) : identityPolicySql(ns, table)));
     if (sql.length > 0) out.push({ table, sql });
   }
   return out;
@@ -499,18 +518,21 @@ export const systemGrantsSql: readonly string[] = [
 /**
  * The outbox row's tenant and user are whom the worker runs the action as, so the app role may only
  * insert rows of its own verified identity: without this, one `insert into _fw_outbox` in a handler
- * would run an action in another tenant. The owner (the worker) is not subject to it (RLS not forced).
- * Created once (`ensureSystemTables` checks `pg_policy`): policy DDL locks the table.
+ * would run an action in another tenant — and without a verified identity at all (SQL that left fw's
+ * transaction) nothing. The owner (the worker) is not subject to it (RLS not forced). Created when
+ * missing (`ensureSystemTables` checks `pg_policy` for this name; an older policy is replaced): policy
+ * DDL locks the table.
  */
-export const OUTBOX_POLICY = 'fw_outbox_caller';
+export const OUTBOX_POLICY = 'fw_outbox_verified_caller';
 export const outboxPolicySql: readonly string[] = [
   // A row written without them is the caller's own (what the policy demands anyway).
   `alter table "public"."${OUTBOX_TABLE}" alter column tenant_id set default ${CURRENT_TENANT},
     alter column user_id set default nullif(current_setting('fw.user_id', true), '')`,
   `alter table "public"."${OUTBOX_TABLE}" enable row level security`,
+  `drop policy if exists "fw_outbox_caller" on "public"."${OUTBOX_TABLE}"`,
   `drop policy if exists "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}"`,
   `create policy "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}" for insert to ${app}
-    with check (tenant_id is not distinct from (select "_fw"."tenant_id"()) and user_id is not distinct from (select "_fw"."user_id"()))`,
+    with check (${VERIFIED_IDENTITY} and tenant_id is not distinct from (select "_fw"."tenant_id"()) and user_id is not distinct from (select "_fw"."user_id"()))`,
 ];
 
 /**
@@ -527,8 +549,10 @@ export const outboxPolicySql: readonly string[] = [
  *   key sends an empty payload, folded by PostgreSQL within a transaction. It assigns the transaction
  *   id *before* the revision is drawn from the sequence: the gap-safe reader relies on that order.
  *   `changes` is `{column: [values…] | null}` (null: any value);
- *   a null `changes` means anything may have changed. The two-argument form records that (the app role
- *   may call it, through `recordInvalidations`); the three-argument form is the triggers' own.
+ *   a null `changes` means anything may have changed. The two-argument form records that (the owner's);
+ *   the three-argument form is the triggers' own. `_fw_live_record_request(table, tenant)` is the one
+ *   the app role may call (through `recordInvalidations`): under a verified identity, for its own
+ *   tenant or none.
  * - `_fw_live_values(images, columns)` is what the triggers record of a statement's rows: per captured
  *   column the distinct values (as `to_jsonb(row) ->> column` prints them) of the old and new images, or
  *   null for a column with more than 32 distinct values or a value longer than 200 characters.
@@ -593,6 +617,18 @@ $fw$`,
   language sql security definer set search_path = pg_catalog, public as $fw$
   select "public"."_fw_live_record"(p_table, p_tenant, null::jsonb)
 $fw$`,
+  `create or replace function "public"."_fw_live_record_request"(p_table text, p_tenant uuid) returns void
+  language plpgsql security definer set search_path = pg_catalog, public as $fw$
+begin
+  if not coalesce("_fw"."verified"(), false) then
+    raise exception 'fw: recording a live invalidation needs a verified request identity' using errcode = '42501';
+  end if;
+  if p_tenant is not null and p_tenant is distinct from "_fw"."tenant_id"() then
+    raise exception 'fw: a request records live invalidations of its own tenant only' using errcode = '42501';
+  end if;
+  perform "public"."_fw_live_record"(p_table, p_tenant, null::jsonb);
+end
+$fw$`,
   `create or replace function "public"."_fw_live_capture"() returns trigger
   language plpgsql security definer set search_path = pg_catalog, public as $fw$
 declare
@@ -630,7 +666,9 @@ end
 $fw$`,
   `revoke all on function "public"."_fw_live_record"(text, uuid) from public`,
   `revoke all on function "public"."_fw_live_record"(text, uuid, jsonb) from public`,
-  `grant execute on function "public"."_fw_live_record"(text, uuid) to ${app}`,
+  `revoke all on function "public"."_fw_live_record_request"(text, uuid) from public`,
+  `revoke all on function "public"."_fw_live_record"(text, uuid) from ${app}`,
+  `grant execute on function "public"."_fw_live_record_request"(text, uuid) to ${app}`,
   `revoke all on function "public"."_fw_live_capture"() from public`,
   `revoke all on function "public"."_fw_live_values"(jsonb, text[]) from public`,
   `revoke all on function "public"."_fw_live_merge"(jsonb, jsonb) from public`,

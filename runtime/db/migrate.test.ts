@@ -144,6 +144,7 @@ for (const target of targets) {
         'create_table users',
         'create_table notes',
         'enable_tenant_policy notes',
+        'enable_identity_policy users',
         'create_index notes',
         'create_index notes',
         'create_index notes',
@@ -366,7 +367,7 @@ for (const target of targets) {
         tags: table({ id: t.uuid().defaultRandom().primaryKey(), label: t.enum(['x', 'y']) }, shared),
       });
       const plan = await planMigration(db, v2);
-      expect(plan.changes.map((c) => c.kind)).toEqual(['create_enum', 'create_table', 'add_column', 'create_index']);
+      expect(plan.changes.map((c) => c.kind)).toEqual(['create_enum', 'create_table', 'add_column', 'enable_identity_policy', 'create_index']);
       expect(plan.blocked).toMatchObject([{ code: 'column_type_change', path: 'schema.notes.title' }]);
 
       const result = await applyMigration(db, v2);
@@ -452,7 +453,7 @@ for (const target of targets) {
       const results = await Promise.all([applyMigration(db, schema), applyMigration(other, schema)]);
       expect(results.map((r) => r.blocked)).toEqual([[], []]);
       expect(results.filter((r) => r.migrationId !== null)).toHaveLength(1);
-      expect(results.map((r) => r.applied.length).sort()).toEqual([0, 6]);
+      expect(results.map((r) => r.applied.length).sort()).toEqual([0, 7]);
       expect(await migrationRows()).toBe(1);
       await expectNothingPending(schema);
     });
@@ -461,14 +462,14 @@ for (const target of targets) {
       const v1 = defineSchema({ notes: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text() }, shared) });
       const before = await migrationStatus(db, v1);
       expect(before.applied).toEqual([]);
-      expect(before.pending.map((c) => c.kind)).toEqual(['create_table']);
+      expect(before.pending.map((c) => c.kind)).toEqual(['create_table', 'enable_identity_policy']);
 
       const { migrationId } = await applyMigration(db, v1);
       const v2 = defineSchema({ notes: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text(), body: t.text().nullable() }, shared) });
       const status = await migrationStatus(db, v2);
       const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
       expect(status.applied).toHaveLength(1);
-      expect(status.applied[0]).toMatchObject({ id: migrationId, fwVersion: version, changes: [{ kind: 'create_table', description: expect.stringContaining('notes') }] });
+      expect(status.applied[0]).toMatchObject({ id: migrationId, fwVersion: version, changes: [{ kind: 'create_table', description: expect.stringContaining('notes') }, { kind: 'enable_identity_policy' }] });
       expect(status.applied[0]!.checksum).toMatch(/^[0-9a-f]{64}$/);
       expect(Number.isNaN(Date.parse(status.applied[0]!.appliedAt))).toBe(false);
       expect(status.pending).toMatchObject([{ kind: 'add_column', table: 'notes', column: 'body' }]);

@@ -15,6 +15,7 @@ export type ChangeKind =
   | 'create_index'
   | 'drop_index'
   | 'enable_tenant_policy'
+  | 'enable_identity_policy'
   | 'drop_table'
   | 'drop_column';
 

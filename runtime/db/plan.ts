@@ -9,6 +9,7 @@ import {
   PUBLIC,
   TENANT_COLUMN,
   TENANT_POLICY,
+  IDENTITY_POLICY,
   addEnumValueSql,
   addForeignKeySql,
   createEnumSql,
@@ -20,6 +21,7 @@ import {
   enumTypeName,
   qualified,
   tenantPolicySql,
+  identityPolicySql,
   truncateIdentifier,
 } from './ddl.ts';
 import { dataLossHint, diffTable } from './diff-table.ts';
@@ -54,6 +56,7 @@ const applyOrder: ChangeKind[] = [
   'set_default',
   'drop_default',
   'enable_tenant_policy',
+  'enable_identity_policy',
   'drop_index',
   'create_index',
   // Tables before columns: a dropped column may still be referenced by a dropped table's foreign key.
@@ -144,6 +147,12 @@ export async function diffSchema(input: DiffInput): Promise<ComputedPlan> {
       const current = have?.policies.get(TENANT_POLICY)?.signature;
       if (!have || !have.rowSecurity || !have.forceRowSecurity || wanted !== current) {
         add({ kind: 'enable_tenant_policy', table: name, description: `enable row-level security on ${name} with policy ${TENANT_POLICY}`, sql: tenantPolicySql(PUBLIC, name) });
+      }
+    } else if (!table.tenantScoped && !scopeMismatch) {
+      const wanted = want.policies.get(IDENTITY_POLICY)?.signature;
+      const current = have?.policies.get(IDENTITY_POLICY)?.signature;
+      if (!have || !have.rowSecurity || have.forceRowSecurity || wanted !== current) {
+        add({ kind: 'enable_identity_policy', table: name, description: `enable row-level security on ${name} with policy ${IDENTITY_POLICY} (a verified request identity)`, sql: identityPolicySql(PUBLIC, name) });
       }
     }
   }

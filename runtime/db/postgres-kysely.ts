@@ -1,11 +1,11 @@
-import { type Driver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import { type Driver, Kysely, type LogConfig, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 
 /**
  * A Kysely that compiles for PostgreSQL and runs its statements through `driver`: for fw's own
- * drivers that route statements somewhere other than a pool (autocommit transactions for actions,
- * prefetched rows for multiplexed live reruns).
+ * drivers that route statements somewhere other than a pool (request transactions, autocommit
+ * transactions for actions, prefetched rows for multiplexed live reruns).
  */
-export function postgresKysely(driver: Driver): Kysely<any> {
+export function postgresKysely(driver: Driver, log?: LogConfig): Kysely<any> {
   return new Kysely<any>({
     dialect: {
       createAdapter: () => new PostgresAdapter(),
@@ -13,5 +13,6 @@ export function postgresKysely(driver: Driver): Kysely<any> {
       createIntrospector: (kysely) => new PostgresIntrospector(kysely),
       createQueryCompiler: () => new PostgresQueryCompiler(),
     },
+    ...(log ? { log } : {}),
   });
 }

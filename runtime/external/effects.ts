@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
+import { recordInvalidations } from '../live/log.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import type { ManifestEffect, ManifestEntry } from './manifest.ts';
 
@@ -91,7 +92,7 @@ export async function recordEffects(
   const effects = (ref.entry.effects ?? []).map(normalizeEffect);
   if (effects.length === 0) return;
   const tables = invalidatedTables(app, ref.entry);
-  await db.transaction({ readOnly: false, auth: call.auth, traceId: call.traceId }, async (trx) => {
+  await db.transaction({ readOnly: false, auth: call.auth, traceId: call.traceId, label: `external ${ref.service}.${ref.entry.name} (effects)` }, async (trx) => {
     await trx
       .insertInto('_fw_outbox')
       .values(
@@ -104,10 +105,10 @@ export async function recordEffects(
         })),
       )
       .execute();
-    for (const table of tables) {
-      const tenant = app.schema.tables[table]?.tenantScoped ? call.auth.tenantId : null;
-      await sql`select _fw_live_record(${table}, ${tenant}::uuid)`.execute(trx);
-    }
+    await recordInvalidations(
+      trx,
+      tables.map((table) => ({ table, tenantId: app.schema.tables[table]?.tenantScoped ? call.auth.tenantId : null })),
+    );
   });
 }
 

@@ -123,6 +123,16 @@ async function serveWorkflows(req: IncomingMessage, path: string, url: URL, cont
   return result;
 }
 
+/** Whether the request carries the configured admin token (never true without one). */
+export function hasAdminToken(req: IncomingMessage, adminToken: string | undefined): boolean {
+  const given = req.headers[ADMIN_TOKEN_HEADER];
+  const token = Array.isArray(given) ? given[0] : given;
+  if (!adminToken || !token) return false;
+  // Hashing first gives equal lengths for the constant-time comparison.
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(token), digest(adminToken));
+}
+
 function authorizeAdmin(req: IncomingMessage, context: AdminContext): void {
   if (context.dev) return;
   const given = req.headers[ADMIN_TOKEN_HEADER];

@@ -187,7 +187,12 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
       expect((await call(url, path, bearer('garbage'))).status, path).toBe(401);
     }
     expect((await fetch(`${url}/entries`)).status).toBe(401);
-    expect((await fetch(`${url}/entries`, { headers: bearer(await alice(randomUUID())) })).status).toBe(200);
+    // A caller sees what its policies let it call; the admin token sees everything.
+    const listed = async (headers: Record<string, string>) => ((await (await fetch(`${url}/entries`, { headers })).json()) as { entries: Array<{ name: string }> }).entries.map((e) => e.name);
+    const everything = ['adminOnly', 'createNote', 'listNotes', 'liveNotes', 'publicPing', 'whoAmI'];
+    expect((await listed(bearer(await alice(randomUUID())))).sort()).toEqual(everything.filter((name) => name !== 'adminOnly'));
+    expect((await listed(bearer(await bob()))).sort()).toEqual(everything);
+    expect((await listed({ 'x-fw-admin-token': ADMIN_TOKEN })).sort()).toEqual(everything);
     const health = await (await fetch(`${url}/health`)).json();
     expect(Object.keys(health).sort()).toEqual(['database', 'status', 'version']);
   });

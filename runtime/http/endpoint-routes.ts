@@ -91,7 +91,7 @@ export async function serveEndpoint(
   const { auth, traceId } = call;
   const ctx: EndpointContext = {
     // Statement-level, as the caller: an endpoint may call models, which must not hold a transaction open.
-    db: createAutocommitKysely(call.db, { auth, traceId }),
+    db: createAutocommitKysely(call.db, { auth, traceId, label: `endpoint ${req.method ?? 'GET'} ${String(entry.options.path)}` }),
     auth,
     traceId,
     params: call.params,

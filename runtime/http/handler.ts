@@ -4,11 +4,11 @@ import { type AuthOption, createAuthenticator } from '../auth/authenticator.ts';
 import { type Clock, systemClock } from '../auth/clock.ts';
 import { parseAuthConfig } from '../auth/config.ts';
 import type { FwDatabase } from '../db/database.ts';
-import type { EntryDefinition } from '../entry-types.ts';
+import type { Auth, EntryDefinition } from '../entry-types.ts';
 import { printable, printableFrames } from '../printable.ts';
 import { publicError } from '../public-error.ts';
 import { FwError, toFwError } from '../errors.ts';
-import { callEntry } from '../execute.ts';
+import { authorizePolicy, callEntry } from '../execute.ts';
 import type { AppDefinition } from '../app-definition.ts';
 import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
 import { recordRequest } from '../telemetry/metrics.ts';
@@ -18,7 +18,7 @@ import type { LiveHub } from '../live/hub.ts';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
 import type { BridgeLimits } from '../external/bridge.ts';
 import { callExternalEntry, findExternalEntry } from '../external/services.ts';
-import { ADMIN_PREFIX, serveAdmin } from './admin-routes.ts';
+import { ADMIN_PREFIX, hasAdminToken, serveAdmin } from './admin-routes.ts';
 import { createEndpointRouter, serveEndpoint } from './endpoint-routes.ts';
 import { parseArgsEnvelope, parseJsonBody, readBody } from './body.ts';
 import { serveMultiplexedStream, servePerNameStream } from './live-routes.ts';
@@ -156,10 +156,11 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         return { status: 200, body: { status: 'ok', version: fwVersion, database: db.dialect, ...(warnings ? { warnings } : {}) } };
       }
       case 'entries': {
-        if (!options.dev && (await authenticate(req)).auth.kind === 'anonymous') {
-          throw new FwError('unauthenticated', 'Sign in to list entries.');
-        }
-        return { status: 200, body: { entries: listEntries(app) } };
+        // Dev and the admin token see every entry; anyone else only what its policies let it call.
+        if (options.dev || hasAdminToken(req, options.adminToken)) return { status: 200, body: { entries: listEntries(app) } };
+        const { auth } = await authenticate(req);
+        if (auth.kind === 'anonymous') throw new FwError('unauthenticated', 'Sign in to list entries.');
+        return { status: 200, body: { entries: await callableEntries(app, auth) } };
       }
       case 'live': {
         const context = { hub: liveHub(), ...(await authenticate(req)), clock, traceId, bodyLimit, headers: { ...corsHeaders(cors, req), [TRACE_HEADER]: traceId } };
@@ -318,6 +319,23 @@ function send(res: ServerResponse, req: IncomingMessage, reply: Reply, cors: Ret
 function knownNames(app: AppDefinition, prefix: string): string {
   const names = [...app.entries].filter(([, e]) => isEntryForPrefix(e, prefix)).map(([n]) => n).sort();
   return names.length > 0 ? names.join(', ') : '(none)';
+}
+
+/** The entries `auth` may call over HTTP: commands, queries, liveQueries and endpoints whose policy admits it. */
+async function callableEntries(app: AppDefinition, auth: Auth) {
+  const admitted = await Promise.all(
+    listEntries(app).map(async (listed) => {
+      const entry = app.entries.get(listed.name)!;
+      if (!listed.route && entry.kind !== 'liveQuery') return undefined;
+      try {
+        await authorizePolicy(app, entry.policy, auth, true, listed.name);
+        return listed;
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return admitted.filter((listed) => listed !== undefined);
 }
 
 export function listEntries(app: AppDefinition) {

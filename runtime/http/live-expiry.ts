@@ -1,4 +1,6 @@
 import { type Clock, systemClock } from '../auth/clock.ts';
+import { FwError } from '../errors.ts';
+import { errorEvent, eventHead } from '../live/live-wire.ts';
 import type { SseConnection } from '../live/sse-connection.ts';
 
 /** A subscription on a stream, as its events name it. */
@@ -7,11 +9,9 @@ export interface StreamSubscription {
   key?: string;
 }
 
-const expired = {
-  code: 'unauthenticated',
-  message: 'The access token expired; reconnect with a fresh token to resume.',
+const expired = new FwError('unauthenticated', 'The access token expired; reconnect with a fresh token to resume.', {
   diagnostics: [{ path: 'headers.authorization', code: 'token_expired', message: 'Reconnect with a fresh token (the client asks getToken again); subscriptions resume from their revision.' }],
-};
+});
 
 /**
  * Ends a live stream when the credential it was opened with stops being accepted (`expiresAt`, epoch
@@ -29,10 +29,8 @@ export function endStreamAtExpiry(
 ): void {
   const expire = () => {
     for (const { id, key } of subscriptions) {
-      connection.send(`${id}:expired`, {
-        event: 'error',
-        data: JSON.stringify({ subscriptionId: id, ...(key === undefined ? {} : { key }), fatal: false, error: expired, traceId }),
-      });
+      // A 401 describes the caller's own request: the same event in dev and production.
+      connection.send(`${id}:expired`, errorEvent(eventHead(id, key), expired, traceId, false, false));
     }
     connection.end();
   };

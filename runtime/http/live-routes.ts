@@ -123,11 +123,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
       if (outcome.ok) {
         started.push({ id: outcome.subscriptionId, key: subscription.key });
       } else {
-        const error = { code: outcome.error.code, message: outcome.error.message, diagnostics: outcome.error.diagnostics };
-        connection.send(`key:${subscription.key}`, {
-          event: 'error',
-          data: JSON.stringify({ subscriptionId: null, key: subscription.key, fatal: true, error, traceId: context.traceId }),
-        });
+        context.hub.refuse(connection, subscription.key, outcome.error, context.traceId);
       }
     }),
   );

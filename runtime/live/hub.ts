@@ -14,7 +14,8 @@ import { createReadIndex, tenantKey } from './read-index.ts';
 import { compiledText, prefetchingKysely, prefetchStatements, type Prefetched } from './multiplex.ts';
 import { describeReadSet, readSetMatches, type Access, type ReadSet } from './read-set.ts';
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
-import { keptBytes, type SseConnection } from './sse-connection.ts';
+import type { SseConnection } from './sse-connection.ts';
+import { errorEvent, eventHead, resetEvent, snapshotParts, upToDateEvent } from './live-wire.ts';
 import { printable } from '../printable.ts';
 import { databaseSecret } from '../db/secrets.ts';
 import { createRevisionCodec, type RevisionCodec } from './revision-codec.ts';
@@ -137,6 +138,11 @@ export interface LiveHub {
   attach(connection: SseConnection): void;
   /** Admits and starts one subscription; resolves when its first event was sent or it failed. */
   subscribe(request: SubscribeRequest): Promise<SubscribeOutcome>;
+  /**
+   * Tells a multiplexed stream that its subscription `key` could not start (`subscribe` failed): a
+   * fatal `error` event, redacted like every error, and a 5xx logged under its trace id.
+   */
+  refuse(connection: SseConnection, key: string, error: FwError, traceId: string): void;
   status(): LiveStatus;
   debug(subscriptionId: string): SubscriptionDebug | undefined;
   /**
@@ -504,7 +510,8 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     // reflects at least the changes up to this revision.
     const revision = committedRevision();
     try {
-      await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined) }, async (trx) => {
+      const label = `liveQuery ${[...new Set(batch.map((group) => group.name))].join(', ')} (batched reruns)`;
+      await db.transaction({ readOnly: true, auth: batch[0]!.auth, traceId: resolveTraceId(undefined), label }, async (trx) => {
         const prefetched = await multiplex(trx, batch);
         for (const group of batch) {
           if (!group.disposed && !closed) {
@@ -624,7 +631,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       recordRerun(group.name, changed, wokenByWriteAtMs);
     };
     try {
-      const run = { auth: group.auth, traceId, args: group.args, plugins: [recorder], onReadResult: deliver };
+      const run = { auth: group.auth, traceId, args: group.args, plugins: [recorder], onReadResult: deliver, name: group.name };
       const result = shared ? await runReadOnlyIn(shared, group.entry, run) : await runEntry(db, group.entry, run);
       if (!delivered) deliver(result);
     } catch (thrown) {
@@ -677,27 +684,17 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     let frame = group.frame;
     if (!frame || frame.seq !== group.seq || frame.revision !== group.revision) {
       const token = visible(subscription, group.revision);
-      frame = group.frame = {
-        seq: group.seq,
-        revision: group.revision,
-        prefix: keptBytes(`event: snapshot\nid: ${token}\ndata: `),
-        tail: keptBytes(`,"revision":${token},"result":${group.json}}\n\n`),
-      };
+      frame = group.frame = { seq: group.seq, revision: group.revision, ...snapshotParts(token, group.json!) };
     }
-    subscription.headText ??= head(subscription);
-    subscription.connection.send(subscription.id, { parts: [frame.prefix, subscription.headText, frame.tail] });
+    subscription.connection.send(subscription.id, { parts: [frame.prefix, head(subscription), frame.tail] });
   }
 
   function sendError(subscription: Subscription, error: FwError, traceId: string, fatal: boolean): void {
-    const body = publicError(error, traceId, options.dev === true);
-    subscription.connection.send(subscription.id, {
-      event: 'error',
-      data: `${head(subscription)},"fatal":${fatal},"error":${JSON.stringify(body)},"traceId":${JSON.stringify(traceId)}}`,
-    });
+    subscription.connection.send(subscription.id, errorEvent(head(subscription), error, traceId, fatal, options.dev === true));
   }
 
   function head(subscription: Subscription): string {
-    return `{"subscriptionId":"${subscription.id}"${subscription.key === undefined ? '' : `,"key":${JSON.stringify(subscription.key)}`}`;
+    return (subscription.headText ??= eventHead(subscription.id, subscription.key));
   }
 
   function remove(subscription: Subscription): void {
@@ -745,11 +742,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       if (check.kind === 'up-to-date' && !(group.json !== undefined && group.runs !== runsBefore)) {
         subscription.started = true;
         subscription.sentRevision = Math.max(lastRevision, revision);
-        subscription.connection.send(subscription.id, {
-          event: 'up-to-date',
-          id: visible(subscription, subscription.sentRevision),
-          data: `${head(subscription)},"revision":${visible(subscription, subscription.sentRevision)}}`,
-        });
+        subscription.connection.send(subscription.id, upToDateEvent(head(subscription), visible(subscription, subscription.sentRevision)));
         return;
       }
       if (check.kind === 'reset') {
@@ -760,10 +753,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
             ? `Revision ${token} is older than the retained log; start again from this snapshot.`
             : `Revision ${token} is unknown to this database; start again from this snapshot.`;
         // Its own slot, queued before the snapshot: a snapshot must not replace it while unsent.
-        subscription.connection.send(`${subscription.id}:reset`, {
-          event: 'reset',
-          data: `${head(subscription)},"reason":"${check.reason}","message":${JSON.stringify(message)},"oldestRevision":${visible(subscription, check.oldestRevision)}}`,
-        });
+        subscription.connection.send(`${subscription.id}:reset`, resetEvent(head(subscription), check.reason, message, visible(subscription, check.oldestRevision)));
         subscription.started = true;
         sendSnapshot(subscription);
         return;
@@ -943,6 +933,10 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
     checkCapacity,
     attach,
+    refuse(connection, key, error, traceId) {
+      connection.send(`key:${key}`, errorEvent(eventHead(null, key), error, traceId, true, options.dev === true));
+      if (error.status >= 500) onError(error, traceId);
+    },
     subscribe,
 
     status() {

@@ -32,6 +32,13 @@ function testApp(): AppDefinition {
     liveNotes: liveQuery({ handler: (ctx) => ctx.db.selectFrom('notes').select('title').orderBy('title').execute() }),
     liveSearch: liveQuery({ args: { prefix: z.string() }, handler: (ctx, args) => ctx.db.selectFrom('notes').select('title').where('title', 'like', `${args.prefix}%`).execute() }),
     publicCount: liveQuery({ policy: 'public', reads: ['notes'], handler: () => ({ up: true }) }),
+    liveBroken: liveQuery({
+      policy: 'public',
+      reads: ['notes'],
+      handler: () => {
+        throw new Error('could not reach postgres://svc:hunter2@db.internal:5432/app');
+      },
+    }),
   };
   return { entries: new Map(Object.entries(entries)), policies: {}, schema };
 }
@@ -159,15 +166,16 @@ describe('live outside dev mode', () => {
   let hub: LiveHub;
   let server: Server;
   let url: string;
+  const logged: Array<{ message: string; traceId: string }> = [];
 
   beforeAll(async () => {
     ({ db } = await openTestDatabase(databaseTargets[0]));
     const app = testApp();
     await applyMigration(db, app.schema);
-    hub = createLiveHub(db, { dev: false, pruneIntervalMs: 0 });
+    hub = createLiveHub(db, { dev: false, pruneIntervalMs: 0, onError: (error, traceId) => logged.push({ message: error.message, traceId }) });
     hub.setApp(app);
     await hub.start();
-    server = createServer(createRuntimeHandler({ app, db, dev: false, live: hub, auth: 'none' }));
+    server = createServer(createRuntimeHandler({ app, db, dev: false, live: hub, auth: 'none', onError: (error, traceId) => logged.push({ message: error.message, traceId }) }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -176,6 +184,41 @@ describe('live outside dev mode', () => {
     server?.closeAllConnections();
     server?.close();
     await db?.close();
+  });
+
+  it('answers a liveQuery that fails with its code and trace id on both live routes, and logs its message', async () => {
+    // GET /live/:name: the first run fails before the stream opens, so the answer is JSON.
+    const single = await fetch(`${url}/live/liveBroken`, { headers: { 'x-fw-trace-id': 'trace-live-get-1' } });
+    const body = (await single.json()) as any;
+    expect(single.status).toBe(500);
+    expect(body.error).toEqual({ code: 'internal', message: 'Internal error. Quote trace id trace-live-get-1 when reporting it.', diagnostics: [] });
+
+    // POST /live: the stream is open, so the failing subscription gets an error event; the other one goes on.
+    const response = await fetch(`${url}/live`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-fw-trace-id': 'trace-live-post-1' },
+      body: JSON.stringify({ subscriptions: [{ key: 'broken', name: 'liveBroken' }, { key: 'count', name: 'publicCount' }] }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let text = '';
+    while (!(text.includes('event: error') && text.includes('event: snapshot'))) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    const frame = /event: error\ndata: (.*)\n/.exec(text)?.[1];
+    expect(JSON.parse(frame!)).toEqual({
+      subscriptionId: null,
+      key: 'broken',
+      fatal: true,
+      error: { code: 'internal', message: 'Internal error. Quote trace id trace-live-post-1 when reporting it.', diagnostics: [] },
+      traceId: 'trace-live-post-1',
+    });
+    expect(text).not.toContain('hunter2');
+    // Each failure is in the server log once, with its message, under its trace id.
+    expect(logged.filter((entry) => entry.message.includes('postgres://svc:hunter2@')).map((entry) => entry.traceId).sort()).toEqual(['trace-live-get-1', 'trace-live-post-1']);
   });
 
   it('answers an unknown liveQuery with a generic 404 that lists no names', async () => {

@@ -218,7 +218,7 @@ for (const target of targets) {
       await insertNote(db, T1);
       await insertTag(db);
       await insertNote(db, T2);
-      await db.transaction({ readOnly: false, auth: user(T1) }, (trx) => recordInvalidations(trx, [{ table: 'a', tenantId: null }, { table: 'b', tenantId: T2 }]));
+      await db.transaction({ readOnly: false, auth: user(T2) }, (trx) => recordInvalidations(trx, [{ table: 'a', tenantId: null }, { table: 'b', tenantId: T2 }]));
       const all: Invalidation[] = [];
       let pages = 0;
       for (;;) {

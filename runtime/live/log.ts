@@ -128,8 +128,9 @@ export async function ensureLiveCapture(conn: Kysely<any>, schema: Schema): Prom
 /**
  * Records invalidations for writes that are not table writes (e.g. an external service with declared
  * effects), exactly like the triggers do: deduplicated per transaction x table x tenant, with a
- * `NOTIFY fw_live` at commit. Call it inside the writing transaction (a request transaction may: it
- * goes through the SECURITY DEFINER function `_fw_live_record`); it cannot run in a read-only one.
+ * `NOTIFY fw_live` at commit. Call it inside the writing transaction of a request (it goes through the
+ * SECURITY DEFINER function `_fw_live_record_request`: a verified identity, its own tenant or none); it
+ * cannot run in a read-only one.
  *
  * @example
  *   await recordInvalidations(ctx.db, [{ table: 'tickets', tenantId: ctx.auth.tenantId }]);
@@ -141,7 +142,7 @@ export async function recordInvalidations(conn: Kysely<any>, rows: ReadonlyArray
   }
   const payload = JSON.stringify(rows.map((row) => ({ t: row.table, n: row.tenantId ?? null })));
   await sql`
-    select "public"."_fw_live_record"(r.t, r.n)
+    select "public"."_fw_live_record_request"(r.t, r.n)
     from json_to_recordset(${payload}::json) as r(t text, n uuid)`.execute(conn);
 }
 

@@ -83,7 +83,7 @@ export async function deliverRow(
 
   for (const [index, { name, entry }] of actions.entries()) {
     const ctx: ActionContext = {
-      db: createAutocommitKysely(services.db, { auth, traceId }),
+      db: createAutocommitKysely(services.db, { auth, traceId, label: `action ${name}` }),
       auth,
       traceId,
       event: { name: row.event, payload: row.payload, id: row.id, idempotencyKey: row.idempotencyKey, attempt: row.attempts },

@@ -76,7 +76,7 @@ export async function runWorkflowAttempt(row: OutboxRow, services: { app: AppDef
   };
 
   const ctx: WorkflowContext = {
-    db: createAutocommitKysely(db, { auth, traceId }),
+    db: createAutocommitKysely(db, { auth, traceId, label: `workflow ${name}` }),
     auth,
     traceId,
     run: { id: runId, attempt: row.attempts },

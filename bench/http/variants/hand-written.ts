@@ -1,20 +1,17 @@
 /**
  * (b) What a careful engineer writes by hand with `node:http` and Kysely to give the guarantees fw
  * gives: trace id, dev-header identity checks, body limit, content type, JSON envelope, zod validation,
- * and one transaction per request on a pooled connection that switches to the app role, sets the
- * tenant and a statement timeout in a single round trip (fw's own `transactionPrelude`), is read-only
- * for the query, and checks that COMMIT really committed. Same pool kind and size as fw. On PostgreSQL
- * also fw's request-role guarantees: connections log in as the request login role, the prelude carries
- * the session-bound identity proof, and each session is reset (`DISCARD ALL`) before reuse.
+ * and one transaction per request through fw's database layer (`createDatabase().transaction`: the
+ * request login role, the app role, the transaction-bound identity claim, a statement timeout,
+ * read-only for the query, the pipelined prelude and end, the session reset after a write). Same pool
+ * kind and size as fw. What differs from (a) is everything above the database: routing, the entry
+ * pipeline, the runtime's envelope.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { createDatabase, createRequestPool, transactionPrelude } from '../../../runtime/db/database.ts';
-import { IDENTITY_SECRET, type RequestSession } from '../../../runtime/db/request-identity.ts';
-import { requestLoginRole, requestLoginUrl } from '../../../runtime/db/request-login.ts';
-import { databaseSecret } from '../../../runtime/db/secrets.ts';
+import { createDatabase } from '../../../runtime/db/database.ts';
 import type { Auth } from '../../../runtime/entries.ts';
 import { type BenchDatabase, createNoteArgs, LIST_LIMIT, prepareBenchDatabase, STATEMENT_TIMEOUT_MS } from '../app.ts';
 import type { CreateVariant } from './types.ts';
@@ -68,27 +65,12 @@ const routes = new Map<string, Route<z.ZodType>>([
 ]);
 
 export const createHandWrittenVariant: CreateVariant = async (spec) => {
-  let close: () => Promise<void>;
-  let run: <R>(fn: (conn: Kysely<BenchDatabase>, proof?: { key: Buffer; session: RequestSession }) => Promise<R>) => Promise<R>;
-  if (spec.database === 'postgres') {
-    const { default: pg } = await import('pg');
-    // The owner sets up the login role and the identity key (createDatabase does); requests use the
-    // login, through fw's request pool (session learnt once per connection, DISCARD ALL before reuse).
-    const setup = await createDatabase({ url: spec.url!, poolSize: 1 });
-    const key = await databaseSecret(setup.admin, IDENTITY_SECRET);
-    const login = { role: requestLoginRole(new URL(spec.url!).pathname.slice(1)), password: (await databaseSecret(setup.admin, 'request.login')).toString('hex') };
-    await setup.close();
-    const requests = createRequestPool(pg, requestLoginUrl(spec.url!, login), spec.poolSize);
-    run = (fn) => requests.run((kysely, connection) => fn(kysely as Kysely<BenchDatabase>, { key, session: connection.session }));
-    close = () => requests.end();
-  } else {
-    // The same one-connection PGlite pool fw uses; createDatabase is only the way to get it prepared.
-    const fwDb = await createDatabase({ dataDir: 'memory://' });
-    await prepareBenchDatabase(fwDb);
-    const db = fwDb.admin as Kysely<BenchDatabase>;
-    run = (fn) => db.connection().execute((conn) => fn(conn));
-    close = () => fwDb.close();
-  }
+  const db =
+    spec.database === 'postgres' ? await createDatabase({ url: spec.url!, poolSize: spec.poolSize, statementTimeoutMs: STATEMENT_TIMEOUT_MS })
+      : await createDatabase({ dataDir: 'memory://', statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+  // PGlite: each server process has its own in-memory database (PostgreSQL's was prepared by the orchestrator).
+  if (spec.database === 'pglite') await prepareBenchDatabase(db);
+  const close = () => db.close();
 
   async function handle(req: IncomingMessage, traceId: string): Promise<unknown> {
     const path = (req.url ?? '/').split('?', 1)[0]!;
@@ -99,19 +81,7 @@ export const createHandWrittenVariant: CreateVariant = async (spec) => {
     const raw = parseEnvelope(await readBody(req), req.headers['content-type']);
     const parsed = target.args.safeParse(raw);
     if (!parsed.success) throw new HttpError(400, 'validation_failed', parsed.error.message);
-    return run(async (conn, proof) => {
-      await sql.raw(transactionPrelude({ readOnly: target.readOnly, auth }, STATEMENT_TIMEOUT_MS, proof)).execute(conn);
-      let result: unknown;
-      try {
-        result = await target.run(conn, parsed.data, auth);
-      } catch (error) {
-        await sql.raw('rollback').execute(conn).catch(() => undefined);
-        throw error;
-      }
-      const commit = await sql.raw<{ command?: string }>('commit').execute(conn);
-      if (commit.rows[0]?.command === 'ROLLBACK') throw new Error('The transaction was rolled back.');
-      return result;
-    });
+    return db.transaction({ readOnly: target.readOnly, auth }, (trx) => target.run(trx as Kysely<BenchDatabase>, parsed.data, auth));
   }
 
   return {

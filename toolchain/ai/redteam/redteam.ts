@@ -20,7 +20,7 @@ export interface RedteamReport {
   model: string | null;
   findings: RedteamFinding[];
   probes: ProbeResult[];
-  summary: { fail: number; warn: number; probesPassed: number; probesFailed: number; probesSkipped: number };
+  summary: { fail: number; warn: number; probesPassed: number; probesFailed: number; probesSkipped: number; probesInconclusive: number };
 }
 
 /**
@@ -38,20 +38,32 @@ export async function redteam(options: RedteamOptions): Promise<RedteamReport> {
   const structural = structuralFindings(model);
   const probed = options.modelLevel ? await runProbes(app, options) : { probes: [], findings: [] };
   const findings = [...structural, ...probed.findings];
-  const fail = findings.filter((f) => f.status === 'fail').length;
   return {
-    ok: fail === 0,
+    ...redteamSummary(findings, probed.probes),
     fwVersion,
     level: options.modelLevel ? 'model-level' : 'structural',
     model: options.modelLevel ? (options.live ? `${options.live.provider}:${options.live.model}` : 'mock') : null,
     findings,
     probes: probed.probes,
+  };
+}
+
+/**
+ * Whether a run is ok, and its counts: no failing finding, and no probe that applied but could not
+ * carry out its attack (an inconclusive probe proves nothing, so it never counts as safe).
+ */
+export function redteamSummary(findings: readonly RedteamFinding[], probes: readonly ProbeResult[]): Pick<RedteamReport, 'ok' | 'summary'> {
+  const fail = findings.filter((f) => f.status === 'fail').length;
+  const count = (status: ProbeResult['status']) => probes.filter((p) => p.status === status).length;
+  return {
+    ok: fail === 0 && count('inconclusive') === 0,
     summary: {
       fail,
       warn: findings.length - fail,
-      probesPassed: probed.probes.filter((p) => p.status === 'pass').length,
-      probesFailed: probed.probes.filter((p) => p.status === 'fail').length,
-      probesSkipped: probed.probes.filter((p) => p.status === 'skipped').length,
+      probesPassed: count('pass'),
+      probesFailed: count('fail'),
+      probesSkipped: count('skipped'),
+      probesInconclusive: count('inconclusive'),
     },
   };
 }

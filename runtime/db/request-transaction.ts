@@ -1,0 +1,294 @@
+/**
+ * A request transaction: BEGIN, the caller's identity claimed (request-identity.ts), the handler's
+ * statements, and its end — sent so that a read whose handler runs one statement costs one round trip
+ * and a write two.
+ *
+ * - **Lazy begin.** Nothing is sent until the handler's first statement, which travels in the same
+ *   write as BEGIN and the claim (and the previous transaction's deferred end). A handler that runs no
+ *   SQL costs nothing. If the claim fails, the transaction is aborted before the statement runs.
+ * - **A proof for the next transaction.** Directly connected, fw knows its session and the local
+ *   transaction number its next BEGIN gets (every claim answers its own; fw counts what it starts
+ *   since), so it sends the proof with the BEGIN. If the count is off (a handler's SQL started
+ *   transactions of its own), the claim refuses, says which transaction it ran in, and fw proves again
+ *   for the next one — one more round trip. Behind a transaction pooler the session is unknown until
+ *   BEGIN has run, so fw asks first (`_fw.request_session()`) and claims in the next round trip.
+ * - **The end.** A read-only transaction ends with ROLLBACK — it changed nothing, and a rollback also
+ *   undoes every setting its SQL made — sent ahead of the connection's next use (or after a moment of
+ *   idleness, request-pool.ts). A write resets what its SQL may have left in the session
+ *   (`_fw.end_request()`) and commits, in one round trip, and is answered once the commit is.
+ * - **Handler SQL** goes one statement per call over the extended protocol (wire.ts), so stacked
+ *   statements are refused by the server; statements that would end or start a transaction are
+ *   refused before they are sent (statement-guard.ts). Both errors name the entry.
+ */
+import type { KyselyPlugin } from 'kysely';
+import type { Auth } from '../entry-types.ts';
+import { FwError } from '../errors.ts';
+import { APP_ROLE } from './app-role.ts';
+import { ALREADY_CLAIMED, type Identity, identityProof, mismatchTarget, PROOF_MISMATCH, type RequestSession } from './request-identity.ts';
+import { transactionControl } from './statement-guard.ts';
+import type { Outcome, Statement, StatementResult } from './wire.ts';
+
+export interface RequestTransactionOptions {
+  readOnly: boolean;
+  auth: Auth;
+  /** Recorded with the transaction's live invalidations (`fw.trace_id`), for debugging. */
+  traceId?: string;
+  /** Kysely plugins for this transaction's `trx` (e.g. the live read recorder). */
+  plugins?: readonly KyselyPlugin[];
+  /** What runs in it, for errors about its SQL: `command createNote`, `liveQuery listNotes`. */
+  label?: string;
+}
+
+/** Sends statements to a connection's session in order; see wire.ts (PostgreSQL) and pglite-wire.ts. */
+export interface StatementSender {
+  send(statements: readonly Statement[], options?: { sync?: boolean }): Promise<Outcome[]>;
+}
+
+/** What a request transaction knows and leaves behind about the pooled connection it runs on. */
+export interface RequestConnection {
+  readonly wire: StatementSender;
+  /** The server session, once known (PostgreSQL). */
+  session: RequestSession | null;
+  /** The local transaction number the connection's next BEGIN gets, when fw knows it (direct connections). */
+  nextLxid: bigint | null;
+  /** Statements the last transaction left to send first: a read's deferred ROLLBACK. */
+  tail: Statement[];
+  /** Set when the connection must not be used again (its session is in a state fw does not know). */
+  broken: boolean;
+}
+
+export interface TransactionSettings {
+  statementTimeoutMs: number;
+  /** The identity key (PostgreSQL); PGlite proves nothing. */
+  key: Buffer | null;
+  /**
+   * Ask for the session before proving: behind a transaction pooler, where the next transaction's
+   * session is unknown. Set by the transaction itself when a claim finds another session than expected.
+   */
+  pooled: boolean;
+  /**
+   * How a read's ROLLBACK goes: `defer`red to the connection's next use (a connection that keeps its
+   * session), `send` without waiting (behind a pooler), or `await` (PGlite, where nothing pipelines).
+   */
+  readEnd: 'defer' | 'send' | 'await';
+}
+
+const statement = (sql: string, parameters: readonly unknown[] = []): Statement => ({ sql, parameters });
+const ROLLBACK = statement('rollback');
+const COMMIT = statement('commit');
+/** Resets what a write's SQL may have left in the session (request-identity.ts), before its commit. */
+const END_REQUEST = statement('select "_fw"."end_request"()');
+const SESSION = statement('select pid, started_us, lxid from "_fw"."request_session"()');
+/** Role, timeout, trace id and the claim, one statement; the role's EXECUTE check runs before the role changes. */
+const CLAIM_SQL =
+  `select pg_catalog.set_config('role', '${APP_ROLE}', true), pg_catalog.set_config('statement_timeout', $1, true),` +
+  ` pg_catalog.set_config('fw.trace_id', $2, true), "_fw"."claim"($3, $4, $5, $6, $7) as lxid`;
+
+export class RequestTransaction {
+  readonly #connection: RequestConnection;
+  readonly #options: RequestTransactionOptions;
+  readonly #settings: TransactionSettings;
+  #state: 'new' | 'beginning' | 'open' | 'ended' = 'new';
+  #begun: Promise<unknown> | undefined;
+  /** The most recent statement failed: the transaction is aborted unless a ROLLBACK TO repaired it. */
+  #lastFailed = false;
+
+  constructor(connection: RequestConnection, options: RequestTransactionOptions, settings: TransactionSettings) {
+    this.#connection = connection;
+    this.#options = options;
+    this.#settings = settings;
+  }
+
+  /** Runs one of the handler's statements (the first one with BEGIN and the claim). */
+  async execute(sql: string, parameters: readonly unknown[]): Promise<StatementResult> {
+    const control = transactionControl(sql);
+    if (control) {
+      throw new FwError(
+        'internal',
+        `${this.#label()} sent ${control}, which would end or start a transaction: fw runs every entry in a transaction of its own, under its caller's identity. Remove it; to undo part of the work, use a savepoint (ROLLBACK TO SAVEPOINT).`,
+      );
+    }
+    if (this.#state === 'ended') throw new FwError('internal', `${this.#label()} used ctx.db after its transaction ended (a statement not awaited before the handler returned?).`);
+    if (this.#state === 'new') {
+      this.#state = 'beginning';
+      const first = this.#begin(statement(sql, parameters));
+      this.#begun = first.catch(() => undefined);
+      return first;
+    }
+    if (this.#state === 'beginning') await this.#begun;
+    const [outcome] = await this.#connection.wire.send([statement(sql, parameters)]);
+    return this.#settle(outcome!);
+  }
+
+  /**
+   * Ends the transaction after its handler resolved: a read's ROLLBACK is deferred (or sent without
+   * waiting), a write commits and is waited for. Throws when a statement failed and the handler went on.
+   */
+  async commit(): Promise<void> {
+    const state = this.#state;
+    this.#state = 'ended';
+    if (state === 'new') return;
+    if (state === 'beginning') await this.#begun;
+    if (this.#lastFailed) {
+      await this.#end();
+      throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
+    }
+    if (this.#options.readOnly) return this.#end();
+    const [reset, commit] = await this.#connection.wire.send([END_REQUEST, COMMIT], { sync: true });
+    if (!reset!.ok) {
+      // The commit was skipped: the transaction is aborted and needs its ROLLBACK.
+      await this.#end();
+      throw new FwError('internal', 'The transaction was rolled back: fw could not reset the session before its commit.', { cause: reset!.error });
+    }
+    // A COMMIT that fails (a deferred constraint) or answers ROLLBACK has ended the transaction.
+    if (!commit!.ok) throw commit!.error;
+    if (commit!.result.command !== 'COMMIT') throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
+  }
+
+  /** Ends the transaction after its handler threw: whatever was done is rolled back. */
+  async rollback(): Promise<void> {
+    const state = this.#state;
+    this.#state = 'ended';
+    if (state === 'new') return;
+    if (state === 'beginning') await this.#begun;
+    await this.#end();
+  }
+
+  // ---- beginning ----
+
+  async #begin(first: Statement): Promise<StatementResult> {
+    const connection = this.#connection;
+    const settings = this.#settings;
+    const begin = statement(this.#options.readOnly ? 'begin read only' : 'begin');
+    const tail = connection.tail.splice(0);
+    if (!settings.key) {
+      // PGlite: nothing to prove.
+      const outcomes = await connection.wire.send([...tail, begin, this.#claim(null), first]);
+      return this.#opened(outcomes.slice(0, tail.length), outcomes.slice(tail.length));
+    }
+    if (settings.pooled || !connection.session || connection.nextLxid === null) return this.#beginAsking(first, tail, begin);
+    const proof = identityProof(settings.key, { ...connection.session, lxid: connection.nextLxid }, this.#identity());
+    const outcomes = await connection.wire.send([...tail, begin, this.#claim(proof), first]);
+    const claim = outcomes[tail.length + 1]!;
+    const actual = !claim.ok && errorCode(claim.error) === PROOF_MISMATCH ? mismatchTarget((claim.error as { detail?: unknown }).detail) : undefined;
+    if (!actual) return this.#opened(outcomes.slice(0, tail.length), outcomes.slice(tail.length));
+    if (actual.pid !== connection.session.pid || actual.startedUs !== connection.session.startedUs) {
+      // Another session answered: something pools transactions between fw and PostgreSQL. Ask from now on.
+      settings.pooled = true;
+      settings.readEnd = 'send';
+      console.warn('fw: request transactions landed in another database session than the one before: something pools transactions between fw and PostgreSQL. fw now asks for the session first (one more round trip); set FW_DIRECT_DATABASE_URL to say so.');
+      return this.#beginAsking(first, [ROLLBACK], begin);
+    }
+    // fw lost count (a handler's SQL started transactions of its own): prove for the next one.
+    connection.nextLxid = actual.lxid + 1n;
+    const retry = identityProof(settings.key, { ...connection.session, lxid: connection.nextLxid }, this.#identity());
+    const again = await connection.wire.send([ROLLBACK, begin, this.#claim(retry), first]);
+    return this.#opened(again.slice(0, 1), again.slice(1));
+  }
+
+  /** BEGIN and ask which transaction this is, then prove it: two round trips (behind a pooler, or when fw lost count). */
+  async #beginAsking(first: Statement, tail: Statement[], begin: Statement): Promise<StatementResult> {
+    const connection = this.#connection;
+    const outcomes = await connection.wire.send([...tail, begin, SESSION]);
+    this.#checkTail(outcomes.slice(0, tail.length));
+    const [began, asked] = outcomes.slice(tail.length);
+    if (!began!.ok) throw this.#beginFailure(began!.error);
+    if (!asked!.ok) throw this.#beginFailure(asked!.error);
+    const row = asked!.result.rows[0] as { pid: number; started_us: string; lxid: string } | undefined;
+    if (!row) throw this.#beginFailure(new Error('fw: _fw.request_session() found no transaction of its own.'));
+    connection.session = { pid: row.pid, startedUs: row.started_us };
+    const proof = identityProof(this.#settings.key!, { ...connection.session, lxid: BigInt(row.lxid) }, this.#identity());
+    const [claim, result] = await connection.wire.send([this.#claim(proof), first]);
+    return this.#opened([], [{ ok: true, result: { command: 'BEGIN', rowCount: null, rows: [] } }, claim!, result!]);
+  }
+
+  /** Reads the outcomes of the tail, then of BEGIN, the claim and the first statement. */
+  #opened(tail: Outcome[], [begin, claim, first]: Outcome[]): StatementResult {
+    this.#checkTail(tail);
+    if (!begin!.ok) throw this.#beginFailure(begin!.error);
+    if (!claim!.ok) throw this.#beginFailure(claim!.error);
+    const lxid = (claim!.result.rows[0] as { lxid?: string } | undefined)?.lxid;
+    this.#connection.nextLxid = this.#settings.pooled || !this.#settings.key || lxid == null ? null : BigInt(lxid) + 1n;
+    this.#state = 'open';
+    return this.#settle(first!);
+  }
+
+  /** A failed tail means the session is in a state fw cannot vouch for: never use it again. */
+  #checkTail(tail: Outcome[]): void {
+    const failed = tail.find((outcome) => !outcome.ok);
+    if (failed && !failed.ok) {
+      this.#connection.broken = true;
+      throw new FwError('unavailable', 'The database connection failed before the request could begin; try again.', { cause: failed.error });
+    }
+  }
+
+  /** The transaction is aborted (the statement after a failed claim never ran). */
+  #beginFailure(error: Error): Error {
+    this.#lastFailed = true;
+    this.#state = 'open';
+    const code = errorCode(error);
+    if (code === ALREADY_CLAIMED || code === PROOF_MISMATCH || code === '42501') {
+      return new FwError('internal', `The request transaction could not prove its identity to the database: ${error.message}`, { cause: error });
+    }
+    return error;
+  }
+
+  #claim(proof: string | null): Statement {
+    const identity = this.#identity();
+    return statement(CLAIM_SQL, [String(this.#settings.statementTimeoutMs), this.#options.traceId ?? '', identity.kind, identity.tenantId, identity.userId, identity.role, proof]);
+  }
+
+  #identity(): Identity {
+    const { auth } = this.#options;
+    return { kind: auth.kind, tenantId: auth.tenantId ?? null, userId: auth.userId ?? null, role: auth.role ?? null };
+  }
+
+  // ---- statements ----
+
+  #settle(outcome: Outcome): StatementResult {
+    if (outcome.ok) {
+      this.#lastFailed = false;
+      // Belt and braces behind the guard: a statement that ended the transaction leaves the session unknown.
+      if (outcome.result.command === 'COMMIT' || outcome.result.command === 'BEGIN' || outcome.result.command === 'START' || outcome.result.command === 'PREPARE') {
+        this.#connection.broken = true;
+        this.#lastFailed = true;
+        throw new FwError('internal', `${this.#label()} ended its transaction (${outcome.result.command}); fw runs every entry in a transaction of its own.`);
+      }
+      return outcome.result;
+    }
+    this.#lastFailed = true;
+    const error = outcome.error;
+    if ((error as { code?: string }).code === '42601' && /multiple commands/.test(error.message)) {
+      throw new FwError(
+        'internal',
+        `${this.#label()} sent several SQL statements in one call. fw sends each statement on its own (so an injected "; …" cannot run): split them into separate calls.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+
+  // ---- ending ----
+
+  /** ROLLBACK (of a read, or of anything aborted): deferred to the connection's next use, sent, or awaited. */
+  #end(): Promise<void> {
+    const connection = this.#connection;
+    if (this.#settings.readEnd === 'defer') {
+      connection.tail.push(ROLLBACK);
+      return Promise.resolve();
+    }
+    const sent = connection.wire.send([ROLLBACK], { sync: true }).then((outcomes) => {
+      if (outcomes.some((outcome) => !outcome.ok)) connection.broken = true;
+    });
+    return this.#settings.readEnd === 'await' ? sent : Promise.resolve();
+  }
+
+  #label(): string {
+    return this.#options.label ?? 'A request transaction';
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
