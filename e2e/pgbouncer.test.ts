@@ -98,8 +98,8 @@ describe.skipIf(!hasPgBouncer)('behind PgBouncer in transaction mode (PostgreSQL
 
         // The replay: carol's proof as a log with bound parameters shows it, claimed again through the pooler.
         const key = await databaseSecret(db.admin, IDENTITY_SECRET);
-        const hers = await db.transaction({ readOnly: true, auth: carol }, async (trx) => (await sql<{ pid: number; started_us: string; lxid: string }>`select * from _fw.request_session()`.execute(trx)).rows[0]!);
-        const logged = identityProof(key, { pid: hers.pid, startedUs: hers.started_us, lxid: BigInt(hers.lxid) }, { kind: 'user', tenantId: carol.tenantId, userId: carol.userId, role: 'auditor' });
+        const hers = await db.transaction({ readOnly: true, auth: carol }, async (trx) => (await sql<{ pid: number; counter: string; next: string }>`select * from _fw.request_session()`.execute(trx)).rows[0]!);
+        const logged = identityProof(key, { pid: hers.pid, counter: hers.counter, claim: BigInt(hers.next) - 1n }, { kind: 'user', tenantId: carol.tenantId, userId: carol.userId, role: 'auditor' });
         for (let attempt = 0; attempt < 5; attempt++) {
           const replayed = db.transaction({ readOnly: true, auth: alice }, async (trx) => {
             await sql.raw("select set_config('fw.identity_verified', '', true)").execute(trx);

@@ -1,10 +1,16 @@
 /** The benchmark's knobs, all from the environment so `npm run bench:http` needs no flags. */
 
 export type DatabaseKind = 'postgres' | 'pglite';
-export type VariantName = 'fw' | 'handWritten' | 'bare';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+export type VariantName = 'fw' | 'handWritten' | 'bare' | 'baseline';
 export type EntryName = 'listNotes' | 'createNote';
 
-export const variants: readonly VariantName[] = ['fw', 'handWritten', 'bare'];
+/** The variants of a run: (a), (b), (c), and with BENCH_BASELINE the (a) of another checkout. */
+export function variantsOf(options: Pick<BenchOptions, 'baselineDir'>): VariantName[] {
+  return ['fw', 'handWritten', 'bare', ...(options.baselineDir ? (['baseline'] as const) : [])];
+}
 export const entries: readonly EntryName[] = ['listNotes', 'createNote'];
 
 /** Extra warm-up of the first run of each server and entry, so the JIT and the pool start warm. */
@@ -25,6 +31,12 @@ export interface BenchOptions {
   postgresUrl: string;
   /** Connections per server process on PostgreSQL, equal for every variant (BENCH_POOL_SIZE, default 10, fw's default). */
   poolSize: number;
+  /**
+   * Another checkout of fw (BENCH_BASELINE, e.g. a `git worktree` of the commit before a change, with
+   * its node_modules): its fw variant runs as `baseline` in the same rounds, on a database its own code
+   * prepared, so a change is measured against what it changes in one run.
+   */
+  baselineDir?: string;
 }
 
 export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions {
@@ -45,7 +57,16 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
     databases: databases as DatabaseKind[],
     postgresUrl: env.BENCH_DATABASE_URL ?? env.FW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     poolSize: Math.round(positive(env, 'BENCH_POOL_SIZE', 10)),
+    ...(env.BENCH_BASELINE ? { baselineDir: baselineDir(env.BENCH_BASELINE) } : {}),
   };
+}
+
+function baselineDir(raw: string): string {
+  const dir = path.resolve(raw);
+  if (!existsSync(path.join(dir, 'bench/http/variants/fw.ts'))) {
+    throw new Error(`BENCH_BASELINE: ${dir} is not a checkout of fw (no bench/http/variants/fw.ts); e.g. git worktree add ../fw-before HEAD~1, then npm install there.`);
+  }
+  return dir;
 }
 
 /** A number from the environment: `fallback` when unset, an error naming the variable when invalid. */

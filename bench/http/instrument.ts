@@ -1,8 +1,10 @@
 /**
- * Counts database calls inside a server process, whoever makes them (fw, Kysely or a bare handler),
- * by wrapping the driver's one query method. For `pg` one `Client#query` is one network round trip
- * (a multi-statement simple query or a parse/bind/execute/sync batch both wait for one ReadyForQuery);
- * for PGlite one `query`/`exec` call is one trip into the WASM engine.
+ * Counts database round trips inside a server process, whoever makes them (fw, Kysely or a bare
+ * handler). For `pg`, a round trip is a write that asks the server to answer: a simple-protocol Query
+ * message, or a Sync or Flush after extended-protocol messages — so a parse/bind/execute/sync batch is
+ * one, and so is fw's pipelined write of a transaction's BEGIN, claim and first statement (and the
+ * previous transaction's deferred ROLLBACK), which ends with a Flush. For PGlite one `query`/`exec`
+ * call is one trip into the WASM engine.
  */
 import type { PGlite } from '@electric-sql/pglite';
 import type { DatabaseKind } from './config.ts';
@@ -17,11 +19,14 @@ export async function countDatabaseCalls(kind: DatabaseKind): Promise<DatabaseCa
   const counter: DatabaseCallCounter = { calls: 0, pglite: undefined };
   if (kind === 'postgres') {
     const { default: pg } = await import('pg');
-    const original = pg.Client.prototype.query;
-    pg.Client.prototype.query = function countedQuery(this: unknown, ...args: unknown[]) {
-      counter.calls += 1;
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
+    const connection = (pg as unknown as { Connection: { prototype: Record<'query' | 'sync' | 'flush', (...a: unknown[]) => unknown> } }).Connection.prototype;
+    for (const method of ['query', 'sync', 'flush'] as const) {
+      const original = connection[method];
+      connection[method] = function counted(this: unknown, ...args: unknown[]) {
+        counter.calls += 1;
+        return original.apply(this, args);
+      };
+    }
   } else {
     const { PGlite } = await import('@electric-sql/pglite');
     // query and exec live on PGlite's base class; neither calls the other.

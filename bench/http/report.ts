@@ -32,6 +32,8 @@ export interface EntryFigures {
   fw: VariantFigures;
   handWritten: VariantFigures;
   bare: VariantFigures;
+  /** With BENCH_BASELINE: another checkout's (a), and (a) over it. */
+  baseline?: VariantFigures;
   ratios: {
     /** Throughput of (a) over (b) and over (c): 1 means no cost. */
     fwVsHandWritten: number;
@@ -39,13 +41,17 @@ export interface EntryFigures {
     /** p99 latency of (a) over (b) and over (c): 1 means no cost, above 1 slower. */
     p99FwVsHandWritten: number;
     p99FwVsBare: number;
-    perRound: { fwVsHandWritten: number[]; fwVsBare: number[] };
+    perRound: { fwVsHandWritten: number[]; fwVsBare: number[]; fwVsBaseline?: number[] };
+    /** Throughput of (a) over the baseline's (a): above 1, this checkout is faster. */
+    fwVsBaseline?: number;
+    /** The baseline's throughput over bare: what fwVsBare was before the change. */
+    baselineVsBare?: number;
   };
   /** Extra server CPU per request of (a), in µs. */
   fwServerCpuUsPerReqOver: { handWritten: number; bare: number };
 }
 
-export type Measurements = Record<EntryName, Record<VariantName, Measurement[]>>;
+export type Measurements = Record<EntryName, Partial<Record<VariantName, Measurement[]>> & Record<'fw' | 'handWritten' | 'bare', Measurement[]>>;
 
 export function summarize(measurements: Measurements): Record<EntryName, EntryFigures> {
   const out = {} as Record<EntryName, EntryFigures>;
@@ -54,10 +60,12 @@ export function summarize(measurements: Measurements): Record<EntryName, EntryFi
     const fw = figures(runs.fw);
     const handWritten = figures(runs.handWritten);
     const bare = figures(runs.bare);
+    const baseline = runs.baseline?.length ? figures(runs.baseline) : undefined;
     out[entry] = {
       fw,
       handWritten,
       bare,
+      ...(baseline ? { baseline } : {}),
       ratios: {
         fwVsHandWritten: round(fw.reqPerSec / handWritten.reqPerSec, 3),
         fwVsBare: round(fw.reqPerSec / bare.reqPerSec, 3),
@@ -67,7 +75,9 @@ export function summarize(measurements: Measurements): Record<EntryName, EntryFi
         perRound: {
           fwVsHandWritten: fw.rounds.map((r, i) => round(r.reqPerSec / handWritten.rounds[i]!.reqPerSec, 3)),
           fwVsBare: fw.rounds.map((r, i) => round(r.reqPerSec / bare.rounds[i]!.reqPerSec, 3)),
+          ...(baseline ? { fwVsBaseline: fw.rounds.map((r, i) => round(r.reqPerSec / baseline.rounds[i]!.reqPerSec, 3)) } : {}),
         },
+        ...(baseline ? { fwVsBaseline: round(fw.reqPerSec / baseline.reqPerSec, 3), baselineVsBare: round(baseline.reqPerSec / bare.reqPerSec, 3) } : {}),
       },
       fwServerCpuUsPerReqOver: {
         handWritten: round(fw.serverCpuUsPerReq - handWritten.serverCpuUsPerReq, 1),
@@ -103,7 +113,7 @@ function figures(runs: Measurement[]): VariantFigures {
 
 /** Plain-language readings of the figures, derived from them (no hand-written claims). */
 export function describeFigures(database: DatabaseKind, entry: EntryName, f: EntryFigures): string[] {
-  const v = (name: VariantName) => f[name];
+  const v = (name: 'fw' | 'handWritten' | 'bare') => f[name];
   const trips = `${v('fw').roundTrips} / ${v('handWritten').roundTrips} / ${v('bare').roundTrips}`;
   const cpu = `${v('fw').serverCpuUsPerReq} / ${v('handWritten').serverCpuUsPerReq} / ${v('bare').serverCpuUsPerReq}`;
   const notes = [
@@ -115,6 +125,14 @@ export function describeFigures(database: DatabaseKind, entry: EntryName, f: Ent
   const db = [v('fw').databaseCpuUsPerReq, v('handWritten').databaseCpuUsPerReq, v('bare').databaseCpuUsPerReq];
   if (db.every((x) => x !== null)) {
     notes.push(`${database} ${entry}: PostgreSQL backend CPU per request ${db.join(' / ')} µs; machine busy ${v('fw').machineCpuBusy} / ${v('handWritten').machineCpuBusy} / ${v('bare').machineCpuBusy}.`);
+  }
+  const baseline = f.baseline;
+  if (baseline) {
+    notes.push(
+      `${database} ${entry}: against the baseline checkout: ${v('fw').reqPerSec} / ${baseline.reqPerSec} req/s (×${f.ratios.fwVsBaseline}; fw/bare ${f.ratios.fwVsBare}, baseline/bare ${f.ratios.baselineVsBare}), ` +
+        `p99 ${v('fw').p99Ms} / ${baseline.p99Ms} ms, round trips ${v('fw').roundTrips} / ${baseline.roundTrips}, server CPU ${v('fw').serverCpuUsPerReq} / ${baseline.serverCpuUsPerReq} µs` +
+        (baseline.databaseCpuUsPerReq !== null ? `, database CPU ${v('fw').databaseCpuUsPerReq} / ${baseline.databaseCpuUsPerReq} µs.` : '.'),
+    );
   }
   return notes;
 }

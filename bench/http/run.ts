@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { fwVersion } from '../../runtime/version.ts';
 import { LIST_LIMIT, SEED_NOTES_PER_TENANT, STATEMENT_TIMEOUT_MS } from './app.ts';
 import { checkServers } from './checks.ts';
-import { type BenchOptions, type DatabaseKind, entries, FIRST_RUN_EXTRA_WARMUP_SEC, resolveBenchOptions, variants } from './config.ts';
+import { type BenchOptions, type DatabaseKind, entries, FIRST_RUN_EXTRA_WARMUP_SEC, resolveBenchOptions, variantsOf } from './config.ts';
 import { type Measurement, measure } from './measure.ts';
 import { type BenchPostgres, createBenchPostgres } from './postgres.ts';
 import { describeFigures, describeQuietness, type EntryFigures, type Measurements, otherShare, summarize } from './report.ts';
@@ -26,6 +26,7 @@ async function main(): Promise<void> {
   const options = resolveBenchOptions();
   const started = performance.now();
   const perRun = options.warmupSec + options.durationSec;
+  const variants = variantsOf(options);
   const planned = options.databases.length * entries.length * variants.length * (options.rounds * perRun + FIRST_RUN_EXTRA_WARMUP_SEC);
   log(`${options.databases.join(' + ')}, ${options.connections} connections, ${options.rounds} round(s) of ${options.warmupSec} s warm-up + ${options.durationSec} s; about ${Math.ceil(planned / 60)} min of load.`);
 
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
       firstRunExtraWarmupSec: FIRST_RUN_EXTRA_WARMUP_SEC,
       rounds: options.rounds,
       poolSize: options.poolSize,
+      ...(options.baselineDir ? { baseline: options.baselineDir } : {}),
       pipelining: 1,
       listLimit: LIST_LIMIT,
       seedNotesPerTenant: SEED_NOTES_PER_TENANT,
@@ -80,21 +82,32 @@ async function main(): Promise<void> {
 }
 
 async function benchDatabase(database: DatabaseKind, options: BenchOptions) {
+  const variants = variantsOf(options);
   let postgres: BenchPostgres | undefined;
+  // The baseline's database, prepared by its own code (its identity functions and policies may differ).
+  let baselinePostgres: BenchPostgres | undefined;
   const servers: ServerHandle[] = [];
   const cleanup = async () => {
     await Promise.all(servers.map((server) => server.close().catch(() => undefined)));
-    if (postgres) await postgres.drop().catch((error: Error) => log(`could not drop ${postgres!.name}: ${error.message}`));
+    for (const db of [postgres, baselinePostgres]) if (db) await db.drop().catch((error: Error) => log(`could not drop ${db.name}: ${error.message}`));
   };
   cleanups.add(cleanup);
   try {
     if (database === 'postgres') {
       postgres = await createBenchPostgres(options.postgresUrl);
       log(`postgres: created, migrated and seeded database ${postgres.name}`);
+      if (options.baselineDir) {
+        const baseline = (await import(`${options.baselineDir}/bench/http/postgres.ts`)) as { createBenchPostgres: typeof createBenchPostgres };
+        baselinePostgres = await baseline.createBenchPostgres(options.postgresUrl);
+        log(`postgres: created, migrated and seeded database ${baselinePostgres.name} for the baseline (${options.baselineDir})`);
+      }
     }
     for (const variant of variants) {
       // One at a time: PGlite servers each initialise and migrate an in-memory database.
-      servers.push(await startServer({ variant, database, ...(postgres ? { url: postgres.url } : {}), poolSize: options.poolSize }));
+      const db = variant === 'baseline' ? baselinePostgres : postgres;
+      servers.push(
+        await startServer({ variant, database, ...(db ? { url: db.url } : {}), poolSize: options.poolSize, ...(variant === 'baseline' ? { baselineDir: options.baselineDir! } : {}) }),
+      );
     }
     await checkServers(servers);
     log(`${database}: all variants answer correctly`);
@@ -111,11 +124,11 @@ async function benchDatabase(database: DatabaseKind, options: BenchOptions) {
             connections: options.connections,
             durationSec: options.durationSec,
             warmupSec: options.warmupSec + (round === 0 ? FIRST_RUN_EXTRA_WARMUP_SEC : 0),
-            databaseName: postgres?.name ?? null,
+            databaseName: (server.spec.variant === 'baseline' ? baselinePostgres : postgres)?.name ?? null,
           };
           const m = await measure(server, entry, measureOptions);
           log(`${database} ${entry} round ${round + 1}/${options.rounds} ${server.spec.variant}: ${describeRun(m)}`);
-          measurements[entry][server.spec.variant].push(m);
+          measurements[entry][server.spec.variant]!.push(m);
         }
       }
     }

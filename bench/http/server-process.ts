@@ -17,6 +17,11 @@ const create: Record<ServerSpec['variant'], CreateVariant> = {
   fw: createFwVariant,
   handWritten: createHandWrittenVariant,
   bare: createBareVariant,
+  // Another checkout's (a), exactly as that checkout serves it (BENCH_BASELINE).
+  baseline: async (spec, counter) => {
+    const module = (await import(`${spec.baselineDir!}/bench/http/variants/fw.ts`)) as { createFwVariant: CreateVariant };
+    return module.createFwVariant({ ...spec, variant: 'fw' }, counter);
+  },
 };
 
 function send(message: ChildMessage): void {

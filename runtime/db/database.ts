@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
@@ -148,7 +148,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     // The admin's pool: its one client is PGlite's one session, which the transaction holds throughout.
     const pool = pglitePool!;
     const settings: TransactionSettings = { statementTimeoutMs, key: null, pooled: false, readEnd: 'await' };
-    const state: RequestConnection = { wire: pgliteWire(pglite), session: null, nextLxid: null, tail: [], broken: false };
+    const state: RequestConnection = { wire: pgliteWire(pglite), session: null, nextClaim: null, tail: [], broken: false };
     const holder = { current: undefined as RequestTransaction | undefined };
     const kysely = requestKysely(holder, 'pglite');
     return {
@@ -175,7 +175,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   const requests = createRequestPool(pgModule, requestLoginUrl(options.url!, setup.login), poolSize);
   // Through a transaction pooler (a direct URL beside it says so), which session a transaction gets is
   // unknown until it has begun; directly, each connection keeps its session.
-  const settings: TransactionSettings = { statementTimeoutMs, key: setup.key, pooled: Boolean(options.directUrl), readEnd: options.directUrl ? 'send' : 'defer' };
+  const settings: TransactionSettings = { statementTimeoutMs, key: createSecretKey(setup.key), pooled: Boolean(options.directUrl), readEnd: options.directUrl ? 'send' : 'defer' };
   const database: FwDatabase = {
     dialect,
     driver,

@@ -18,12 +18,6 @@ import { Wire } from './wire.ts';
 /** How long a released connection keeps a read's ROLLBACK for its next use. */
 export const IDLE_END_MS = 1;
 
-/**
- * Connections are replaced after this many uses: a session's local transaction numbers (which identity
- * proofs are bound to) are 32-bit and must never come round again within one session.
- */
-const MAX_USES = 1_000_000_000;
-
 export interface PooledConnection extends TransactionHolder {
   readonly state: RequestConnection;
   readonly kysely: Kysely<any>;
@@ -42,7 +36,7 @@ interface Entry extends PooledConnection {
 }
 
 export function createRequestPool(pgModule: typeof pg, url: string, max: number): RequestPool {
-  const pool = new pgModule.Pool({ connectionString: url, max, maxUses: MAX_USES });
+  const pool = new pgModule.Pool({ connectionString: url, max });
   pool.on('error', (error) => console.error(`fw: idle PostgreSQL connection error: ${error.message}`));
   const entries = new WeakMap<pg.PoolClient, Entry>();
 
@@ -50,7 +44,7 @@ export function createRequestPool(pgModule: typeof pg, url: string, max: number)
     let entry = entries.get(client);
     if (!entry) {
       const holder: Entry = {
-        state: { wire: new Wire(client), session: null, nextLxid: null, tail: [], broken: false },
+        state: { wire: new Wire(client), session: null, nextClaim: null, tail: [], broken: false },
         kysely: undefined as unknown as Kysely<any>,
         current: undefined,
         idle: undefined,
@@ -70,8 +64,6 @@ export function createRequestPool(pgModule: typeof pg, url: string, max: number)
     const { state } = entry;
     if (state.tail.length === 0 || state.broken) return;
     const tail = state.tail.splice(0);
-    // The release runs in a transaction of its own, which the next BEGIN's number counts.
-    if (state.nextLxid !== null) state.nextLxid += 1n;
     void state.wire.send([...tail, { sql: 'select pg_catalog.pg_advisory_unlock_all()', parameters: [] }], { sync: true }).then((outcomes) => {
       if (outcomes.some((outcome) => !outcome.ok)) state.broken = true;
     });

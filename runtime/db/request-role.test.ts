@@ -184,8 +184,8 @@ describe.skipIf(!testDatabaseUrl)('the request role on PostgreSQL', () => {
   it('refuses a proof made for another transaction, and a second claim in the same one', async () => {
     const key = await databaseSecret(db.admin, IDENTITY_SECRET);
     // What a log with bound parameters shows of bob's request: his identity and the proof fw sent.
-    const bobs = await db.transaction({ readOnly: true, auth: bob }, async (trx) => (await sql<{ pid: number; started_us: string; lxid: string }>`select * from _fw.request_session()`.execute(trx)).rows[0]!);
-    const logged = identityProof(key, { pid: bobs.pid, startedUs: bobs.started_us, lxid: BigInt(bobs.lxid) }, { kind: 'user', tenantId: bob.tenantId, userId: 'bob', role: null });
+    const bobs = await db.transaction({ readOnly: true, auth: bob }, async (trx) => (await sql<{ pid: number; counter: string; next: string }>`select * from _fw.request_session()`.execute(trx)).rows[0]!);
+    const logged = identityProof(key, { pid: bobs.pid, counter: bobs.counter, claim: BigInt(bobs.next) - 1n }, { kind: 'user', tenantId: bob.tenantId, userId: 'bob', role: null });
     const claim = `select _fw.claim('user', '${bob.tenantId}', 'bob', null, '${logged}')`;
     // The next transaction on the same session (pool of one) replays it: already claimed…
     await expect(asAlice((trx) => run(trx, claim))).rejects.toMatchObject({ code: 'FW002' });
@@ -196,6 +196,16 @@ describe.skipIf(!testDatabaseUrl)('the request role on PostgreSQL', () => {
       return trx.selectFrom('notes').select('title').execute();
     });
     await expect(replayed).rejects.toMatchObject({ code: 'FW001' });
+    // The replayed proof was the real one: the same computation for the counter's current value — which
+    // needs the key, which SQL cannot read — is accepted. Only the spent value made the replay worthless.
+    const withKey = await asAlice(async (trx) => {
+      await run(trx, "select set_config('fw.identity_verified', '', true)");
+      const now = (await sql<{ pid: number; counter: string; next: string }>`select * from _fw.request_session()`.execute(trx)).rows[0]!;
+      const fresh = identityProof(key, { pid: now.pid, counter: now.counter, claim: BigInt(now.next) }, { kind: 'user', tenantId: bob.tenantId, userId: 'bob', role: null });
+      await run(trx, `select _fw.claim('user', '${bob.tenantId}', 'bob', null, '${fresh}')`);
+      return (await trx.selectFrom('notes').select('title').execute()).map((r) => r.title).sort();
+    });
+    expect(withKey).toEqual(['b1', 'b2', 'b3']);
   });
 
   it('learns no other request’s identity, proof or values from pg_stat_activity after RESET ROLE', async () => {

@@ -6,12 +6,12 @@
  * - **Lazy begin.** Nothing is sent until the handler's first statement, which travels in the same
  *   write as BEGIN and the claim (and the previous transaction's deferred end). A handler that runs no
  *   SQL costs nothing. If the claim fails, the transaction is aborted before the statement runs.
- * - **A proof for the next transaction.** Directly connected, fw knows its session and the local
- *   transaction number its next BEGIN gets (every claim answers its own; fw counts what it starts
- *   since), so it sends the proof with the BEGIN. If the count is off (a handler's SQL started
- *   transactions of its own), the claim refuses, says which transaction it ran in, and fw proves again
- *   for the next one — one more round trip. Behind a transaction pooler the session is unknown until
- *   BEGIN has run, so fw asks first (`_fw.request_session()`) and claims in the next round trip.
+ * - **A proof for the next transaction.** Directly connected, fw knows its session's claim counter and
+ *   the value the next claim gets (every claim answers its own; only claims draw), so it sends the proof
+ *   with the BEGIN. The first transaction on a connection opens the counter first (one round trip more,
+ *   once). Should the claim find another value or no counter, it says so, and fw proves again.
+ *   Behind a transaction pooler the session is unknown until BEGIN has run, so fw asks first
+ *   (`_fw.request_session()`) and claims in the next round trip.
  * - **The end.** A read-only transaction ends with ROLLBACK — it changed nothing, and a rollback also
  *   undoes every setting its SQL made — sent ahead of the connection's next use (or after a moment of
  *   idleness, request-pool.ts). A write resets what its SQL may have left in the session
@@ -20,11 +20,12 @@
  *   statements are refused by the server; statements that would end or start a transaction are
  *   refused before they are sent (statement-guard.ts). Both errors name the entry.
  */
+import type { KeyObject } from 'node:crypto';
 import type { KyselyPlugin } from 'kysely';
 import type { Auth } from '../entry-types.ts';
 import { FwError } from '../errors.ts';
 import { APP_ROLE } from './app-role.ts';
-import { ALREADY_CLAIMED, type Identity, identityProof, mismatchTarget, PROOF_MISMATCH, type RequestSession } from './request-identity.ts';
+import { ALREADY_CLAIMED, type Identity, identityProof, mismatchTarget, NO_COUNTER, PROOF_MISMATCH, type ProofTarget, type RequestSession, sessionRow } from './request-identity.ts';
 import { transactionControl } from './statement-guard.ts';
 import type { Outcome, Statement, StatementResult } from './wire.ts';
 
@@ -47,10 +48,10 @@ export interface StatementSender {
 /** What a request transaction knows and leaves behind about the pooled connection it runs on. */
 export interface RequestConnection {
   readonly wire: StatementSender;
-  /** The server session, once known (PostgreSQL). */
+  /** The server session's claim counter, once known (PostgreSQL). */
   session: RequestSession | null;
-  /** The local transaction number the connection's next BEGIN gets, when fw knows it (direct connections). */
-  nextLxid: bigint | null;
+  /** The value the counter gives the next claim, when fw knows it (direct connections). */
+  nextClaim: bigint | null;
   /** Statements the last transaction left to send first: a read's deferred ROLLBACK. */
   tail: Statement[];
   /** Set when the connection must not be used again (its session is in a state fw does not know). */
@@ -60,7 +61,7 @@ export interface RequestConnection {
 export interface TransactionSettings {
   statementTimeoutMs: number;
   /** The identity key (PostgreSQL); PGlite proves nothing. */
-  key: Buffer | null;
+  key: KeyObject | null;
   /**
    * Ask for the session before proving: behind a transaction pooler, where the next transaction's
    * session is unknown. Set by the transaction itself when a claim finds another session than expected.
@@ -78,11 +79,14 @@ const ROLLBACK = statement('rollback');
 const COMMIT = statement('commit');
 /** Resets what a write's SQL may have left in the session (request-identity.ts), before its commit. */
 const END_REQUEST = statement('select "_fw"."end_request"()');
-const SESSION = statement('select pid, started_us, lxid from "_fw"."request_session"()');
+const ASK_SESSION = statement('select pid, counter, next from "_fw"."request_session"()');
+const OPEN_SESSION = statement('select pid, counter, next from "_fw"."open_session"()');
 /** Role, timeout, trace id and the claim, one statement; the role's EXECUTE check runs before the role changes. */
 const CLAIM_SQL =
   `select pg_catalog.set_config('role', '${APP_ROLE}', true), pg_catalog.set_config('statement_timeout', $1, true),` +
-  ` pg_catalog.set_config('fw.trace_id', $2, true), "_fw"."claim"($3, $4, $5, $6, $7) as lxid`;
+  ` pg_catalog.set_config('fw.trace_id', $2, true), "_fw"."claim"($3, $4, $5, $6, $7) as claimed`;
+/** How often fw opens a counter and asks again behind a pooler before it gives up (each try lands somewhere). */
+const ASKING_ATTEMPTS = 8;
 
 export class RequestTransaction {
   readonly #connection: RequestConnection;
@@ -140,6 +144,9 @@ export class RequestTransaction {
       await this.#end();
       throw new FwError('internal', 'The transaction was rolled back: fw could not reset the session before its commit.', { cause: reset!.error });
     }
+    // The write's SQL left something in the temp schema: the counter was made again, with a new start.
+    const renewed = (reset!.result.rows[0] as { end_request?: string | null } | undefined)?.end_request;
+    if (renewed != null && this.#connection.session && !this.#settings.pooled) this.#know({ pid: this.#connection.session.pid, counter: String(renewed), claim: BigInt(renewed) });
     // A COMMIT that fails (a deferred constraint) or answers ROLLBACK has ended the transaction.
     if (!commit!.ok) throw commit!.error;
     if (commit!.result.command !== 'COMMIT') throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
@@ -160,46 +167,80 @@ export class RequestTransaction {
     const connection = this.#connection;
     const settings = this.#settings;
     const begin = statement(this.#options.readOnly ? 'begin read only' : 'begin');
-    const tail = connection.tail.splice(0);
+    let tail = connection.tail.splice(0);
     if (!settings.key) {
       // PGlite: nothing to prove.
       const outcomes = await connection.wire.send([...tail, begin, this.#claim(null), first]);
       return this.#opened(outcomes.slice(0, tail.length), outcomes.slice(tail.length));
     }
-    if (settings.pooled || !connection.session || connection.nextLxid === null) return this.#beginAsking(first, tail, begin);
-    const proof = identityProof(settings.key, { ...connection.session, lxid: connection.nextLxid }, this.#identity());
-    const outcomes = await connection.wire.send([...tail, begin, this.#claim(proof), first]);
-    const claim = outcomes[tail.length + 1]!;
-    const actual = !claim.ok && errorCode(claim.error) === PROOF_MISMATCH ? mismatchTarget((claim.error as { detail?: unknown }).detail) : undefined;
-    if (!actual) return this.#opened(outcomes.slice(0, tail.length), outcomes.slice(tail.length));
-    if (actual.pid !== connection.session.pid || actual.startedUs !== connection.session.startedUs) {
-      // Another session answered: something pools transactions between fw and PostgreSQL. Ask from now on.
-      settings.pooled = true;
-      settings.readEnd = 'send';
-      console.warn('fw: request transactions landed in another database session than the one before: something pools transactions between fw and PostgreSQL. fw now asks for the session first (one more round trip); set FW_DIRECT_DATABASE_URL to say so.');
-      return this.#beginAsking(first, [ROLLBACK], begin);
+    if (settings.pooled) return this.#beginAsking(first, tail, begin);
+    for (let attempt = 0; ; attempt++) {
+      if (!connection.session || connection.nextClaim === null) {
+        // The session's counter, made (or found) in a transaction of its own that commits.
+        const opened = await connection.wire.send([...tail, OPEN_SESSION], { sync: true });
+        this.#checkTail(opened.slice(0, tail.length));
+        tail = [];
+        this.#learn(opened.at(-1)!);
+      }
+      const target = { ...connection.session!, claim: connection.nextClaim! };
+      const outcomes = await connection.wire.send([...tail, begin, this.#claim(identityProof(settings.key, target, this.#identity())), first]);
+      const claim = outcomes[tail.length + 1]!;
+      const code = claim.ok ? undefined : errorCode(claim.error);
+      if (attempt > 0 || (code !== PROOF_MISMATCH && code !== NO_COUNTER)) return this.#opened(outcomes.slice(0, tail.length), outcomes.slice(tail.length));
+      this.#checkTail(outcomes.slice(0, tail.length));
+      // The aborted transaction ends first, whatever is sent next.
+      tail = [ROLLBACK];
+      const actual = code === PROOF_MISMATCH ? mismatchTarget((claim as { error: { detail?: unknown } }).error.detail) : undefined;
+      const session = connection.session!;
+      if (actual && (actual.pid !== session.pid || (actual.counter === session.counter && actual.claim !== connection.nextClaim))) {
+        // Another session answered, or someone else drew from this session's counter: something pools
+        // transactions between fw and PostgreSQL. Ask from now on.
+        settings.pooled = true;
+        settings.readEnd = 'send';
+        console.warn('fw: a request transaction landed in another database session than its connection\'s: something pools transactions between fw and PostgreSQL. fw now asks for the session first (one more round trip); set FW_DIRECT_DATABASE_URL to say so.');
+        return this.#beginAsking(first, tail, begin);
+      }
+      if (actual) this.#know(actual);
+      else connection.session = null;
     }
-    // fw lost count (a handler's SQL started transactions of its own): prove for the next one.
-    connection.nextLxid = actual.lxid + 1n;
-    const retry = identityProof(settings.key, { ...connection.session, lxid: connection.nextLxid }, this.#identity());
-    const again = await connection.wire.send([ROLLBACK, begin, this.#claim(retry), first]);
-    return this.#opened(again.slice(0, 1), again.slice(1));
   }
 
-  /** BEGIN and ask which transaction this is, then prove it: two round trips (behind a pooler, or when fw lost count). */
+  /**
+   * BEGIN and ask which counter this transaction's session has, then prove it: two round trips (behind
+   * a pooler). A session without a counter gets one, in a transaction of its own, and fw asks again.
+   */
   async #beginAsking(first: Statement, tail: Statement[], begin: Statement): Promise<StatementResult> {
     const connection = this.#connection;
-    const outcomes = await connection.wire.send([...tail, begin, SESSION]);
-    this.#checkTail(outcomes.slice(0, tail.length));
-    const [began, asked] = outcomes.slice(tail.length);
-    if (!began!.ok) throw this.#beginFailure(began!.error);
-    if (!asked!.ok) throw this.#beginFailure(asked!.error);
-    const row = asked!.result.rows[0] as { pid: number; started_us: string; lxid: string } | undefined;
-    if (!row) throw this.#beginFailure(new Error('fw: _fw.request_session() found no transaction of its own.'));
-    connection.session = { pid: row.pid, startedUs: row.started_us };
-    const proof = identityProof(this.#settings.key!, { ...connection.session, lxid: BigInt(row.lxid) }, this.#identity());
-    const [claim, result] = await connection.wire.send([this.#claim(proof), first]);
-    return this.#opened([], [{ ok: true, result: { command: 'BEGIN', rowCount: null, rows: [] } }, claim!, result!]);
+    for (let attempt = 0; attempt < ASKING_ATTEMPTS; attempt++) {
+      const outcomes = await connection.wire.send([...tail, begin, ASK_SESSION]);
+      this.#checkTail(outcomes.slice(0, tail.length));
+      const [began, asked] = outcomes.slice(tail.length);
+      if (!began!.ok) throw this.#beginFailure(began!.error);
+      if (!asked!.ok) throw this.#beginFailure(asked!.error);
+      const target = sessionRow(asked!.result.rows[0]);
+      if (target) {
+        const [claim, result] = await connection.wire.send([this.#claim(identityProof(this.#settings.key!, target, this.#identity())), first]);
+        return this.#opened([], [{ ok: true, result: { command: 'BEGIN', rowCount: null, rows: [] } }, claim!, result!]);
+      }
+      // No counter in the session this transaction got: give that session one, and try again.
+      const opened = await connection.wire.send([ROLLBACK, OPEN_SESSION], { sync: true });
+      if (!opened[1]!.ok) throw this.#beginFailure(opened[1]!.error);
+      tail = [];
+    }
+    throw this.#beginFailure(new FwError('unavailable', `fw: no database session behind the pooler had a claim counter after ${ASKING_ATTEMPTS} tries.`));
+  }
+
+  /** Takes the counter an `_fw.open_session()` answered. */
+  #learn(outcome: Outcome): void {
+    if (!outcome.ok) throw this.#beginFailure(outcome.error);
+    const target = sessionRow(outcome.result.rows[0]);
+    if (!target) throw this.#beginFailure(new Error('fw: _fw.open_session() answered no counter.'));
+    this.#know(target);
+  }
+
+  #know(target: ProofTarget): void {
+    this.#connection.session = { pid: target.pid, counter: target.counter };
+    this.#connection.nextClaim = target.claim;
   }
 
   /** Reads the outcomes of the tail, then of BEGIN, the claim and the first statement. */
@@ -207,8 +248,8 @@ export class RequestTransaction {
     this.#checkTail(tail);
     if (!begin!.ok) throw this.#beginFailure(begin!.error);
     if (!claim!.ok) throw this.#beginFailure(claim!.error);
-    const lxid = (claim!.result.rows[0] as { lxid?: string } | undefined)?.lxid;
-    this.#connection.nextLxid = this.#settings.pooled || !this.#settings.key || lxid == null ? null : BigInt(lxid) + 1n;
+    const claimed = (claim!.result.rows[0] as { claimed?: string } | undefined)?.claimed;
+    this.#connection.nextClaim = this.#settings.pooled || !this.#settings.key || claimed == null ? null : BigInt(claimed) + 1n;
     this.#state = 'open';
     return this.#settle(first!);
   }
@@ -227,7 +268,7 @@ export class RequestTransaction {
     this.#lastFailed = true;
     this.#state = 'open';
     const code = errorCode(error);
-    if (code === ALREADY_CLAIMED || code === PROOF_MISMATCH || code === '42501') {
+    if (code === ALREADY_CLAIMED || code === PROOF_MISMATCH || code === NO_COUNTER || code === '42501') {
       return new FwError('internal', `The request transaction could not prove its identity to the database: ${error.message}`, { cause: error });
     }
     return error;

@@ -8,6 +8,8 @@ export interface ServerSpec {
   database: DatabaseKind;
   /** The prepared benchmark database (PostgreSQL only; PGlite servers prepare their own in memory). */
   url?: string;
+  /** For `baseline`: the other checkout whose fw variant serves. */
+  baselineDir?: string;
   poolSize: number;
 }
 
