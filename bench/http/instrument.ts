@@ -33,12 +33,29 @@ export async function countDatabaseCalls(kind: DatabaseKind): Promise<DatabaseCa
     let owner: object | null = PGlite.prototype;
     while (owner && !Object.hasOwn(owner, 'query')) owner = Object.getPrototypeOf(owner) as object | null;
     if (!owner) throw new Error('bench/http: PGlite#query not found; the counting wrapper needs updating.');
-    const target = owner as Record<'query' | 'exec', (...a: unknown[]) => unknown>;
+    const target = owner as Record<'query' | 'exec' | 'execProtocolStream', (...a: unknown[]) => unknown>;
+    // A call into the engine is a query/exec, or a batch fw sends itself (execProtocolStream outside them).
+    let depth = 0;
     for (const method of ['query', 'exec'] as const) {
       const original = target[method];
-      target[method] = function counted(this: PGlite, ...args: unknown[]) {
+      target[method] = async function counted(this: PGlite, ...args: unknown[]) {
         counter.calls += 1;
         counter.pglite = this;
+        depth++;
+        try {
+          return await original.apply(this, args);
+        } finally {
+          depth--;
+        }
+      };
+    }
+    let streamOwner: object | null = PGlite.prototype;
+    while (streamOwner && !Object.hasOwn(streamOwner, 'execProtocolStream')) streamOwner = Object.getPrototypeOf(streamOwner) as object | null;
+    if (streamOwner) {
+      const streams = streamOwner as Record<'execProtocolStream', (...a: unknown[]) => unknown>;
+      const original = streams.execProtocolStream;
+      streams.execProtocolStream = function counted(this: PGlite, ...args: unknown[]) {
+        if (depth === 0) counter.calls += 1;
         return original.apply(this, args);
       };
     }

@@ -85,6 +85,14 @@ const OPEN_SESSION = statement('select pid, counter, next from "_fw"."open_sessi
 const CLAIM_SQL =
   `select pg_catalog.set_config('role', '${APP_ROLE}', true), pg_catalog.set_config('statement_timeout', $1, true),` +
   ` pg_catalog.set_config('fw.trace_id', $2, true), "_fw"."claim"($3, $4, $5, $6, $7) as claimed`;
+/**
+ * PGlite proves nothing (one superuser session, request-identity.ts): the same settings, set directly —
+ * a plain SELECT is cheaper in the engine than the PL/pgSQL claim.
+ */
+const PGLITE_CLAIM_SQL =
+  `select pg_catalog.set_config('role', '${APP_ROLE}', true), pg_catalog.set_config('statement_timeout', $1, true),` +
+  ` pg_catalog.set_config('fw.trace_id', $2, true), pg_catalog.set_config('fw.kind', $3, true), pg_catalog.set_config('fw.tenant_id', coalesce($4, ''), true),` +
+  ` pg_catalog.set_config('fw.user_id', coalesce($5, ''), true), pg_catalog.set_config('fw.role', coalesce($6, ''), true), pg_catalog.set_config('fw.identity_verified', 'pglite', true)`;
 /** How often fw opens a counter and asks again behind a pooler before it gives up (each try lands somewhere). */
 const ASKING_ATTEMPTS = 8;
 
@@ -138,6 +146,13 @@ export class RequestTransaction {
       throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
     }
     if (this.#options.readOnly) return this.#end();
+    if (!this.#settings.key) {
+      // PGlite: one session for everything, nothing to reset (request-identity.ts).
+      const [commit] = await this.#connection.wire.send([COMMIT], { sync: true });
+      if (!commit!.ok) throw commit!.error;
+      if (commit!.result.command !== 'COMMIT') throw new FwError('internal', 'The transaction was rolled back because a statement in it failed.');
+      return;
+    }
     const [reset, commit] = await this.#connection.wire.send([END_REQUEST, COMMIT], { sync: true });
     if (!reset!.ok) {
       // The commit was skipped: the transaction is aborted and needs its ROLLBACK.
@@ -276,7 +291,15 @@ export class RequestTransaction {
 
   #claim(proof: string | null): Statement {
     const identity = this.#identity();
-    return statement(CLAIM_SQL, [String(this.#settings.statementTimeoutMs), this.#options.traceId ?? '', identity.kind, identity.tenantId, identity.userId, identity.role, proof]);
+    return statement(this.#settings.key ? CLAIM_SQL : PGLITE_CLAIM_SQL, [
+      String(this.#settings.statementTimeoutMs),
+      this.#options.traceId ?? '',
+      identity.kind,
+      identity.tenantId,
+      identity.userId,
+      identity.role,
+      ...(this.#settings.key ? [proof] : []),
+    ]);
   }
 
   #identity(): Identity {
