@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
-import { hasChromium, launchChromium } from './support/browser.ts';
+import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 
 // Every test acts as a tenant of its own (a fresh id in the dev auth headers), so the notes it reads
@@ -149,8 +149,10 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
   it('shows a broken backend edit in Vite\'s overlay with file and line, and recovers without a restart', async () => {
     const context = await asFreshTenant();
     const page = await context.newPage();
+    const connected = viteConnected(page);
     await page.goto(dev.ready.webUrl as string);
     await page.getByRole('button', { name: 'Add note' }).waitFor();
+    await connected;
     const file = path.join(app.dir, 'src/commands/createNote.ts');
     const original = await readFile(file, 'utf8');
     const createShortNote = async () =>

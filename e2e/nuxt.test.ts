@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyTestApp, type RunningFw, runFw, runNode, startFw } from './support/app.ts';
-import { hasChromium, launchChromium } from './support/browser.ts';
+import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 
 // The template's page with its wiring broken: a deep import from _generated/ and a raw $fetch of a command.
@@ -116,8 +116,10 @@ describe('the nuxt-web template', () => {
       const context = await browser.newContext();
       await actAsTenant(context, freshTenantId());
       const page = await context.newPage();
+      const connected = viteConnected(page);
       await page.goto(dev.ready.webUrl as string);
       await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+      await connected;
       const file = path.join(dir, 'web/pages/index.vue');
       const original = await readFile(file, 'utf8');
       const rawFetch = "async function rawAdd() {\n  await $fetch('/commands/createNote', { method: 'POST', body: { args: { title: 'raw' } } });\n}\n</script>";

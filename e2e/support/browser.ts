@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type ConsoleMessage, type Page, chromium } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install -y chromium`); tests never download a browser. */
 export const chromiumPath = process.env.FW_CHROMIUM ?? '/usr/bin/chromium';
@@ -9,5 +9,21 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}
+
+/**
+ * Resolves once the page's Vite HMR client says it is connected. Vite sends a build error only to the
+ * clients connected when it happens, so a test that edits a file to see the overlay waits for this first.
+ * Call before `page.goto`.
+ */
+export function viteConnected(page: Page): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (message: ConsoleMessage) => {
+      if (!message.text().includes('[vite] connected')) return;
+      page.off('console', listener);
+      resolve();
+    };
+    page.on('console', listener);
   });
 }
