@@ -1,6 +1,6 @@
 import { type CommandDef, defineCommand, renderUsage, runCommand } from 'citty';
-import { fwVersion } from '../runtime/version.ts';
-import { FwFailure } from '../runtime/failure.ts';
+import { fwVersion } from '../runtime/core/version.ts';
+import { FwFailure } from '../runtime/core/failure.ts';
 import { stripVTControlCharacters } from 'node:util';
 import { closestName } from '../plugin/closest-name.ts';
 import { log, printFailure, printJson } from './output.ts';

@@ -1,4 +1,4 @@
-import { FwFailure } from '../runtime/failure.ts';
+import { FwFailure } from '../runtime/core/failure.ts';
 import { toFailureDiagnostics } from '../plugin/failure-diagnostics.ts';
 import { AppLoadError } from '../plugin/load-app.ts';
 

@@ -15,7 +15,7 @@
 
 export type EntryRefKind = 'command' | 'query' | 'liveQuery';
 
-/** Phantom types an entry definition carries (see `runtime/entries.ts` EntryTypes). */
+/** Phantom types an entry definition carries (see `runtime/core/entry-types.ts` EntryTypes). */
 interface HasTypes<I, R> {
   __types?: { input: I; args: unknown; result: R };
 }

@@ -5,12 +5,12 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration, ensureSystemTables } from '../runtime/db/migrate.ts';
-import { command, definePolicies, liveQuery, query } from '../runtime/entries.ts';
-import { FwError as ServerFwError } from '../runtime/errors.ts';
+import { command, definePolicies, liveQuery, query } from '../runtime/core/entries.ts';
+import { FwError as ServerFwError } from '../runtime/core/errors.ts';
 import { createRuntimeHandler } from '../runtime/http/handler.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
-import { defineSchema, t, table } from '../runtime/schema.ts';
-import type { ExternalService } from '../runtime/external/services.ts';
+import type { AppDefinition } from '../runtime/core/app-definition.ts';
+import { defineSchema, t, table } from '../runtime/core/schema.ts';
+import type { ExternalService } from '../runtime/core/app-definition.ts';
 import type { EntryRef, ExternalRef } from './api-types.ts';
 import { createClient, FwError } from './index.ts';
 

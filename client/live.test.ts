@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { until } from '../e2e/support/until.ts';
-import { liveQuery, query } from '../runtime/entries.ts';
+import { liveQuery, query } from '../runtime/core/entries.ts';
 import type { EntryRef } from './api-types.ts';
 import { retryDelay } from './backoff.ts';
 import { createClient, type ClientOptions, FwError, type LiveHandlers, type LiveStatus, type LiveSubscription } from './index.ts';

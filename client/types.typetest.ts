@@ -1,6 +1,6 @@
 // Type tests: checked by `npm run typecheck`, never run; every @ts-expect-error must stay an error.
 import { z } from 'zod';
-import { command, liveQuery, query } from '../runtime/entries.ts';
+import { command, liveQuery, query } from '../runtime/core/entries.ts';
 import type { EntryRef, ExternalCommandName, ExternalRef } from './api-types.ts';
 import { createClient, FwError } from './index.ts';
 import { createFwReact } from './react/index.ts';

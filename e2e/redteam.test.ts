@@ -5,10 +5,10 @@ import { loadAppOnce } from '../plugin/load-app-once.ts';
 import type { RedteamFinding } from '../toolchain/ai/redteam/findings.ts';
 import { type ProbeEffects, type ProbeResult, runProbes } from '../toolchain/ai/redteam/probes.ts';
 import { type RedteamReport, redteamSummary } from '../toolchain/ai/redteam/redteam.ts';
-import { agent, aiTool } from '../runtime/ai/define.ts';
-import { command, query } from '../runtime/entries.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
-import { defineSchema, t, table } from '../runtime/schema.ts';
+import { agent, aiTool } from '../runtime/core/ai-definitions.ts';
+import { command, query } from '../runtime/core/entries.ts';
+import type { AppDefinition } from '../runtime/core/app-definition.ts';
+import { defineSchema, t, table } from '../runtime/core/schema.ts';
 import { createTestApp, type RunResult, runFw } from './support/app.ts';
 
 // `fw ai redteam` proves itself both ways: every check fails on a deliberately unsafe app and passes on

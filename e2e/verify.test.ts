@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadAppOnce } from '../plugin/load-app-once.ts';
 import { checkMigrations } from '../toolchain/verify/verify-database.ts';
 import type { GateResult, VerifyReport } from '../toolchain/verify/verify.ts';
-import { defineSchema, t, table } from '../runtime/schema.ts';
+import { defineSchema, t, table } from '../runtime/core/schema.ts';
 import { copyTestApp, createTestApp, type RunResult, runFw } from './support/app.ts';
 
 // `fw verify` on two apps: a healthy minimal-web (its template test plus one more) shared by its tests,

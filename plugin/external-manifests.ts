@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type Manifest, type ManifestDiagnostic, validateManifest } from '../runtime/external/manifest.ts';
-import type { ExternalService } from '../runtime/app-definition.ts';
-import { FwFailure } from '../runtime/failure.ts';
+import { type Manifest } from '../runtime/core/external-manifest.ts';
+import { type ManifestDiagnostic, validateManifest } from '../runtime/external/manifest.ts';
+import type { ExternalService } from '../runtime/core/app-definition.ts';
+import { FwFailure } from '../runtime/core/failure.ts';
 
 /** Where `fw manifest import` keeps the app's services (local state, like the embedded database). */
 export const REGISTRY_FILE = '.fw/external-manifests.json';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AppDefinition } from '../runtime/app-definition.ts';
+import type { AppDefinition } from '../runtime/core/app-definition.ts';
 import { AppLoadError, appModuleFiles, assembleApp, createAppLoader } from './load-app.ts';
 
 const entryId = '\0fw-app-modules';

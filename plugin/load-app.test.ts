@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp } from '../e2e/support/app.ts';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/core/app-definition.ts';
 import { AppLoadError, createAppLoader } from './load-app.ts';
 import { loadAppOnce } from './load-app-once.ts';
 

@@ -2,12 +2,13 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { type AgentDefinition, type AiToolDefinition, externalToolName, isAgent, isAiTool, isExternalTool } from '../runtime/ai/define.ts';
-import type { ExternalService } from '../runtime/app-definition.ts';
-import { type EntryDefinition, type EntryKind, isEntry, type PolicyCheck } from '../runtime/entries.ts';
-import { type AppDefinition, checkApp, entryNameFromFile } from '../runtime/registry.ts';
+import { type AgentDefinition, type AiToolDefinition, externalToolName, isAgent, isAiTool, isExternalTool } from '../runtime/core/ai-definitions.ts';
+import type { ExternalService } from '../runtime/core/app-definition.ts';
+import { type EntryDefinition, type EntryKind, isEntry, type PolicyCheck } from '../runtime/core/entries.ts';
+import { type AppDefinition } from '../runtime/core/app-definition.ts';
+import { checkApp, entryNameFromFile } from '../runtime/app/check-app.ts';
 import { readExternalServices } from './external-manifests.ts';
-import type { Schema } from '../runtime/schema.ts';
+import type { Schema } from '../runtime/core/schema.ts';
 
 /** Where each kind of entry lives in an app, and which kinds each folder may hold. */
 const entryFolders: ReadonlyArray<{ folder: string; kinds: readonly EntryKind[] }> = [

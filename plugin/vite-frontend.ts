@@ -2,8 +2,8 @@ import path from 'node:path';
 import type { ViteDevServer } from 'vite';
 import { type CheckDiagnostic, formatDiagnostic } from './analyse/check-diagnostic.ts';
 import { createWebSources, isWebFile } from './analyse/frontend/files.ts';
-import type { DevRuntime } from './dev-runtime.ts';
-import { fileStamp } from './file-stamp.ts';
+import type { DevRuntime } from './dev-server/dev-runtime.ts';
+import { fileStamp } from './dev-server/file-stamp.ts';
 import { generateFromApp } from './generate/generate.ts';
 
 /**

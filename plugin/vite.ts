@@ -1,15 +1,15 @@
 import path from 'node:path';
 import { createUnplugin } from 'unplugin';
 import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
-import { FwFailure } from '../runtime/failure.ts';
+import { FwFailure } from '../runtime/core/failure.ts';
 import { serviceNameOf, startTelemetry } from '../runtime/telemetry/start-telemetry.ts';
-import { isBackendSource } from './api-server.ts';
-import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
-import { hostRefusal, isHostAllowed } from './host-check.ts';
+import { isBackendSource } from './dev-server/api-server.ts';
+import { createDevRuntime, type DevRuntime } from './dev-server/dev-runtime.ts';
+import { hostRefusal, isHostAllowed } from './dev-server/host-check.ts';
 import { generateBeforeBuild, generatedKept } from './generate/build-generation.ts';
 import { fwPackageRoot } from './package-root.ts';
 import { AppLoadError } from './load-app.ts';
-import { claimSharedRuntime } from './shared-runtime.ts';
+import { claimSharedRuntime } from './dev-server/shared-runtime.ts';
 import { watchFrontend } from './vite-frontend.ts';
 import { isManifestFile, REGISTRY_FILE, ROOT_MANIFEST } from './external-manifests.ts';
 

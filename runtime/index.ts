@@ -35,9 +35,9 @@ export {
   type StepInfo,
   type WorkflowContext,
   type WorkflowRun,
-} from './entries.ts';
-export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './schema.ts';
-export { FwError, type Diagnostic, type FwErrorCode } from './errors.ts';
+} from './core/entries.ts';
+export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './core/schema.ts';
+export { FwError, type Diagnostic, type FwErrorCode } from './core/errors.ts';
 export {
   agent,
   aiTool,
@@ -50,7 +50,7 @@ export {
   type StepCountStop,
   type ToolContext,
   type ToolRisk,
-} from './ai/define.ts';
+} from './core/ai-definitions.ts';
 // One zod and one Kysely for every app, so schemas and SQL fragments always match fw's.
 export { z } from 'zod';
 export { sql } from 'kysely';

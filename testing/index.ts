@@ -7,13 +7,13 @@
 import path from 'node:path';
 import { createClient, type DevAuth, type FwClient } from '../client/client.ts';
 import type { ApiShape, EntryRef } from '../client/api-types.ts';
-import { startApiServer } from '../plugin/api-server.ts';
+import { startApiServer } from '../plugin/dev-server/api-server.ts';
 import { loadAppOnce } from '../plugin/load-app-once.ts';
-import { createMemoryRuntime } from '../plugin/memory-runtime.ts';
+import { createMemoryRuntime } from '../plugin/dev-server/memory-runtime.ts';
 import { defaultModelResolver } from '../runtime/ai/models.ts';
 import type { AiRuntimeOptions } from '../runtime/ai/ai-runtime.ts';
 import { createOutboxWorker, type OutboxOutcome, type OutboxRunSummary } from '../runtime/outbox/worker.ts';
-import type { AppDefinition } from '../runtime/registry.ts';
+import type { AppDefinition } from '../runtime/core/app-definition.ts';
 
 export type { DevAuth } from '../client/client.ts';
 

@@ -19,7 +19,7 @@ import { createFrontendCache } from '../../plugin/analyse/frontend/parse.ts';
 import { generateFromApp } from '../../plugin/generate/generate.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
-import { fwVersion } from '../../runtime/version.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import { entryOf, writeSyntheticApp } from './synthetic-app.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

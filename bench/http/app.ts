@@ -6,9 +6,9 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
-import { command, query } from '../../runtime/entries.ts';
-import type { AppDefinition } from '../../runtime/registry.ts';
-import { type Database, defineSchema, t, table } from '../../runtime/schema.ts';
+import { command, query } from '../../runtime/core/entries.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
+import { type Database, defineSchema, t, table } from '../../runtime/core/schema.ts';
 
 export const schema = defineSchema({
   notes: table(

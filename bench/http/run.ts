@@ -8,7 +8,7 @@
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fwVersion } from '../../runtime/version.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import { LIST_LIMIT, SEED_NOTES_PER_TENANT, STATEMENT_TIMEOUT_MS } from './app.ts';
 import { checkServers } from './checks.ts';
 import { type BenchOptions, type DatabaseKind, entries, FIRST_RUN_EXTRA_WARMUP_SEC, resolveBenchOptions, variantsOf } from './config.ts';

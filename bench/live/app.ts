@@ -6,9 +6,9 @@
 import { z } from 'zod';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
-import { liveQuery } from '../../runtime/entries.ts';
-import type { AppDefinition } from '../../runtime/registry.ts';
-import { defineSchema, t, table } from '../../runtime/schema.ts';
+import { liveQuery } from '../../runtime/core/entries.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
+import { defineSchema, t, table } from '../../runtime/core/schema.ts';
 import type { Shape, TenantLayout } from './config.ts';
 
 export const schema = defineSchema({

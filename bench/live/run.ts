@@ -8,7 +8,7 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fwVersion } from '../../runtime/version.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import { SNAPSHOT_ROWS } from './app.ts';
 import { resolveBenchOptions } from './config.ts';
 import { describePoint, measureRun, type RunMeasurement } from './measure.ts';

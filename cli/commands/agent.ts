@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
 import { agentEventKinds, agentSources, ingestAgentEvents, listAgentEvents, type AgentEvent } from '../../toolchain/agent-events/agent-events.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
 
 const common = {

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { openAppDatabase } from '../../plugin/api-server.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { openAppDatabase } from '../../plugin/dev-server/api-server.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
 import { readDbStatus } from '../../toolchain/db/db-status.ts';
-import type { AppDefinition } from '../../runtime/app-definition.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { log, printJson } from '../output.ts';
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { defineCommand } from 'citty';
 import { runDevOnce } from '../../toolchain/dev/dev-once.ts';
 import { startDev } from '../../toolchain/dev/dev-server.ts';
-import { parseAllowedHosts } from '../../plugin/host-check.ts';
+import { parseAllowedHosts } from '../../plugin/dev-server/host-check.ts';
 import { log, printFailure, printJson, untilSignal } from '../output.ts';
 
 export default defineCommand({

@@ -2,7 +2,7 @@ import { defineCommand } from 'citty';
 import type { GenerateDiagnostic } from '../../plugin/analyse/app-model.ts';
 import { generateArtifacts } from '../../plugin/generate/generate.ts';
 import { describeDrift } from '../../plugin/generate/sync-files.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
 
 export default defineCommand({

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
 
 const validate = defineCommand({

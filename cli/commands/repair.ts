@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { diagnoseLastTestRun } from '../../toolchain/repair/repair.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
 
 const diagnose = defineCommand({

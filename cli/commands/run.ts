@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import type { CliIdentity } from '../../toolchain/external/external-call.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
 
 export const callArgs = {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { defineCommand } from 'citty';
 import { planAppTests, runAppTests } from '../../toolchain/test/test-run.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
 
 export default defineCommand({

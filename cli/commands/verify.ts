@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { type GateResult, resolveVerifyLevel, verify, type VerifyLevel } from '../../toolchain/verify/verify.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
 
 export default defineCommand({

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { readEventStream, type SseEvent } from '../../client/sse.ts';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { createRuntimeHandler } from '../../runtime/http/handler.ts';
-import type { AppDefinition } from '../../runtime/app-definition.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { createLiveHub, type LiveHub, type LiveOptions } from '../../runtime/live/hub.ts';
 
 /** A dev-mode runtime with live queries, served on a free local port; for tests. */

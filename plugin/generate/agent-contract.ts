@@ -1,7 +1,7 @@
-import type { EntryKind } from '../../runtime/entry-types.ts';
-import type { ColumnDefault, ColumnKind, IndexSpec, ReferentialAction } from '../../runtime/schema.ts';
-import { fwVersion } from '../../runtime/version.ts';
-import { DEFAULT_MAX_STEPS, MAX_STEPS_CEILING } from '../../runtime/ai/define.ts';
+import type { EntryKind } from '../../runtime/core/entry-types.ts';
+import type { ColumnDefault, ColumnKind, IndexSpec, ReferentialAction } from '../../runtime/core/schema.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
+import { DEFAULT_MAX_STEPS, MAX_STEPS_CEILING } from '../../runtime/core/ai-definitions.ts';
 import type { AgentModel, AppModel, ExternalEntryModel } from '../analyse/app-model.ts';
 import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 

@@ -1,5 +1,5 @@
-import type { EntryKind } from '../../runtime/entry-types.ts';
-import { fwVersion } from '../../runtime/version.ts';
+import type { EntryKind } from '../../runtime/core/entry-types.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import type { AppModel, ExternalEntryModel } from '../analyse/app-model.ts';
 
 /** `src/fw/_generated/api.json`: every entry's route, args JSON Schema, policy and tenant scope. */

@@ -1,5 +1,5 @@
-import type { EntryKind } from '../../runtime/entry-types.ts';
-import { fwVersion } from '../../runtime/version.ts';
+import type { EntryKind } from '../../runtime/core/entry-types.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import type { AppModel } from '../analyse/app-model.ts';
 import type { Unresolved } from '../analyse/entry-access.ts';
 import type { FrontendGraph } from '../analyse/frontend/graph.ts';

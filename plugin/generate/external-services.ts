@@ -1,4 +1,4 @@
-import { fwVersion } from '../../runtime/version.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import type { AppModel, ExternalServiceModel } from '../analyse/app-model.ts';
 
 /**

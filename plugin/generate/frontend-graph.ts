@@ -1,4 +1,4 @@
-import { fwVersion } from '../../runtime/version.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import type { FrontendGraph } from '../analyse/frontend/graph.ts';
 
 /** `src/fw/_generated/frontendGraph.json`: the analysed frontend (see FrontendGraph) under the fw version. */

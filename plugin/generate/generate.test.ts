@@ -3,7 +3,7 @@ import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, repoRoot } from '../../e2e/support/app.ts';
-import { fwVersion } from '../../runtime/version.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import { generateArtifacts } from './generate.ts';
 
 const generated = 'src/fw/_generated';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { AppDefinition } from '../../runtime/app-definition.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { type AppModel, analyseApp, type GenerateDiagnostic } from '../analyse/app-model.ts';
 import { type CheckDiagnostic, sortDiagnostics } from '../analyse/check-diagnostic.ts';
 import { analyseFrontend, type FrontendAnalysisOptions, warmFrontend } from '../analyse/frontend/analyse.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { fwVersion } from '../../runtime/version.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 
 /** Where generated artifacts live, relative to the app root. */
 export const generatedDir = 'src/fw/_generated';

@@ -15,23 +15,23 @@ import {
   validateUIMessages,
 } from 'ai';
 import { z } from 'zod';
-import { argsJsonSchema } from '../args-schema.ts';
+import { argsJsonSchema } from '../core/args-schema.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { databaseSecret } from '../db/secrets.ts';
-import type { Auth } from '../entry-types.ts';
-import { FwError, isFwError } from '../errors.ts';
-import type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest, ToolCallView, ToolResultView, Usage } from './context.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError, isFwError } from '../core/errors.ts';
+import type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest, ToolCallView, ToolResultView, Usage } from '../core/ai-context.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, decideApprovals, issueApprovals } from './approval-ledger.ts';
 import { agentTools } from './catalog.ts';
 import { sealMessages, sealOfCall, sealOfResult, verifyMessages, verifyUiMessages } from './history-seal.ts';
-import { type AgentDefinition, effectiveMaxSteps } from './define.ts';
+import { type AgentDefinition, effectiveMaxSteps } from '../core/ai-definitions.ts';
 import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './models.ts';
 import { tracedModel } from './traced-model.ts';
 import { buildToolSet, permittedTools, type ToolCallRecord, type ToolSetOptions } from './tool-set.ts';
 import { type AiTrace, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
 
-export type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest } from './context.ts';
+export type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest } from '../core/ai-context.ts';
 
 export interface AiRuntimeOptions {
   app: AppDefinition;

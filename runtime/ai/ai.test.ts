@@ -9,12 +9,12 @@ import { until } from '../../e2e/support/until.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { AI_RUNS_TABLE } from '../db/ddl.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { type Auth, command, liveQuery, query } from '../entries.ts';
+import { type Auth, command, liveQuery, query } from '../core/entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createAiRuntime } from './ai-runtime.ts';
-import { agent, aiTool, DEFAULT_MAX_STEPS } from './define.ts';
+import { agent, aiTool, DEFAULT_MAX_STEPS } from '../core/ai-definitions.ts';
 import { createMockModel } from './mock-model.ts';
 import { readTrace } from './traces.ts';
 

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 
 /** Who was asked: an approval is only good for this caller and agent. */
 export interface ApprovalBinding {

@@ -12,11 +12,11 @@ import { z } from 'zod';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { command, query } from '../entries.ts';
+import { command, query } from '../core/entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
-import { agent } from './define.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
+import { agent } from '../core/ai-definitions.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-0000000000a1';
 const TENANT_B = '00000000-0000-4000-8000-0000000000b2';

@@ -1,10 +1,11 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { argsJsonSchema } from '../args-schema.ts';
-import type { EntryDefinition, EntryToolOption } from '../entries.ts';
-import type { ManifestEntry } from '../external/manifest.ts';
-import { entryDefaults, type ExternalService } from '../external/services.ts';
-import type { AppDefinition } from '../app-definition.ts';
-import { type AgentDefinition, type AiToolDefinition, externalToolName, isAiTool, isExternalTool, type ToolRisk } from './define.ts';
+import { argsJsonSchema } from '../core/args-schema.ts';
+import type { EntryDefinition, EntryToolOption } from '../core/entries.ts';
+import type { ManifestEntry } from '../core/external-manifest.ts';
+import { entryDefaults } from '../core/external-manifest.ts';
+import { type ExternalService } from '../core/app-definition.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { type AgentDefinition, type AiToolDefinition, externalToolName, isAiTool, isExternalTool, type ToolRisk } from '../core/ai-definitions.ts';
 
 /** One tool agents can call: an entry's auto-tool, an `aiTool`, or an external entry's auto-tool. */
 export type CatalogTool =

@@ -15,7 +15,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ModelMessage, UIMessage } from 'ai';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 import type { ApprovalBinding } from './approval-ledger.ts';
 
 type Kind = 'call' | 'result';

@@ -1,10 +1,11 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth } from '../entry-types.ts';
-import { FwError, toFwError } from '../errors.ts';
-import { authorizePolicy, callEntry, validateArgs } from '../execute.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError, toFwError } from '../core/errors.ts';
+import { authorizePolicy, callEntry } from '../entry/execute.ts';
+import { validateArgs } from '../core/validate-args.ts';
 import { inSpan } from '../telemetry/tracing.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { callExternalEntry } from '../external/services.ts';
 import { type CatalogTool, toolInputJsonSchema } from './catalog.ts';
 

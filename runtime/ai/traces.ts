@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
 import { AI_RUNS_TABLE } from '../db/ddl.ts';
-import type { Auth } from '../entry-types.ts';
+import type { Auth } from '../core/entry-types.ts';
 import type { ToolCallRecord } from './tool-set.ts';
-import { printable } from '../printable.ts';
+import { printable } from '../core/printable.ts';
 
 /** One model step of a run: what it cost and what it called — never what was said. */
 export interface TraceStep {

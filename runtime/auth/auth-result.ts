@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Auth } from '../entry-types.ts';
+import type { Auth } from '../core/entry-types.ts';
 
 // What authenticating one request gives: below authenticator.ts, which chooses among the ways
 // (dev headers, JWT in jwt.ts), so each way can name it without importing the chooser.

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Auth } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
 import type { Authenticator, AuthResult } from './auth-result.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { ANONYMOUS, authFromDevHeaders } from './dev-headers.ts';

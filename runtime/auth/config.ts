@@ -1,4 +1,4 @@
-import { FwFailure } from '../failure.ts';
+import { FwFailure } from '../core/failure.ts';
 import type { AuthOption } from './authenticator.ts';
 import { type JwtAuthOptions, resolveJwtOptions } from './jwt.ts';
 

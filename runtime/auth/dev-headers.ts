@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Auth } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
 
 export const ANONYMOUS: Auth = Object.freeze({ kind: 'anonymous', userId: null, tenantId: null, role: null });
 

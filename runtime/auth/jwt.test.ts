@@ -1,8 +1,8 @@
 import { exportSPKI, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIssuer, type TestIssuer } from '../../e2e/support/test-issuer.ts';
-import { FwError, isFwError } from '../errors.ts';
-import { FwFailure } from '../failure.ts';
+import { FwError, isFwError } from '../core/errors.ts';
+import { FwFailure } from '../core/failure.ts';
 import type { Authenticator } from './authenticator.ts';
 import { parseAuthConfig } from './config.ts';
 import { createJwtAuthenticator, type JwtAuthOptions } from './jwt.ts';

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
-import type { Auth } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
-import { FwFailure } from '../failure.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
+import { FwFailure } from '../core/failure.ts';
 import type { Authenticator, AuthResult } from './auth-result.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { uuidPattern } from './dev-headers.ts';

@@ -1,6 +1,6 @@
 import { type CompiledQuery, type DatabaseConnection, type Driver, type Kysely, type QueryResult, type TransactionSettings } from 'kysely';
 import { postgresKysely } from './postgres-kysely.ts';
-import type { Auth } from '../entry-types.ts';
+import type { Auth } from '../core/entry-types.ts';
 import type { FwDatabase } from './database.ts';
 
 export interface AutocommitOptions {

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { FwFailure } from '../failure.ts';
+import { FwFailure } from '../core/failure.ts';
 
 /**
  * An exclusive, cross-process lock on a PGlite data directory. PGlite is a single-process database:

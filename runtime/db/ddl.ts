@@ -3,7 +3,7 @@
  * functions build the real tables in `public` and the throwaway copy the planner introspects.
  */
 import { createHash } from 'node:crypto';
-import type { ColumnKind, ColumnSpec, Schema, Table } from '../schema.ts';
+import type { ColumnKind, ColumnSpec, Schema, Table } from '../core/schema.ts';
 import { APP_ROLE } from './database.ts';
 import { FW_SCHEMA, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES, SECRETS_TABLE } from './secrets.ts';
 

@@ -2,8 +2,8 @@
  * The diff of one existing table: added, dropped and changed columns, and their constraints.
  * Part of the planner (plan.ts).
  */
-import type { Diagnostic } from '../errors.ts';
-import type { ColumnSpec, Table } from '../schema.ts';
+import type { Diagnostic } from '../core/errors.ts';
+import type { ColumnSpec, Table } from '../core/schema.ts';
 import { CURRENT_TENANT, PUBLIC, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified } from './ddl.ts';
 import type { ColumnModel, ConstraintModel, TableModel } from './introspect.ts';
 import type { AddChange, DiffInput, PlannedChange } from './plan-types.ts';

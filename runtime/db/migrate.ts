@@ -12,10 +12,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Diagnostic } from '../errors.ts';
-import { FwError } from '../errors.ts';
-import type { Schema } from '../schema.ts';
-import { fwVersion } from '../version.ts';
+import type { Diagnostic } from '../core/errors.ts';
+import { FwError } from '../core/errors.ts';
+import type { Schema } from '../core/schema.ts';
+import { fwVersion } from '../core/version.ts';
 import type { FwDatabase } from './database.ts';
 import { ensureLiveCapture } from '../live/log.ts';
 import {

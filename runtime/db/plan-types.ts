@@ -1,4 +1,4 @@
-import type { Schema } from '../schema.ts';
+import type { Schema } from '../core/schema.ts';
 import type { DbModel } from './introspect.ts';
 
 // The vocabulary of a migration plan, shared by plan.ts (the whole schema) and diff-table.ts (one

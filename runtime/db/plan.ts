@@ -3,8 +3,8 @@
  * introspected, see introspect.ts) into planned changes and refusals. Existing tables are diffed
  * column by column in diff-table.ts.
  */
-import type { Diagnostic } from '../errors.ts';
-import type { Schema, Table } from '../schema.ts';
+import type { Diagnostic } from '../core/errors.ts';
+import type { Schema, Table } from '../core/schema.ts';
 import {
   PUBLIC,
   TENANT_COLUMN,

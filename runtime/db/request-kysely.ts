@@ -4,7 +4,7 @@
  * own — every entry already runs in one (database.ts guards `ctx.db.transaction()` with a clear error).
  */
 import { type CompiledQuery, type DatabaseConnection, type Driver, type Kysely, type QueryResult } from 'kysely';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 import { logStatementSpan } from '../telemetry/database-spans.ts';
 import { postgresKysely } from './postgres-kysely.ts';
 import type { RequestTransaction } from './request-transaction.ts';

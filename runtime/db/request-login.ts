@@ -15,7 +15,7 @@
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { FwFailure } from '../failure.ts';
+import { FwFailure } from '../core/failure.ts';
 import { APP_ROLE } from './app-role.ts';
 import { databaseSecret } from './secrets.ts';
 

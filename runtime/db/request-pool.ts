@@ -10,7 +10,7 @@
  */
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 import { requestKysely, type TransactionHolder } from './request-kysely.ts';
 import type { RequestConnection } from './request-transaction.ts';
 import { Wire } from './wire.ts';

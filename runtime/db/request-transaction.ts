@@ -22,8 +22,8 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { KyselyPlugin } from 'kysely';
-import type { Auth } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
 import { APP_ROLE } from './app-role.ts';
 import { ALREADY_CLAIMED, type Identity, identityProof, mismatchTarget, NO_COUNTER, PROOF_MISMATCH, type ProofTarget, type RequestSession, sessionRow } from './request-identity.ts';
 import { transactionControl } from './statement-guard.ts';

@@ -1,6 +1,6 @@
 /** Checks an app's schema declaration before fw touches the database. */
-import type { Diagnostic } from '../errors.ts';
-import type { Schema, Table } from '../schema.ts';
+import type { Diagnostic } from '../core/errors.ts';
+import type { Schema, Table } from '../core/schema.ts';
 import { MAX_IDENTIFIER_BYTES, PUBLIC, TENANT_COLUMN, defaultSql, desiredIndexes, enumTypeName, truncateIdentifier } from './ddl.ts';
 
 /** Problems in the declaration itself, found before touching the database. */

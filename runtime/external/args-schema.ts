@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 
 /**
  * An external entry's `argsSchema` (JSON Schema, draft 2020-12 unless its `$schema` names draft-07),

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isFwError } from '../errors.ts';
+import { isFwError } from '../core/errors.ts';
 import { type BridgeEnvelope, callExternal } from './bridge.ts';
 
 const envelope: BridgeEnvelope = {

@@ -1,7 +1,7 @@
 import { injectTraceContext, inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Auth } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
 
 /** What fw sends an external service for one call (the spec's bridge request envelope). */
 export interface BridgeEnvelope {

@@ -7,14 +7,15 @@ import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts
 import { until } from '../../e2e/support/until.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { action, liveQuery, query } from '../entries.ts';
+import { action, liveQuery, query } from '../core/entries.ts';
 import { createOutboxWorker } from '../outbox/worker.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
 import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
-import { type AppDefinition, checkApp } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { type AppDefinition } from '../core/app-definition.ts';
+import { checkApp } from '../app/check-app.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { effectProblems, effectTables, invalidatedTables } from './effects.ts';
-import type { Manifest } from './manifest.ts';
+import type { Manifest } from '../core/external-manifest.ts';
 
 // Every test writes and watches in a tenant of its own.
 let TENANT: string;

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
 import { recordInvalidations } from '../live/log.ts';
-import type { AppDefinition } from '../app-definition.ts';
-import type { ManifestEffect, ManifestEntry } from './manifest.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import type { ManifestEffect, ManifestEntry } from '../core/external-manifest.ts';
 
 /** A declared effect in its object form. */
 export interface EffectDeclaration {

@@ -1,52 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { argsSchemaProblem } from './args-schema.ts';
+import type { Manifest, ManifestEffect, ManifestEntry } from '../core/external-manifest.ts';
 
-/** A side effect a command declares: a name, or a name with the tables and live queries it touches. */
-export type ManifestEffect = string | { name: string; tables?: string[]; liveQueries?: string[] };
-
-/** One command or query an external service offers (`<service>.<entry>`). */
-export interface ManifestEntry {
-  name: string;
-  kind: 'command' | 'query';
-  path?: string;
-  policy?: string;
-  transaction?: 'external-managed' | 'read-only';
-  risk?: 'read' | 'write' | 'destructive' | 'external';
-  needsApproval?: boolean;
-  effects?: ManifestEffect[];
-  tenantScoped?: boolean;
-  description?: string;
-  argsSchema?: Record<string, unknown>;
-}
-
-/**
- * An external service description, as in `schemas/fw-manifest.schema.json`.
- * @example { fwProtocol: '1.0', service: { name: 'billing', transport: 'http', baseUrl: 'http://localhost:8080' }, entries: [{ name: 'invoice', kind: 'command', path: '/invoice', risk: 'write' }] }
- */
-export interface Manifest {
-  fwProtocol: string;
-  language?: string;
-  framework?: string;
-  service: {
-    name: string;
-    transport: 'http' | 'stdio' | 'grpc';
-    baseUrl?: string;
-    health?: string;
-    command?: string;
-    commandArgs?: string[];
-    /**
-     * http only: forward the caller's `Authorization` header to the service (default false). The
-     * caller's token is valid against fw itself, so it goes only where the manifest says so.
-     */
-    forwardAuthorization?: boolean;
-    /** Per-call timeout of the bridge, ms (default 5 000). */
-    timeoutMs?: number;
-    /** Largest response the bridge reads, bytes (default 1 MiB). */
-    maxResponseBytes?: number;
-  };
-  entries: ManifestEntry[];
-}
+export type { Manifest, ManifestEffect, ManifestEntry };
 
 export interface ManifestDiagnostic {
   /** Dotted path into the manifest, e.g. `service.baseUrl` or `entries[2].risk`; empty for the root. */

@@ -1,13 +1,14 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Auth } from '../entry-types.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema } from '../schema.ts';
-import type { Manifest } from './manifest.ts';
+import type { Auth } from '../core/entry-types.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema } from '../core/schema.ts';
+import type { Manifest } from '../core/external-manifest.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import { callExternalEntry, type ExternalService } from './services.ts';
+import { callExternalEntry } from './services.ts';
+import { type ExternalService } from '../core/app-definition.ts';
 
 // The caller's bearer token is valid against fw itself: it reaches an external service only when the
 // service's manifest asks for it.

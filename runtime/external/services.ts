@@ -1,14 +1,14 @@
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
-import { authorizePolicy } from '../execute.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { Auth } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
+import { authorizePolicy } from '../entry/execute.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { assertExternalArgs } from './args-schema.ts';
 import { type BridgeLimits, type BridgeTarget, callExternal } from './bridge.ts';
 import { assertEffectsKnown, recordEffects } from './effects.ts';
-import type { Manifest, ManifestEntry } from './manifest.ts';
+import { entryDefaults, type Manifest, type ManifestEntry } from '../core/external-manifest.ts';
 
-import type { ExternalService } from '../app-definition.ts';
+import type { ExternalService } from '../core/app-definition.ts';
 
 export type { ExternalService };
 
@@ -21,22 +21,6 @@ export interface ExternalCall {
   limits?: Partial<BridgeLimits>;
 }
 
-/**
- * An entry's settings with the protocol's defaults: policy `user`, queries read-only (`read`,
- * `read-only`, no approval), commands writes managed by the service that need approval.
- */
-export function entryDefaults(entry: ManifestEntry) {
-  const query = entry.kind === 'query';
-  return {
-    policy: entry.policy ?? 'user',
-    risk: entry.risk ?? (query ? 'read' : 'write'),
-    transaction: entry.transaction ?? (query ? 'read-only' : 'external-managed'),
-    needsApproval: entry.needsApproval ?? !query,
-    tenantScoped: entry.tenantScoped ?? true,
-  } as const;
-}
-
-/** `tickets.createTicket` → the service and entry, or a not_found that lists what exists. */
 /**
  * The external entry `service.name` of `kind`, or a 404. `listKnown` (default true) names the entries
  * there are in the diagnostic; the runtime passes false outside dev mode, where the app's surface is

@@ -11,11 +11,11 @@ import { until } from '../../e2e/support/until.ts';
 import type { Clock } from '../auth/clock.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
-import { command, definePolicies, liveQuery, query } from '../entries.ts';
+import { command, definePolicies, liveQuery, query } from '../core/entries.ts';
 import { createLiveHub, type LiveHub } from '../live/hub.ts';
 import { openEventStream } from '../../e2e/support/live-server.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createRuntimeHandler, type RuntimeHandlerOptions } from './handler.ts';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';

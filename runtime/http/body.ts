@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 
 /**
  * Reads a request body up to `limit` bytes. Refuses early on a declared Content-Length over the limit,

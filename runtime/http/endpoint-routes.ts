@@ -2,10 +2,11 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { AiRuntime } from '../ai/ai-runtime.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
 import type { FwDatabase } from '../db/database.ts';
-import { type Auth, type EndpointContext, type EntryDefinition, hasDeclaredArgs, isEndpointResponse } from '../entries.ts';
-import { FwError } from '../errors.ts';
-import { authorizePolicy, validateArgs } from '../execute.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import { type Auth, type EndpointContext, type EntryDefinition, hasDeclaredArgs, isEndpointResponse } from '../core/entries.ts';
+import { FwError } from '../core/errors.ts';
+import { authorizePolicy } from '../entry/execute.ts';
+import { validateArgs } from '../core/validate-args.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { parseJsonBody, readBody } from './body.ts';
 
 /** An endpoint route matched against a request path. */

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
-import { definePolicies, endpoint, query, respond } from '../entries.ts';
-import { type AppDefinition, checkApp } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { definePolicies, endpoint, query, respond } from '../core/entries.ts';
+import { type AppDefinition } from '../core/app-definition.ts';
+import { checkApp } from '../app/check-app.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createRuntimeHandler, listEntries } from './handler.ts';
 
 // Dev-auth headers of a caller in a tenant of its own: every test owns the rows it writes and reads.

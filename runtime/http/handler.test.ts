@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
-import { command, definePolicies, liveQuery, query } from '../entries.ts';
-import { FwError } from '../errors.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { command, definePolicies, liveQuery, query } from '../core/entries.ts';
+import { FwError } from '../core/errors.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { z } from 'zod';
 import { createRuntimeHandler, type RuntimeHandlerOptions } from './handler.ts';
 

@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../auth/clock.ts';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 import { errorEvent, eventHead } from '../live/live-wire.ts';
 import type { SseConnection } from '../live/sse-connection.ts';
 

@@ -3,11 +3,11 @@ import { failSpan, inSpan, type Span } from '../telemetry/tracing.ts';
 import { recordRerun } from '../telemetry/metrics.ts';
 import { randomBytes } from 'node:crypto';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth, EntryDefinition } from '../entry-types.ts';
-import { FwError, toFwError } from '../errors.ts';
-import { admitCall, runEntry, runReadOnlyIn } from '../execute.ts';
-import { resolveTraceId } from '../http/trace.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { Auth, EntryDefinition } from '../core/entry-types.ts';
+import { FwError, toFwError } from '../core/errors.ts';
+import { admitCall, runEntry, runReadOnlyIn } from '../entry/execute.ts';
+import { resolveTraceId } from '../core/trace.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
 import { createReadIndex, tenantKey } from './read-index.ts';
@@ -16,10 +16,10 @@ import { describeReadSet, readSetMatches, type Access, type ReadSet } from './re
 import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import type { SseConnection } from './sse-connection.ts';
 import { errorEvent, eventHead, resetEvent, snapshotParts, upToDateEvent } from './live-wire.ts';
-import { printable } from '../printable.ts';
+import { printable } from '../core/printable.ts';
 import { databaseSecret } from '../db/secrets.ts';
 import { createRevisionCodec, type RevisionCodec } from './revision-codec.ts';
-import { publicError } from '../public-error.ts';
+import { publicError } from '../core/public-error.ts';
 
 export interface LiveOptions {
   /** Dev mode: internal error messages reach subscribers (otherwise only a trace id to quote). */

@@ -8,10 +8,10 @@ import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts
 import { until } from '../../e2e/support/until.ts';
 import { APP_ROLE, createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { command, definePolicies, liveQuery } from '../entries.ts';
+import { command, definePolicies, liveQuery } from '../core/entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createLiveHub, type LiveHub } from './hub.ts';
 import { logBounds, pruneInvalidations } from './log.ts';
 import { databaseSecret } from '../db/secrets.ts';

@@ -11,10 +11,10 @@ import { openTestDatabase, databaseTargets } from '../../e2e/support/postgres.ts
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { databaseSecret } from '../db/secrets.ts';
-import { command, liveQuery } from '../entries.ts';
+import { command, liveQuery } from '../core/entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createLiveHub, type LiveHub } from './hub.ts';
 import { logBounds } from './log.ts';
 import { createRevisionCodec } from './revision-codec.ts';

@@ -7,9 +7,9 @@ import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts
 import { until } from '../../e2e/support/until.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { command, liveQuery, query } from '../entries.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { command, liveQuery, query } from '../core/entries.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import type { LiveHub } from './hub.ts';
 import { logBounds } from './log.ts';
 

@@ -9,8 +9,8 @@
  * hub keeps per subscription as a string; a snapshot's result is encoded once per group run and shared
  * by every subscriber (`snapshotParts`).
  */
-import type { FwError } from '../errors.ts';
-import { publicError } from '../public-error.ts';
+import type { FwError } from '../core/errors.ts';
+import { publicError } from '../core/public-error.ts';
 import { keptBytes, type SseEvent } from './sse-connection.ts';
 
 /** The start of every event's data for one subscription (`subscriptionId` null: it never started). */

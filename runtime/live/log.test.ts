@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestPostgresDatabase, testDatabaseUrl } from '../../e2e/support/postgres.ts';
 import { until } from '../../e2e/support/until.ts';
-import type { Auth } from '../entry-types.ts';
+import type { Auth } from '../core/entry-types.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, migrationStatus, planMigration } from '../db/migrate.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import {
   checkResume,
   initialCursor,

@@ -13,7 +13,7 @@
  *   for (const row of read.rows) console.log(row.revision, row.table, row.tenantId);
  */
 import { sql, type Kysely } from 'kysely';
-import type { Schema } from '../schema.ts';
+import type { Schema } from '../core/schema.ts';
 import { capturedColumns, type ChangedValues } from './read-set.ts';
 import { LIVE_LOG_TABLE, LIVE_REVISION_SEQUENCE, LIVE_STATE_TABLE, LIVE_TRIGGER_PREFIX, PUBLIC, liveTriggers } from '../db/ddl.ts';
 

@@ -15,7 +15,7 @@
  */
 import { CompiledQuery, type DatabaseConnection, type Driver, type Kysely, PostgresQueryCompiler, type QueryResult, type RootOperationNode, createQueryId } from 'kysely';
 import { postgresKysely } from '../db/postgres-kysely.ts';
-import { FwError } from '../errors.ts';
+import { FwError } from '../core/errors.ts';
 
 /** Prefetched results of one group, by statement key; each is used at most once. */
 export type Prefetched = Map<string, QueryResult<unknown>>;

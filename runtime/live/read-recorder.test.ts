@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createReadRecorder } from './read-recorder.ts';
 
 const schema = defineSchema({

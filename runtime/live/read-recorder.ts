@@ -1,5 +1,5 @@
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import type { Schema } from '../schema.ts';
+import type { Schema } from '../core/schema.ts';
 import { createReadSetBuilder, type Access } from './read-set.ts';
 
 /**

@@ -16,10 +16,10 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
-import type { Auth } from '../entry-types.ts';
+import type { Auth } from '../core/entry-types.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { defineSchema, t, table, type Column, type ColumnKind, type Schema, type Table } from '../schema.ts';
+import { defineSchema, t, table, type Column, type ColumnKind, type Schema, type Table } from '../core/schema.ts';
 import { initialCursor, readInvalidations, type Invalidation, type LogCursor } from './log.ts';
 import { createReadIndex } from './read-index.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';

@@ -1,6 +1,6 @@
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, type OperationNode } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { defineSchema, t, table } from '../schema.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createReadIndex } from './read-index.ts';
 import { canonicalValue, createReadSetBuilder, describeReadSet, readSetMatches, type ReadSet } from './read-set.ts';
 

@@ -25,7 +25,7 @@
  *   readSetMatches(readSet.get('notes'), { author_id: ['7f…'] }); // true
  */
 import type { OperationNode } from 'kysely';
-import type { ColumnKind, Schema } from '../schema.ts';
+import type { ColumnKind, Schema } from '../core/schema.ts';
 
 /** A value in its canonical text form (`to_jsonb(row) ->> column`); null is SQL NULL. */
 export type CapturedValue = string | null;

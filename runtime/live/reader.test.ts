@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { until as untilShared } from '../../e2e/support/until.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { createInvalidationReader, type InvalidationBatch, type InvalidationReader, type ReaderOptions } from './reader.ts';
 
 const T1 = '11111111-1111-4111-8111-111111111111';

@@ -17,7 +17,7 @@ import { initialCursor, readInvalidations, type Invalidation, type LogCursor } f
 import { noticeVerifier } from './notice.ts';
 import { databaseSecret, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES } from '../db/secrets.ts';
 import { createWakeups, type WakeReason, type WakeupOptions, type WakeupStatus } from './wakeups.ts';
-import { printable } from '../printable.ts';
+import { printable } from '../core/printable.ts';
 
 export interface InvalidationBatch {
   /** The rows read, in order of revision (may be empty only when `expired`). */

@@ -4,7 +4,7 @@ import { createTestPostgresDatabase, testDatabaseUrl } from '../../e2e/support/p
 import { until as untilShared } from '../../e2e/support/until.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import type { Invalidation } from './log.ts';
 import { createInvalidationReader, type InvalidationReader, type ReaderOptions } from './reader.ts';
 import { createWakeups, type WakeReason } from './wakeups.ts';

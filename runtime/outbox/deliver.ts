@@ -2,11 +2,11 @@ import { inSpan } from '../telemetry/tracing.ts';
 import type { AiRuntime } from '../ai/ai-runtime.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
 import type { FwDatabase } from '../db/database.ts';
-import type { ActionContext, Auth, EntryDefinition } from '../entries.ts';
-import { isFwError } from '../errors.ts';
-import { validateArgs } from '../execute.ts';
-import { resolveTraceId } from '../http/trace.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { ActionContext, Auth, EntryDefinition } from '../core/entries.ts';
+import { isFwError } from '../core/errors.ts';
+import { validateArgs } from '../core/validate-args.ts';
+import { resolveTraceId } from '../core/trace.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { insertStartRows, planEventStarts } from '../workflows/start.ts';
 import type { OutboxRow } from './store.ts';
 

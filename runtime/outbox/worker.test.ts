@@ -6,11 +6,11 @@ import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts
 import type { FwDatabase } from '../db/database.ts';
 import { systemTables } from '../db/ddl.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
-import { type ActionEvent, action, type Auth, command, liveQuery } from '../entries.ts';
-import { callEntry } from '../execute.ts';
+import { type ActionEvent, action, type Auth, command, liveQuery } from '../core/entries.ts';
+import { callEntry } from '../entry/execute.ts';
 import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
-import type { AppDefinition } from '../registry.ts';
-import { defineSchema, t, table } from '../schema.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { defineSchema, t, table } from '../core/schema.ts';
 import { backoffDelay, resolveBackoff } from './backoff.ts';
 import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from './worker.ts';
 import { until } from '../../e2e/support/until.ts';

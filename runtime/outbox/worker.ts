@@ -3,14 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
 import type { FwDatabase } from '../db/database.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { type BackoffOptions, backoffDelay, resolveBackoff } from './backoff.ts';
 import { runWorkflowAttempt } from '../workflows/engine.ts';
 import { isWorkflowEvent, workflowOfEvent, workflowsOn } from '../workflows/start.ts';
 import { settleFailedRun } from '../workflows/store.ts';
 import { type ActionBinding, actionsByEvent, deliverRow, type DeliveryResult, MAX_ERROR_LENGTH } from './deliver.ts';
 import { claimRows, type DeliveryOutcome, finishDelivery, type OutboxRow, releaseLeases, renewLeases } from './store.ts';
-import { printable } from '../printable.ts';
+import { printable } from '../core/printable.ts';
 
 export interface OutboxWorkerOptions {
   app: AppDefinition;

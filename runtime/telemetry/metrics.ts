@@ -16,7 +16,7 @@ import { type Attributes, metrics } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { PoolUsage } from '../db/database.ts';
 import { outboxOverview } from '../outbox/overview.ts';
-import { fwVersion } from '../version.ts';
+import { fwVersion } from '../core/version.ts';
 
 // OpenTelemetry's metrics API has no proxy meter: a meter taken before a provider is registered stays a
 // no-op. So the meter and instruments are made when recording is turned on.

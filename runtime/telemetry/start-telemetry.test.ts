@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FwFailure } from '../failure.ts';
+import { FwFailure } from '../core/failure.ts';
 import { startTelemetry } from './start-telemetry.ts';
 
 describe('startTelemetry', () => {

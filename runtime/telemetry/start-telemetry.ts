@@ -13,8 +13,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
-import { FwFailure } from '../failure.ts';
-import { fwVersion } from '../version.ts';
+import { FwFailure } from '../core/failure.ts';
+import { fwVersion } from '../core/version.ts';
 import { setMetricsActive } from './metrics.ts';
 import { setTracingActive } from './tracing.ts';
 

@@ -9,7 +9,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Attributes, type Context, context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { fwVersion } from '../version.ts';
+import { fwVersion } from '../core/version.ts';
 
 export { SpanKind };
 export type { Attributes, Span };

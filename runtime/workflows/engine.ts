@@ -3,13 +3,13 @@ import { performance } from 'node:perf_hooks';
 import type { AiRuntime } from '../ai/ai-runtime.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
 import type { FwDatabase } from '../db/database.ts';
-import type { Auth, StepInfo, WorkflowContext } from '../entries.ts';
-import { isFwError } from '../errors.ts';
-import { validateArgs } from '../execute.ts';
-import { resolveTraceId } from '../http/trace.ts';
+import type { Auth, StepInfo, WorkflowContext } from '../core/entries.ts';
+import { isFwError } from '../core/errors.ts';
+import { validateArgs } from '../core/validate-args.ts';
+import { resolveTraceId } from '../core/trace.ts';
 import type { DeliveryResult } from '../outbox/deliver.ts';
 import type { OutboxRow } from '../outbox/store.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 import { type WorkflowStartPayload, workflowOfEvent } from './start.ts';
 import { beginRun, cancelRequested, endRun, finishedSteps, saveStep } from './store.ts';
 

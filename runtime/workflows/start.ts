@@ -7,10 +7,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Auth, EntryDefinition } from '../entry-types.ts';
-import { FwError } from '../errors.ts';
-import { validateArgs } from '../validate-args.ts';
-import type { AppDefinition } from '../app-definition.ts';
+import type { Auth, EntryDefinition } from '../core/entry-types.ts';
+import { FwError } from '../core/errors.ts';
+import { validateArgs } from '../core/validate-args.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
 
 export const WORKFLOW_EVENT_PREFIX = 'fw.workflow:';
 

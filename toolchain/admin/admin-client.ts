@@ -1,5 +1,5 @@
 import { ADMIN_TOKEN_HEADER } from '../../runtime/http/admin-routes.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { readRuntimeFile } from '../dev/runtime-file.ts';
 
 export interface AdminTarget {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 
 // Agent activity events (spec, Events 6): hook payloads of external coding agents, normalised into the
 // `fw.agent-event.v1` envelope (schemas/fw-agent-event.v1.schema.json). Nothing of a payload's content

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { liveModelsConfigured } from '../../runtime/ai/models.ts';
 import { type AiTrace, readTrace } from '../../runtime/ai/traces.ts';
-import { FwFailure } from '../../runtime/failure.ts';
-import { fwVersion } from '../../runtime/version.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import { fetchAdmin } from '../admin/admin-client.ts';
 import { type AgentModel, analyseApp, type ToolModel } from '../../plugin/analyse/app-model.ts';
 import { openAppDatabase } from '../../plugin/database-target.ts';

@@ -1,5 +1,5 @@
 import { parseSync } from 'oxc-parser';
-import type { EntryKind } from '../../runtime/entry-types.ts';
+import type { EntryKind } from '../../runtime/core/entry-types.ts';
 import { type AstNode, functionName, isComponentName, isFunction, keyName, memberPath, staticText, unwrap, walk } from '../../plugin/analyse/frontend/ast.ts';
 import { importSpecifier, resolveImport } from '../../plugin/analyse/frontend/layout.ts';
 import { type Edit, freshName, indentAt } from './edits.ts';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
 
 export const templateNames = ['minimal-web', 'nuxt-web', 'b2b-support-web'] as const;

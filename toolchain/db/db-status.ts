@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { Diagnostic } from '../../runtime/errors.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import type { Diagnostic } from '../../runtime/core/errors.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { type AppliedMigration, migrationStatus, type PlannedChange } from '../../runtime/db/migrate.ts';
 import { openAppDatabase } from '../../plugin/database-target.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';

@@ -1,8 +1,8 @@
-import type { Diagnostic } from '../../runtime/errors.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import type { Diagnostic } from '../../runtime/core/errors.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { toFailureDiagnostics } from '../../plugin/failure-diagnostics.ts';
 import { AppLoadError } from '../../plugin/load-app.ts';
-import { startApiServer } from '../../plugin/api-server.ts';
+import { startApiServer } from '../../plugin/dev-server/api-server.ts';
 
 export interface DevOnceStep {
   name: string;

@@ -1,5 +1,5 @@
-import type { DevRuntime, ReloadOutcome } from '../../plugin/dev-runtime.ts';
-import type { AllowedHosts } from '../../plugin/host-check.ts';
+import type { DevRuntime, ReloadOutcome } from '../../plugin/dev-server/dev-runtime.ts';
+import type { AllowedHosts } from '../../plugin/dev-server/host-check.ts';
 
 // What `fw dev` takes and gives, whichever web host it runs (Vite in dev-server.ts, Nuxt in nuxt-dev.ts).
 

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import type { Auth } from '../../runtime/entry-types.ts';
-import { isFwError } from '../../runtime/errors.ts';
+import type { Auth } from '../../runtime/core/entry-types.ts';
+import { isFwError } from '../../runtime/core/errors.ts';
 import { callExternalEntry, findExternalEntry } from '../../runtime/external/services.ts';
-import { FwFailure } from '../../runtime/failure.ts';
-import { resolveTraceId } from '../../runtime/http/trace.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
+import { resolveTraceId } from '../../runtime/core/trace.ts';
 import { openAppDatabase } from '../../plugin/database-target.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { readRuntimeFile } from '../dev/runtime-file.ts';

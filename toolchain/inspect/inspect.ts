@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { EntryKind } from '../../runtime/entry-types.ts';
-import { fwVersion } from '../../runtime/version.ts';
+import type { EntryKind } from '../../runtime/core/entry-types.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 import { type AppModel, analyseApp } from '../../plugin/analyse/app-model.ts';
 import { analyseFrontend } from '../../plugin/analyse/frontend/analyse.ts';
 import type { FrontendGraph } from '../../plugin/analyse/frontend/graph.ts';

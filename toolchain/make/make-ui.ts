@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
 
 export const uiFrameworks = ['vite', 'nuxt'] as const;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { analyseApp } from '../../plugin/analyse/app-model.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { causesOf, type AppFacts, type RepairCause } from './repair-causes.ts';

@@ -4,17 +4,17 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { planMigration } from '../../runtime/db/migrate.ts';
-import { FwFailure } from '../../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { createRuntimeHandler } from '../../runtime/http/handler.ts';
 import { createLiveHub, type LiveHub } from '../../runtime/live/hub.ts';
 import { createOutboxWorker, type OutboxWorker } from '../../runtime/outbox/worker.ts';
-import type { AppDefinition } from '../../runtime/app-definition.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from '../build/build.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
 import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
-import { migrateOrFail } from '../../plugin/dev-runtime.ts';
-import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/server-limits.ts';
+import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
+import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/dev-server/server-limits.ts';
 import { createStaticHandler } from './static-files.ts';
 
 export interface StartOptions extends DatabaseTarget {

@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createDatabase, type FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration, planMigration } from '../../runtime/db/migrate.ts';
-import { FwFailure } from '../../runtime/failure.ts';
-import type { AppDefinition } from '../../runtime/app-definition.ts';
-import { type ApiServer, startApiServer } from '../../plugin/api-server.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
+import { type ApiServer, startApiServer } from '../../plugin/dev-server/api-server.ts';
 import { toFailureDiagnostics } from '../../plugin/failure-diagnostics.ts';
-import { createMemoryRuntime } from '../../plugin/memory-runtime.ts';
+import { createMemoryRuntime } from '../../plugin/dev-server/memory-runtime.ts';
 import type { VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
 
 // The two gates of `fw verify` that need a database. A PGlite data directory has one owner at a time

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { createDatabase } from '../../../runtime/db/database.ts';
-import type { Auth } from '../../../runtime/entries.ts';
+import type { Auth } from '../../../runtime/core/entries.ts';
 import { type BenchDatabase, createNoteArgs, LIST_LIMIT, prepareBenchDatabase, STATEMENT_TIMEOUT_MS } from '../app.ts';
 import type { CreateVariant } from './types.ts';
 

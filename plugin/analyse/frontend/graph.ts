@@ -1,4 +1,4 @@
-import type { EntryKind } from '../../../runtime/entry-types.ts';
+import type { EntryKind } from '../../../runtime/core/entry-types.ts';
 import type { CheckDiagnostic } from '../check-diagnostic.ts';
 import type { SourcePosition } from '../table-access.ts';
 import { type FileFacts, type HookName, hookKinds, sectionKinds } from './facts.ts';

@@ -2,8 +2,8 @@ import type { ModelMessage } from 'ai';
 import { createAiRuntime } from '../../../runtime/ai/ai-runtime.ts';
 import { createMockModel } from '../../../runtime/ai/mock-model.ts';
 import type { FwDatabase } from '../../../runtime/db/database.ts';
-import type { Auth } from '../../../runtime/entry-types.ts';
-import type { AppDefinition } from '../../../runtime/app-definition.ts';
+import type { Auth } from '../../../runtime/core/entry-types.ts';
+import type { AppDefinition } from '../../../runtime/core/app-definition.ts';
 
 /**
  * Values an approval secret gets left at: placeholders from examples and tutorials. A deployment whose

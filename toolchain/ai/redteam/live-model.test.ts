@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FwFailure } from '../../../runtime/failure.ts';
+import { FwFailure } from '../../../runtime/core/failure.ts';
 import { liveModel } from './live-model.ts';
 
 const failureOf = (fn: () => unknown): FwFailure => {

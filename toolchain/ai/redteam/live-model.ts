@@ -1,4 +1,4 @@
-import { FwFailure } from '../../../runtime/failure.ts';
+import { FwFailure } from '../../../runtime/core/failure.ts';
 
 /** A real model for the probes: fw's agents reach every vendor through the AI Gateway. */
 export interface LiveModel {

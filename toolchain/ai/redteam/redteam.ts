@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fwVersion } from '../../../runtime/version.ts';
+import { fwVersion } from '../../../runtime/core/version.ts';
 import { analyseApp } from '../../../plugin/analyse/app-model.ts';
 import { loadAppOnce } from '../../../plugin/load-app-once.ts';
 import type { RedteamFinding } from './findings.ts';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { FwDatabase } from '../../../runtime/db/database.ts';
-import type { Auth } from '../../../runtime/entry-types.ts';
-import type { ColumnSpec, Schema } from '../../../runtime/schema.ts';
+import type { Auth } from '../../../runtime/core/entry-types.ts';
+import type { ColumnSpec, Schema } from '../../../runtime/core/schema.ts';
 
 /** Columns of tables that are not tenant-scoped but name a tenant: a probe plants tenant B there too. */
 const tenantLike = /^(tenant|tenant_?id|org(anization)?_?id|account_?id|workspace_?id)$/i;

@@ -1,5 +1,5 @@
 import { fwNuxtOptions } from 'fw/nuxt';
-import { devAuth, fw } from '../composables/fw';
+import { devAuth, fw } from '../composables/fw.ts';
 
 // In the browser: one client, query cache and live stream for the app, calling runtimeConfig.public.fwUrl.
 export default defineNuxtPlugin((nuxtApp) => {

@@ -1,5 +1,5 @@
 import { fwNuxtOptions } from 'fw/nuxt';
-import { devAuth, fw } from '../composables/fw';
+import { devAuth, fw } from '../composables/fw.ts';
 
 // While rendering on the server: composables render their loading state and open nothing (the
 // browser subscribes after hydration); useFwClient() calls work, e.g. inside useAsyncData.

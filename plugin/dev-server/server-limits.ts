@@ -12,7 +12,7 @@
  * | `FW_MAX_CONNECTIONS` | 1 024 | open connections; further ones are refused |
  */
 import type { Server, ServerOptions } from 'node:http';
-import { FwFailure } from '../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 
 export interface ServerLimits {
   headersTimeoutMs: number;

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { ModelMessage } from 'ai';
-import type { AgentDefinition } from './define.ts';
+import type { AgentDefinition } from './ai-definitions.ts';
 
 // What handlers see of the AI runtime (`ctx.ai`, `ctx.agent`) and what a run returns: kept apart from
 // ai-runtime.ts so that the entry contexts (entries.ts) import these types without the runtime.

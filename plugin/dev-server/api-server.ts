@@ -1,14 +1,14 @@
 import { mkdirSync, watch } from 'node:fs';
-import { isManifestFile } from './external-manifests.ts';
+import { isManifestFile } from '../external-manifests.ts';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, isIP } from 'node:net';
 import path from 'node:path';
-import { FwFailure } from '../runtime/failure.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
 import { createDevRuntime, type DevRuntime, type DevRuntimeOptions, type ReloadOutcome } from './dev-runtime.ts';
 import { type AllowedHosts, allowedHostsFromEnv, hostRefusal, isHostAllowed, mergeAllowedHosts } from './host-check.ts';
 import { applyServerLimits, serverLimits, serverOptions } from './server-limits.ts';
 
-export { openAppDatabase, type DatabaseTarget } from './database-target.ts';
+export { openAppDatabase, type DatabaseTarget } from '../database-target.ts';
 
 export interface ApiServerOptions extends DevRuntimeOptions {
   port?: number;

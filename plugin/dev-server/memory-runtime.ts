@@ -1,9 +1,9 @@
-import { createDatabase } from '../runtime/db/database.ts';
-import { applyMigration } from '../runtime/db/migrate.ts';
-import { FwFailure } from '../runtime/failure.ts';
-import { createRuntimeHandler, type RuntimeHandlerOptions } from '../runtime/http/handler.ts';
-import { createLiveHub } from '../runtime/live/hub.ts';
-import type { AppDefinition } from '../runtime/app-definition.ts';
+import { createDatabase } from '../../runtime/db/database.ts';
+import { applyMigration } from '../../runtime/db/migrate.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
+import { createRuntimeHandler, type RuntimeHandlerOptions } from '../../runtime/http/handler.ts';
+import { createLiveHub } from '../../runtime/live/hub.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import type { DevRuntime } from './dev-runtime.ts';
 
 /**

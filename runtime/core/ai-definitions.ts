@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { AppDatabase, ArgsInput, Auth, EntryDefinition, InferArgs } from '../entry-types.ts';
+import type { AppDatabase, ArgsInput, Auth, EntryDefinition, InferArgs } from './entry-types.ts';
 
 /**
  * What a tool may do, from least to most dangerous. `read` tools run in a read-only transaction and

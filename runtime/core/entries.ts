@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { AiContext } from './ai/context.ts';
+import type { AiContext } from './ai-context.ts';
 import {
   type AppDatabase,
   type ArgsInput,

@@ -1,12 +1,12 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { type Kysely, type KyselyPlugin, sql } from 'kysely';
-import { withTransactionPlugins, type FwDatabase } from './db/database.ts';
-import type { Auth, EntryDefinition } from './entry-types.ts';
-import { type Diagnostic, FwError, toFwError } from './errors.ts';
-import type { AppDefinition } from './app-definition.ts';
-import { validateArgs } from './validate-args.ts';
-import { type Attributes, inSpan } from './telemetry/tracing.ts';
-import { callerOf, outboxValues, planWorkflowStart, type WorkflowStartRow } from './workflows/start.ts';
+import { withTransactionPlugins, type FwDatabase } from '../db/database.ts';
+import type { Auth, EntryDefinition } from '../core/entry-types.ts';
+import { type Diagnostic, FwError, toFwError } from '../core/errors.ts';
+import type { AppDefinition } from '../core/app-definition.ts';
+import { validateArgs } from '../core/validate-args.ts';
+import { type Attributes, inSpan } from '../telemetry/tracing.ts';
+import { callerOf, outboxValues, planWorkflowStart, type WorkflowStartRow } from '../workflows/start.ts';
 
 export interface CallOptions {
   auth: Auth;

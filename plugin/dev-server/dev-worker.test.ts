@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, post } from '../e2e/support/app.ts';
-import { until } from '../e2e/support/until.ts';
+import { createTestApp, post } from '../../e2e/support/app.ts';
+import { until } from '../../e2e/support/until.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 
 const auth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };

@@ -1,6 +1,6 @@
-import type { AgentDefinition, AiToolDefinition } from './ai/define.ts';
+import type { AgentDefinition, AiToolDefinition } from './ai-definitions.ts';
 import type { EntryDefinition, PolicyCheck } from './entry-types.ts';
-import type { Manifest } from './external/manifest.ts';
+import type { Manifest } from './external-manifest.ts';
 import type { Schema } from './schema.ts';
 
 // The shape of a loaded app, below every module that serves one (registry, execute, ai, external),

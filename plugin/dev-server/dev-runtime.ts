@@ -1,18 +1,18 @@
 import { fileStamp } from './file-stamp.ts';
-import { observeRuntime } from '../runtime/telemetry/metrics.ts';
+import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
 import path from 'node:path';
-import type { FwDatabase } from '../runtime/db/database.ts';
-import { applyMigration } from '../runtime/db/migrate.ts';
-import { FwFailure } from '../runtime/failure.ts';
-import type { CorsOptions } from '../runtime/http/cors.ts';
-import { createRuntimeHandler, type RuntimeHandler } from '../runtime/http/handler.ts';
-import { createLiveHub, type LiveHub, type LiveOptions } from '../runtime/live/hub.ts';
-import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../runtime/outbox/worker.ts';
-import type { AppDefinition } from '../runtime/app-definition.ts';
-import { openAppDatabase, type DatabaseTarget } from './database-target.ts';
-import type { SeverityDiagnostic } from './failure-diagnostics.ts';
-import { generateFromApp } from './generate/generate.ts';
-import { createAppLoader } from './load-app.ts';
+import type { FwDatabase } from '../../runtime/db/database.ts';
+import { applyMigration } from '../../runtime/db/migrate.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
+import type { CorsOptions } from '../../runtime/http/cors.ts';
+import { createRuntimeHandler, type RuntimeHandler } from '../../runtime/http/handler.ts';
+import { createLiveHub, type LiveHub, type LiveOptions } from '../../runtime/live/hub.ts';
+import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../../runtime/outbox/worker.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
+import { openAppDatabase, type DatabaseTarget } from '../database-target.ts';
+import type { SeverityDiagnostic } from '../failure-diagnostics.ts';
+import { generateFromApp } from '../generate/generate.ts';
+import { createAppLoader } from '../load-app.ts';
 
 export interface DevRuntimeOptions extends DatabaseTarget {
   root: string;
