@@ -20,6 +20,59 @@ module.exports = {
       from: { path: '^runtime/' },
       to: { path: '^(plugin|toolchain|client|cli)/' },
     },
+    // Floors inside runtime/ (docs/architecture.md), bottom to top: core → telemetry → db → entry →
+    // the features (auth, live, outbox, workflows, ai, external) → app → http → the faces at its root
+    // (index.ts, server.ts, create-runtime.ts). A folder imports only folders below it, and a feature no
+    // other feature: so any cycle between runtime/ folders breaks one of these rules.
+    {
+      name: 'runtime-core-is-a-leaf',
+      severity: 'error',
+      comment: 'runtime/core/ (the define API, entry and app types, errors and codes, trace ids) imports nothing else of fw.',
+      from: { path: '^runtime/core/' },
+      to: { path: '^(runtime|client|plugin|toolchain|cli|testing)/', pathNot: '^runtime/core/' },
+    },
+    {
+      name: 'runtime-telemetry-above-core',
+      severity: 'error',
+      comment: 'runtime/telemetry/ (spans, metrics) stands on core alone: what it reports of others is handed to it (registerRuntimeGauges).',
+      from: { path: '^runtime/telemetry/' },
+      to: { path: '^runtime/', pathNot: '^runtime/(core|telemetry)/' },
+    },
+    {
+      name: 'runtime-db-below-features',
+      severity: 'error',
+      comment: 'runtime/db/ owns every table and its DDL (the live capture, the outbox rows too) and is below every feature.',
+      from: { path: '^runtime/db/' },
+      to: { path: '^runtime/', pathNot: '^runtime/(core|telemetry|db)/' },
+    },
+    {
+      name: 'runtime-entry-below-features',
+      severity: 'error',
+      comment: 'runtime/entry/ is the one entry pipeline; what it needs of the features (ctx.startWorkflow, ctx.ai) is passed in as EntryServices.',
+      from: { path: '^runtime/entry/' },
+      to: { path: '^runtime/', pathNot: '^runtime/(core|telemetry|db|entry)/' },
+    },
+    {
+      name: 'runtime-features-apart',
+      severity: 'error',
+      comment: 'The features reach each other only through interfaces passed in by runtime/app/ (e.g. the worker gets a RowDelivery), never by importing each other.',
+      from: { path: '^runtime/(auth|live|outbox|workflows|ai|external)/' },
+      to: { path: '^runtime/(auth|live|outbox|workflows|ai|external|app|http)/', pathNot: '^runtime/$1/' },
+    },
+    {
+      name: 'runtime-app-below-http',
+      severity: 'error',
+      comment: 'runtime/app/ assembles an app\'s services from the features; http/ serves them and sits above it.',
+      from: { path: '^runtime/app/' },
+      to: { path: '^runtime/(http/|[^/]+$)' },
+    },
+    {
+      name: 'runtime-http-below-faces',
+      severity: 'error',
+      comment: 'runtime/http/ is the top floor of the folders; only the faces at runtime/\'s root import it.',
+      from: { path: '^runtime/http/' },
+      to: { path: '^runtime/[^/]+$' },
+    },
     {
       name: 'client-imports-no-toolchain',
       severity: 'error',

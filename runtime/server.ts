@@ -1,7 +1,7 @@
 /** Server-side building blocks for embedding fw's runtime in your own Node server. */
 export { createDatabase, type DatabaseOptions, type FwDatabase } from './db/database.ts';
 export { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions } from './http/handler.ts';
-export { callEntry } from './entry/execute.ts';
+export { callEntry, type CallOptions } from './app/call-entry.ts';
 export { createAuthenticator, type AuthOption, type Authenticator, type AuthResult } from './auth/authenticator.ts';
 export { createJwtAuthenticator, type JwtAuthOptions } from './auth/jwt.ts';
 export { systemClock, type Clock } from './auth/clock.ts';
@@ -11,4 +11,5 @@ export { createLiveHub, type LiveHub, type LiveOptions } from './live/hub.ts';
 export { createAiRuntime, type AiRuntime, type AiRuntimeOptions, type AiContext, type AgentRunResult } from './ai/ai-runtime.ts';
 export { createMockModel, type MockScript, type MockTurn, type MockTurnInput } from './ai/mock-model.ts';
 export type { ModelResolver, ResolvedModel } from './ai/models.ts';
-export { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions, type OutboxOutcome } from './outbox/worker.ts';
+export { createOutboxWorker, type OutboxWorkerOptions } from './app/outbox-worker.ts';
+export type { OutboxWorker, OutboxOutcome } from './outbox/worker.ts';

@@ -12,7 +12,8 @@ import { loadAppOnce } from '../plugin/load-app-once.ts';
 import { createMemoryRuntime } from '../plugin/dev-server/memory-runtime.ts';
 import { defaultModelResolver } from '../runtime/ai/models.ts';
 import type { AiRuntimeOptions } from '../runtime/ai/ai-runtime.ts';
-import { createOutboxWorker, type OutboxOutcome, type OutboxRunSummary } from '../runtime/outbox/worker.ts';
+import { createOutboxWorker } from '../runtime/app/outbox-worker.ts';
+import { type OutboxOutcome, type OutboxRunSummary } from '../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
 
 export type { DevAuth } from '../client/client.ts';

@@ -1,5 +1,5 @@
 import { fileStamp } from './file-stamp.ts';
-import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
+import { observeRuntime } from '../../runtime/app/observe-runtime.ts';
 import path from 'node:path';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
@@ -7,7 +7,8 @@ import { FwFailure } from '../../runtime/core/failure.ts';
 import type { CorsOptions } from '../../runtime/http/cors.ts';
 import { createRuntimeHandler, type RuntimeHandler } from '../../runtime/http/handler.ts';
 import { createLiveHub, type LiveHub, type LiveOptions } from '../../runtime/live/hub.ts';
-import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../../runtime/outbox/worker.ts';
+import { createOutboxWorker, type OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
+import { type OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../database-target.ts';
 import type { SeverityDiagnostic } from '../failure-diagnostics.ts';

@@ -29,6 +29,7 @@ import { type AgentDefinition, effectiveMaxSteps } from '../core/ai-definitions.
 import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './models.ts';
 import { tracedModel } from './traced-model.ts';
 import { buildToolSet, permittedTools, type ToolCallRecord, type ToolSetOptions } from './tool-set.ts';
+import type { EntryServices } from '../entry/pipeline.ts';
 import { type AiTrace, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
 
 export type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest } from '../core/ai-context.ts';
@@ -53,8 +54,13 @@ export interface AiRuntimeOptions {
    * only so the red team can show its forged-approval probe catches that; never set it in an app.
    */
   unsafeUnsignedApprovals?: boolean;
-  /** Calls external entries for tools (default: fw's bridge). */
+  /** Calls external entries for tools (fw's bridge; without it, external tools fail). */
   callExternal?: ToolSetOptions['callExternal'];
+  /**
+   * How tools run the app's entries and aiTools (the entry pipeline's services). Default: `app` and
+   * `db` alone — a command run as a tool then cannot start workflows; `fw`'s own runtimes pass theirs.
+   */
+  services?: EntryServices;
   /** How long an approval may wait for its decision (default `FW_AI_APPROVAL_TTL_MS`, else 15 minutes). */
   approvalTtlMs?: number;
   /** The clock approvals are issued and expire by (tests move it; default the system clock). */
@@ -97,6 +103,7 @@ const chatBodySchema = z
  */
 export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
   const { app, db } = options;
+  const services: EntryServices = options.services ?? { app, db };
   const env = options.env ?? process.env;
   const resolveModel = options.resolveModel ?? defaultModelResolver(env);
   // An empty FW_AI_APPROVAL_SECRET counts as unset (an empty HMAC key cannot sign anything).
@@ -150,8 +157,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
     const resolved = tracedModel(resolveModel({ provider: definition.provider, model: definition.model, ...(agentName ? { agent: agentName } : {}) }));
     const calls: Array<{ record: ToolCallRecord; outcome: { output: unknown } | { error: FwError } }> = [];
     const tools = buildToolSet(catalog, {
-      app,
-      db,
+      services,
       auth: caller.auth,
       traceId: caller.traceId,
       env,

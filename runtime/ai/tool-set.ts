@@ -1,12 +1,11 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
-import type { FwDatabase } from '../db/database.ts';
+import type { AppDefinition, ExternalService } from '../core/app-definition.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError, toFwError } from '../core/errors.ts';
-import { authorizePolicy, callEntry } from '../entry/execute.ts';
-import { validateArgs } from '../core/validate-args.ts';
+import type { ManifestEntry } from '../core/external-manifest.ts';
+import { type EntryServices, invokeEntry } from '../entry/pipeline.ts';
+import { allowedBy } from '../entry/policy.ts';
 import { inSpan } from '../telemetry/tracing.ts';
-import type { AppDefinition } from '../core/app-definition.ts';
-import { callExternalEntry } from '../external/services.ts';
 import { type CatalogTool, toolInputJsonSchema } from './catalog.ts';
 
 /** One tool call as telemetry keeps it: no input, no output. */
@@ -19,17 +18,26 @@ export interface ToolCallRecord {
   errorCode?: string;
 }
 
+/** Calls an external service's entry for a tool (external/services.ts `callExternalEntry`, given by whoever assembled the runtime). */
+export type CallExternalEntry = (
+  app: AppDefinition,
+  db: EntryServices['db'] | undefined,
+  service: ExternalService,
+  entry: ManifestEntry,
+  call: { auth: Auth; traceId: string; args: unknown },
+) => Promise<unknown>;
+
 export interface ToolSetOptions {
-  app: AppDefinition;
-  db: FwDatabase;
+  /** How entries and aiTools run: the entry pipeline's services, under the caller's identity. */
+  services: EntryServices;
   auth: Auth;
   traceId: string;
   /** Where each call's record goes, with its outcome (the output, or the error as the model saw it). */
   onToolCall?: (record: ToolCallRecord, outcome: { output: unknown } | { error: FwError }) => void;
   /** The environment secrets are taken from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Calls an external entry (default: fw's bridge); the red team records calls instead of making them. */
-  callExternal?: typeof callExternalEntry;
+  /** Calls an external entry (fw's bridge); the red team records calls instead of making them. */
+  callExternal?: CallExternalEntry;
 }
 
 /**
@@ -45,14 +53,7 @@ export function redactToolError(error: unknown, traceId: string): FwError {
 
 /** Which of `tools` this caller may use: those whose policy lets them in. A tool is never offered to a caller who could not call it. */
 export async function permittedTools(app: AppDefinition, tools: readonly CatalogTool[], auth: Auth): Promise<CatalogTool[]> {
-  const allowed = await Promise.all(
-    tools.map((t) =>
-      authorizePolicy(app, t.policy, auth, true, t.name).then(
-        () => true,
-        () => false,
-      ),
-    ),
-  );
+  const allowed = await Promise.all(tools.map((t) => allowedBy(app, t.policy, auth, true)));
   return tools.filter((_, i) => allowed[i]);
 }
 
@@ -90,28 +91,27 @@ export function buildToolSet(tools: readonly CatalogTool[], options: ToolSetOpti
   return set;
 }
 
-async function runTool(t: CatalogTool, input: unknown, options: ToolSetOptions): Promise<unknown> {
-  const { app, db, auth, traceId } = options;
-  if (t.source === 'entry') return callEntry(app, db, t.entry, { auth, traceId, args: input, external: true, name: t.name });
-  if (t.source === 'external') return (options.callExternal ?? callExternalEntry)(app, db, t.service, t.external, { auth, traceId, args: input ?? {} });
-  if (auth.kind === 'anonymous') throw new FwError('unauthenticated', 'Sign in to use AI tools.');
-  const args = await validateArgs(t.tool.inputSchema, input);
-  const env = options.env ?? process.env;
+/** Runs one tool call through the entry pipeline, as the caller and from outside (`system` entries refuse). */
+function runTool(t: CatalogTool, input: unknown, options: ToolSetOptions): Promise<unknown> {
+  const { services, auth, traceId } = options;
+  const call = { name: t.name, auth, traceId, external: true, args: input, what: t.source === 'aiTool' ? `aiTool ${t.name}` : 'this entry' };
+  if (t.source === 'entry') return invokeEntry(services, t.entry, call);
+  if (t.source === 'external') {
+    if (!options.callExternal) throw new FwError('internal', `The tool ${t.name} calls an external service, and this runtime was assembled without the bridge.`);
+    return options.callExternal(services.app, services.db, t.service, t.external, { auth, traceId, args: input ?? {} });
+  }
+  const tool = { kind: 'aiTool' as const, policy: 'user', args: t.tool.inputSchema, handler: t.tool.handler, readOnly: t.readOnly, ...(t.tool.outputSchema ? { outputSchema: t.tool.outputSchema } : {}) };
+  return invokeEntry(services, tool, { ...call, context: { secrets: Object.freeze(secretsOf(t.tool.secrets, options.env ?? process.env)) } });
+}
+
+/** The declared secrets that are set, and nothing else of the environment. */
+function secretsOf(names: readonly string[], env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const secrets: Record<string, string> = {};
-  for (const name of t.tool.secrets) {
+  for (const name of names) {
     const value = env[name];
     if (value !== undefined) secrets[name] = value;
   }
-  const output = await db.transaction({ readOnly: t.readOnly, auth, traceId, label: `aiTool ${t.name}` }, (trx) =>
-    Promise.resolve(t.tool.handler({ db: trx, auth, traceId, secrets: Object.freeze(secrets) }, args)),
-  );
-  if (!t.tool.outputSchema) return output;
-  const checked = await t.tool.outputSchema['~standard'].validate(output);
-  if (checked.issues) {
-    const where = checked.issues.map((i) => `${(i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new FwError('internal', `aiTool ${t.name} returned output that does not match its outputSchema (${where}).`);
-  }
-  return checked.value;
+  return secrets;
 }
 
 function elapsed(started: number): number {

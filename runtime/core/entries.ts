@@ -346,7 +346,7 @@ export function endpoint<A extends ArgsInput | undefined = undefined, R = unknow
 }
 
 /** Whether an entry declared `args` (endpoints without them take any query or body unvalidated). */
-export function hasDeclaredArgs(entry: EntryDefinition): boolean {
+export function hasDeclaredArgs(entry: Pick<EntryDefinition, 'args'>): boolean {
   return entry.args !== emptyArgs;
 }
 

@@ -17,7 +17,7 @@ import { FwError } from '../core/errors.ts';
 import type { Schema } from '../core/schema.ts';
 import { fwVersion } from '../core/version.ts';
 import type { FwDatabase } from './database.ts';
-import { ensureLiveCapture } from '../live/log.ts';
+import { ensureLiveCapture } from './live-capture.ts';
 import {
   INDEX_MARKER,
   LIVE_FUNCTIONS_MARKER,

@@ -8,7 +8,7 @@ import { until } from '../../e2e/support/until.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { action, liveQuery, query } from '../core/entries.ts';
-import { createOutboxWorker } from '../outbox/worker.ts';
+import { createOutboxWorker } from '../app/outbox-worker.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
 import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
 import { type AppDefinition } from '../core/app-definition.ts';

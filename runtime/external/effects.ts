@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
+import { enqueue } from '../db/outbox.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
-import { recordInvalidations } from '../live/log.ts';
+import { recordInvalidations } from '../db/live-capture.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import type { ManifestEffect, ManifestEntry } from '../core/external-manifest.ts';
 
@@ -93,18 +93,11 @@ export async function recordEffects(
   if (effects.length === 0) return;
   const tables = invalidatedTables(app, ref.entry);
   await db.transaction({ readOnly: false, auth: call.auth, traceId: call.traceId, label: `external ${ref.service}.${ref.entry.name} (effects)` }, async (trx) => {
-    await trx
-      .insertInto('_fw_outbox')
-      .values(
-        effects.map((effect) => ({
-          event: effect.name,
-          payload: sql`${JSON.stringify({ service: ref.service, entry: ref.entry.name, external: true })}::jsonb`,
-          tenant_id: call.auth.tenantId,
-          user_id: call.auth.userId,
-          trace_id: call.traceId,
-        })),
-      )
-      .execute();
+    await enqueue(
+      trx,
+      { tenantId: call.auth.tenantId, userId: call.auth.userId, traceId: call.traceId },
+      effects.map((effect) => ({ event: effect.name, payload: { service: ref.service, entry: ref.entry.name, external: true } })),
+    );
     await recordInvalidations(
       trx,
       tables.map((table) => ({ table, tenantId: app.schema.tables[table]?.tenantScoped ? call.auth.tenantId : null })),

@@ -1,7 +1,7 @@
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
-import { authorizePolicy } from '../entry/execute.ts';
+import { authorizePolicy } from '../entry/policy.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { assertExternalArgs } from './args-schema.ts';
 import { type BridgeLimits, type BridgeTarget, callExternal } from './bridge.ts';

@@ -1,12 +1,8 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { AiRuntime } from '../ai/ai-runtime.ts';
-import { createAutocommitKysely } from '../db/autocommit.ts';
-import type { FwDatabase } from '../db/database.ts';
-import { type Auth, type EndpointContext, type EntryDefinition, hasDeclaredArgs, isEndpointResponse } from '../core/entries.ts';
+import { type Auth, type EntryDefinition, isEndpointResponse } from '../core/entries.ts';
 import { FwError } from '../core/errors.ts';
-import { authorizePolicy } from '../entry/execute.ts';
-import { validateArgs } from '../core/validate-args.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
+import { type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 import { parseJsonBody, readBody } from './body.ts';
 
 /** An endpoint route matched against a request path. */
@@ -15,10 +11,13 @@ export interface EndpointMatch {
   methods: readonly string[];
   /** The endpoint for the request's method, with its params; absent when none serves that method. */
   entry?: EntryDefinition;
+  /** That endpoint's name. */
+  name?: string;
   params: Record<string, string>;
 }
 
 interface CompiledEndpoint {
+  name: string;
   entry: EntryDefinition;
   method: string;
   segments: string[];
@@ -26,9 +25,9 @@ interface CompiledEndpoint {
 
 /** Matches request paths to the app's endpoints; static segments win over params (`/api/t/new` before `/api/t/:id`). */
 export function createEndpointRouter(app: AppDefinition): (method: string, path: string) => EndpointMatch | null {
-  const endpoints: CompiledEndpoint[] = [...app.entries.values()]
-    .filter((e) => e.kind === 'endpoint')
-    .map((entry) => ({ entry, method: String(entry.options.method), segments: String(entry.options.path).slice(1).split('/') }));
+  const endpoints: CompiledEndpoint[] = [...app.entries]
+    .filter(([, e]) => e.kind === 'endpoint')
+    .map(([name, entry]) => ({ name, entry, method: String(entry.options.method), segments: String(entry.options.path).slice(1).split('/') }));
   if (endpoints.length === 0) return () => null;
 
   return (method, path) => {
@@ -42,7 +41,7 @@ export function createEndpointRouter(app: AppDefinition): (method: string, path:
     best.segments.forEach((s, i) => {
       if (s.startsWith(':')) params[s.slice(1)] = decode(parts[i]!);
     });
-    return { methods, entry: best.entry, params };
+    return { methods, entry: best.entry, name: best.name, params };
   };
 }
 
@@ -60,47 +59,44 @@ function decode(raw: string): string {
 }
 
 export interface EndpointCall {
-  app: AppDefinition;
-  db: FwDatabase;
-  ai: AiRuntime;
+  services: EntryServices;
+  /** The endpoint's name (its file name), for its span and errors about its SQL. */
+  name: string;
   auth: Auth;
   traceId: string;
   params: Record<string, string>;
   bodyLimit: number;
 }
 
-/** Runs one endpoint: policy, args (query or JSON body), handler; returns the reply to send. */
+/** Runs one endpoint through the entry pipeline: policy, then the args (query, or JSON body), then the handler; returns the reply to send. */
 export async function serveEndpoint(
   req: IncomingMessage,
   entry: EntryDefinition,
   call: EndpointCall,
 ): Promise<{ status: number; headers?: Record<string, string>; body?: unknown }> {
   const method = String(entry.options.method);
-  await authorizePolicy(call.app, entry.policy, call.auth, true, `${method} ${String(entry.options.path)}`);
   const query = queryObject(req.url ?? '/');
-  let raw: unknown = query;
-  if (method !== 'GET' && method !== 'DELETE') {
+  const readArgs = async (): Promise<unknown> => {
+    if (method === 'GET' || method === 'DELETE') return query;
     const body = await readBody(req, call.bodyLimit);
-    raw = body.length === 0 ? {} : parseJsonBody(body, req.headers['content-type']);
+    const raw: unknown = body.length === 0 ? {} : parseJsonBody(body, req.headers['content-type']);
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       throw new FwError('bad_request', 'The body must be a JSON object.', {
         diagnostics: [{ path: 'body', code: 'invalid_body', message: 'Expected a JSON object.' }],
       });
     }
-  }
-  const args = hasDeclaredArgs(entry) ? await validateArgs(entry.args, raw) : raw;
+    return raw;
+  };
   const { auth, traceId } = call;
-  const ctx: EndpointContext = {
-    // Statement-level, as the caller: an endpoint may call models, which must not hold a transaction open.
-    db: createAutocommitKysely(call.db, { auth, traceId, label: `endpoint ${req.method ?? 'GET'} ${String(entry.options.path)}` }),
+  const result = await invokeEntry(call.services, entry, {
+    name: call.name,
     auth,
     traceId,
-    params: call.params,
-    query,
-    headers: safeHeaders(req.headers),
-    ...call.ai.context({ auth, traceId }),
-  };
-  const result = await entry.handler(ctx, args);
+    external: true,
+    readArgs,
+    what: `${method} ${String(entry.options.path)}`,
+    context: { params: call.params, query, headers: safeHeaders(req.headers) },
+  });
   if (isEndpointResponse(result)) {
     return { status: result.status, headers: { ...result.headers }, ...(result.body === undefined ? {} : { body: result.body }) };
   }

@@ -8,14 +8,16 @@ import type { Auth, EntryDefinition } from '../core/entry-types.ts';
 import { printable, printableFrames } from '../core/printable.ts';
 import { publicError } from '../core/public-error.ts';
 import { FwError, toFwError } from '../core/errors.ts';
-import { authorizePolicy, callEntry } from '../entry/execute.ts';
+import { invokeEntry } from '../entry/pipeline.ts';
+import { allowedBy } from '../entry/policy.ts';
+import { assembleEntryServices } from '../app/entry-services.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
 import { recordRequest } from '../telemetry/metrics.ts';
 import { entryRoute } from '../core/entry-routes.ts';
 import { fwVersion } from '../core/version.ts';
 import type { LiveHub } from '../live/hub.ts';
-import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
+import type { AiRuntimeOptions } from '../ai/ai-runtime.ts';
 import type { BridgeLimits } from '../external/bridge.ts';
 import { callExternalEntry, findExternalEntry } from '../external/services.ts';
 import { ADMIN_PREFIX, hasAdminToken, serveAdmin } from './admin-routes.ts';
@@ -69,7 +71,7 @@ type Route =
   | { kind: 'agent-run' | 'agent-chat'; methods: readonly string[] }
   | { kind: 'external'; methods: readonly string[]; service: string; entryKind: 'command' | 'query'; name: string }
   | { kind: 'health' | 'entries' | 'live-multiplexed'; methods: readonly string[] }
-  | { kind: 'endpoint'; methods: readonly string[]; entry?: EntryDefinition; params: Record<string, string> };
+  | { kind: 'endpoint'; methods: readonly string[]; entry?: EntryDefinition; name?: string; params: Record<string, string> };
 
 function matchRoute(path: string): Route | null {
   if (path === '/health') return { kind: 'health', methods: ['GET', 'HEAD'] };
@@ -129,7 +131,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     return match && { kind: 'endpoint', ...match };
   };
 
-  const ai: AiRuntime = createAiRuntime({ ...options.ai, app, db });
+  const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: process.env.FW_TRACE_TENANT === '1' });
 
   const liveHub = (): LiveHub => {
     if (!options.live) throw new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntimeHandler({ live: createLiveHub(db) })).');
@@ -212,7 +214,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       case 'endpoint': {
         // The method check above guarantees an endpoint for this method.
         const { auth } = await authenticate(req);
-        return serveEndpoint(req, route.entry!, { app, db, ai, auth, traceId, params: route.params, bodyLimit });
+        return serveEndpoint(req, route.entry!, { services, name: route.name!, auth, traceId, params: route.params, bodyLimit });
       }
       case 'entry': {
         const { auth } = await authenticate(req);
@@ -223,9 +225,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
             diagnostics: [{ path: 'url', code: 'unknown_entry', message: options.dev ? `Known: ${knownNames(app, route.prefix)}` : 'No such entry.' }],
           });
         }
-        const body = await readBody(req, bodyLimit);
-        const args = parseArgsEnvelope(body, req.headers['content-type']);
-        const result = await callEntry(app, db, entry, { auth, traceId, args, external: true, name: route.name });
+        const readArgs = async () => parseArgsEnvelope(await readBody(req, bodyLimit), req.headers['content-type']);
+        const result = await invokeEntry(services, entry, { name: route.name, auth, traceId, external: true, readArgs });
         return { status: 200, body: { ok: true, result: result === undefined ? null : result, traceId } };
       }
     }
@@ -327,12 +328,7 @@ async function callableEntries(app: AppDefinition, auth: Auth) {
     listEntries(app).map(async (listed) => {
       const entry = app.entries.get(listed.name)!;
       if (!listed.route && entry.kind !== 'liveQuery') return undefined;
-      try {
-        await authorizePolicy(app, entry.policy, auth, true, listed.name);
-        return listed;
-      } catch {
-        return undefined;
-      }
+      return (await allowedBy(app, entry.policy, auth, true)) ? listed : undefined;
     }),
   );
   return admitted.filter((listed) => listed !== undefined);

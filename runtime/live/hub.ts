@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth, EntryDefinition } from '../core/entry-types.ts';
 import { FwError, toFwError } from '../core/errors.ts';
-import { admitCall, runEntry, runReadOnlyIn } from '../entry/execute.ts';
+import { admitEntry, invokeEntry } from '../entry/pipeline.ts';
 import { resolveTraceId } from '../core/trace.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { checkResume, type Invalidation, pruneInvalidations } from './log.ts';
@@ -631,8 +631,9 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       recordRerun(group.name, changed, wokenByWriteAtMs);
     };
     try {
-      const run = { auth: group.auth, traceId, args: group.args, plugins: [recorder], onReadResult: deliver, name: group.name };
-      const result = shared ? await runReadOnlyIn(shared, group.entry, run) : await runEntry(db, group.entry, run);
+      // Admitted at subscribe (and again when the app reloads): a rerun goes straight to the handler.
+      const run = { name: group.name, auth: group.auth, traceId, external: true, args: group.args, admitted: true, span: false, plugins: [recorder], onReadResult: deliver, ...(shared ? { within: shared } : {}) };
+      const result = await invokeEntry({ app: app!, db }, group.entry, run);
       if (!delivered) deliver(result);
     } catch (thrown) {
       if (shared && !delivered) throw thrown;
@@ -786,7 +787,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
           diagnostics: [{ path: 'name', code: 'unknown_entry', message: options.dev ? `Known liveQueries: ${known.join(', ') || '(none)'}` : 'No such liveQuery.' }],
         });
       }
-      const args = await admitCall(app, entry, { auth: request.auth, traceId: request.traceId, args: request.args, external: true });
+      const args = await admitEntry({ app, db }, entry, { name: request.name, auth: request.auth, traceId: request.traceId, args: request.args, external: true });
       await codecReady;
       const key = groupKey(request.name, canonicalJson(request.args), request.auth);
       const caller = callerKey(request.auth, request.clientAddress);
@@ -910,7 +911,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       for (const group of [...groups.values()]) {
         const entry = next.entries.get(group.name);
         const readmit = entry && entry.kind === 'liveQuery'
-          ? admitCall(next, entry, { auth: group.auth, traceId: resolveTraceId(undefined), args: group.rawArgs, external: true })
+          ? admitEntry({ app: next, db }, entry, { name: group.name, auth: group.auth, traceId: resolveTraceId(undefined), args: group.rawArgs, external: true })
           : Promise.reject(new FwError('not_found', `liveQuery "${group.name}" no longer exists.`));
         readmit.then(
           (args) => {

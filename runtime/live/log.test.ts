@@ -6,17 +6,8 @@ import type { Auth } from '../core/entry-types.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, migrationStatus, planMigration } from '../db/migrate.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
-import {
-  checkResume,
-  initialCursor,
-  listInvalidations,
-  logBounds,
-  pruneInvalidations,
-  readInvalidations,
-  recordInvalidations,
-  type Invalidation,
-  type LogCursor,
-} from './log.ts';
+import { checkResume, initialCursor, listInvalidations, logBounds, pruneInvalidations, readInvalidations, type Invalidation, type LogCursor } from './log.ts';
+import { recordInvalidations } from '../db/live-capture.ts';
 
 if (!testDatabaseUrl) console.warn('log.test.ts: FW_TEST_DATABASE_URL is not set, so the PostgreSQL suites are skipped (PGlite runs).');
 

@@ -13,12 +13,8 @@
  *   for (const row of read.rows) console.log(row.revision, row.table, row.tenantId);
  */
 import { sql, type Kysely } from 'kysely';
-import type { Schema } from '../core/schema.ts';
-import { capturedColumns, type ChangedValues } from './read-set.ts';
-import { LIVE_LOG_TABLE, LIVE_REVISION_SEQUENCE, LIVE_STATE_TABLE, LIVE_TRIGGER_PREFIX, PUBLIC, liveTriggers } from '../db/ddl.ts';
-
-/** The NOTIFY channel the capture signals on (payload empty: it only says "read the log"). */
-export const LIVE_CHANNEL = 'fw_live';
+import type { ChangedValues } from './read-set.ts';
+import { LIVE_LOG_TABLE, LIVE_REVISION_SEQUENCE, LIVE_STATE_TABLE } from '../db/ddl.ts';
 
 const log = sql.raw(`"public"."${LIVE_LOG_TABLE}"`);
 const state = sql.raw(`"public"."${LIVE_STATE_TABLE}"`);
@@ -87,63 +83,6 @@ export interface LogBounds {
   oldestRetainedRevision: number | null;
   /** Resumes from below this revision are reset (see `pruneInvalidations`). */
   prunedThrough: number;
-}
-
-// ---- capture ----
-
-/**
- * Creates the capture triggers that are missing on the declared tables (4 per table: insert, update,
- * delete, truncate; see `liveTriggers` in db/ddl.ts). Idempotent; a trigger whose arguments no longer
- * match the table (tenant-scoped or not, the columns whose values it records) is replaced. Tables that do not exist are skipped.
- * Needs the functions `ensureSystemTables` creates; `applyMigration` calls this in its transaction.
- *
- * @returns the triggers created, as `table.trigger`
- */
-export async function ensureLiveCapture(conn: Kysely<any>, schema: Schema): Promise<string[]> {
-  const declared = Object.keys(schema.tables);
-  if (declared.length === 0) return [];
-  const tables = await sql<{ name: string }>`
-    select c.relname::text as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${PUBLIC} and c.relkind = 'r' and c.relname = any(${declared}::text[])`.execute(conn);
-  const triggers = await sql<{ table: string; name: string; args: string }>`
-    select c.relname::text as table, t.tgname::text as name, encode(t.tgargs, 'hex') as args
-    from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${PUBLIC} and not t.tgisinternal and starts_with(t.tgname::text, ${LIVE_TRIGGER_PREFIX})
-      and c.relname = any(${declared}::text[])`.execute(conn);
-  const existing = new Map(triggers.rows.map((row) => [`${row.table}.${row.name}`, row.args]));
-  const created: string[] = [];
-  for (const { name: table } of tables.rows) {
-    for (const trigger of liveTriggers(PUBLIC, table, schema.tables[table]!.tenantScoped, capturedColumns(schema, table))) {
-      const key = `${table}.${trigger.name}`;
-      const args = existing.get(key);
-      if (args === Buffer.from(trigger.args).toString('hex')) continue;
-      if (args !== undefined) await sql.raw(`drop trigger "${trigger.name}" on "${PUBLIC}"."${table.replaceAll('"', '""')}"`).execute(conn);
-      await sql.raw(trigger.sql).execute(conn);
-      created.push(key);
-    }
-  }
-  return created;
-}
-
-/**
- * Records invalidations for writes that are not table writes (e.g. an external service with declared
- * effects), exactly like the triggers do: deduplicated per transaction x table x tenant, with a
- * `NOTIFY fw_live` at commit. Call it inside the writing transaction of a request (it goes through the
- * SECURITY DEFINER function `_fw_live_record_request`: a verified identity, its own tenant or none); it
- * cannot run in a read-only one.
- *
- * @example
- *   await recordInvalidations(ctx.db, [{ table: 'tickets', tenantId: ctx.auth.tenantId }]);
- */
-export async function recordInvalidations(conn: Kysely<any>, rows: ReadonlyArray<{ table: string; tenantId: string | null }>): Promise<void> {
-  if (rows.length === 0) return;
-  for (const row of rows) {
-    if (typeof row.table !== 'string' || row.table === '') throw new TypeError('fw: recordInvalidations needs a table name for every row.');
-  }
-  const payload = JSON.stringify(rows.map((row) => ({ t: row.table, n: row.tenantId ?? null })));
-  await sql`
-    select "public"."_fw_live_record_request"(r.t, r.n)
-    from json_to_recordset(${payload}::json) as r(t text, n uuid)`.execute(conn);
 }
 
 // ---- reading ----

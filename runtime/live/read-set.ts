@@ -26,6 +26,7 @@
  */
 import type { OperationNode } from 'kysely';
 import type { ColumnKind, Schema } from '../core/schema.ts';
+import { CAPTURED_KINDS } from '../db/live-capture.ts';
 
 /** A value in its canonical text form (`to_jsonb(row) ->> column`); null is SQL NULL. */
 export type CapturedValue = string | null;
@@ -51,22 +52,10 @@ export type ReadSet = ReadonlyMap<string, readonly Access[]>;
  */
 export type ChangedValues = Readonly<Record<string, readonly CapturedValue[] | null>> | null;
 
-/** The column kinds whose values the capture triggers record, and conditions may name. */
-export const CAPTURED_KINDS: ReadonlySet<ColumnKind> = new Set<ColumnKind>(['uuid', 'text', 'enum', 'integer', 'bigint', 'boolean']);
-
 /** Distinct values kept per condition or per captured column before it becomes "any value". */
 export const MAX_VALUES = 32;
 /** Accesses kept per table before the table counts as read whole (bounds matching work per group). */
 const MAX_ACCESSES = 16;
-
-/** The columns of `table` whose changes the capture triggers record (db/ddl.ts `liveTriggers`). */
-export function capturedColumns(schema: Schema, table: string): string[] {
-  const columns = schema.tables[table]?.columns ?? {};
-  return Object.entries(columns)
-    .filter(([, column]) => CAPTURED_KINDS.has(column.spec.kind))
-    .map(([name]) => name)
-    .sort();
-}
 
 /** Whether a change (old or new images of one table × tenant) can touch a row of one of the accesses. */
 export function readSetMatches(accesses: readonly Access[] | undefined, changes: ChangedValues): boolean {

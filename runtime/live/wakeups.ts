@@ -24,7 +24,7 @@
 import type pg from 'pg';
 import { CompiledQuery } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
-import { LIVE_CHANNEL } from './log.ts';
+import { LIVE_CHANNEL } from '../db/live-capture.ts';
 import { printable } from '../core/printable.ts';
 
 export type WakeReason = 'notify' | 'poll' | 'reconnect';

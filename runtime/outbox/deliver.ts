@@ -1,14 +1,9 @@
-import { inSpan } from '../telemetry/tracing.ts';
-import type { AiRuntime } from '../ai/ai-runtime.ts';
-import { createAutocommitKysely } from '../db/autocommit.ts';
-import type { FwDatabase } from '../db/database.ts';
-import type { ActionContext, Auth, EntryDefinition } from '../core/entries.ts';
-import { isFwError } from '../core/errors.ts';
-import { validateArgs } from '../core/validate-args.ts';
-import { resolveTraceId } from '../core/trace.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { insertStartRows, planEventStarts } from '../workflows/start.ts';
-import type { OutboxRow } from './store.ts';
+import type { ActionEvent } from '../core/entries.ts';
+import type { Auth, EntryDefinition } from '../core/entry-types.ts';
+import { resolveTraceId } from '../core/trace.ts';
+import { type DeliveryResult, failedDelivery, type OutboxRow } from '../db/outbox.ts';
+import { admitEntry, type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 
 export interface ActionBinding {
   name: string;
@@ -30,12 +25,6 @@ export function actionsByEvent(app: AppDefinition): Map<string, ActionBinding[]>
   return byEvent;
 }
 
-/** What running one row's actions came to; `permanent` failures are not worth retrying. */
-export type DeliveryResult = { ok: true; note?: string } | { ok: false; permanent: boolean; message: string; action: string; error: unknown };
-
-/** The longest `last_error` kept: a message, never a stack. */
-export const MAX_ERROR_LENGTH = 1000;
-
 /** What listens for one event: actions to run, and workflows to start (by name). */
 export interface EventListeners {
   actions: readonly ActionBinding[];
@@ -43,63 +32,51 @@ export interface EventListeners {
 }
 
 /**
- * Starts the workflows listening for the row's event (once per event, however often it is delivered),
- * then runs every action listening for it, one after the other, as the event's user and tenant (auth
- * kind `system`), with the payload validated against each action's args first. The first action that
+ * Starts the workflows listening for the row's event (once per event, however often it is delivered:
+ * `startWorkflows` is given by whoever assembled the worker), then runs every action listening for it,
+ * one after the other, through the entry pipeline as the event's user and tenant (auth kind `system`),
+ * every action's args validated against the payload before the first one runs. The first action that
  * throws ends the attempt: the event is retried as a whole, so each action must be idempotent
  * (`ctx.event.idempotencyKey`).
  */
 export async function deliverRow(
+  services: EntryServices,
   row: OutboxRow,
   listeners: EventListeners,
-  services: { app: AppDefinition; db: FwDatabase; ai: AiRuntime },
+  startWorkflows: (row: OutboxRow, names: readonly string[]) => Promise<void>,
 ): Promise<DeliveryResult> {
   const { actions, workflows } = listeners;
   if (actions.length === 0 && workflows.length === 0) {
     return { ok: true, note: `No action or workflow listens for "${row.event}"; delivered without running anything.` };
   }
   if (workflows.length > 0) {
-    const names = workflows.join(', ');
-    let starts;
     try {
-      starts = await planEventStarts(services.app, row, workflows);
+      await startWorkflows(row, workflows);
     } catch (error) {
-      return { ok: false, permanent: true, action: names, error, message: errorMessage(names, error) };
+      return failedDelivery(workflows.join(', '), error, true);
     }
-    await insertStartRows(services.db.admin, starts, row);
   }
   const auth: Auth = { kind: 'system', userId: row.userId, tenantId: row.tenantId, role: null };
   const traceId = row.traceId || resolveTraceId(undefined);
+  const event: ActionEvent = { name: row.event, payload: row.payload, id: row.id, idempotencyKey: row.idempotencyKey, attempt: row.attempts };
+  // An event emitted without a payload is stored as null; it stands for no args, like an absent HTTP body.
+  const call = (name: string) => ({ name, auth, traceId, external: false, args: row.payload ?? {}, context: { event } });
 
+  // Every action's args first: a payload one of them refuses is a permanent failure, before any has run.
   const argsByAction: unknown[] = [];
   for (const { name, entry } of actions) {
     try {
-      // An event emitted without a payload is stored as null; it stands for no args, like an absent HTTP body.
-      argsByAction.push(await validateArgs(entry.args, row.payload ?? {}));
+      argsByAction.push(await admitEntry(services, entry, call(name)));
     } catch (error) {
-      return { ok: false, permanent: true, action: name, error, message: errorMessage(name, error) };
+      return failedDelivery(name, error, true);
     }
   }
-
   for (const [index, { name, entry }] of actions.entries()) {
-    const ctx: ActionContext = {
-      db: createAutocommitKysely(services.db, { auth, traceId, label: `action ${name}` }),
-      auth,
-      traceId,
-      event: { name: row.event, payload: row.payload, id: row.id, idempotencyKey: row.idempotencyKey, attempt: row.attempts },
-      ...services.ai.context({ auth, traceId }),
-    };
     try {
-      await inSpan(`fw.action ${name}`, { attributes: { 'fw.entry': name, 'fw.entry.kind': 'action', 'fw.event': row.event } }, async () => entry.handler(ctx, argsByAction[index]));
+      await invokeEntry(services, entry, { ...call(name), args: argsByAction[index], admitted: true });
     } catch (error) {
-      return { ok: false, permanent: false, action: name, error, message: errorMessage(name, error) };
+      return failedDelivery(name, error, false);
     }
   }
   return { ok: true };
-}
-
-function errorMessage(action: string, error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const code = isFwError(error) ? ` (${error.code})` : '';
-  return `${action}${code}: ${message.trim()}`.slice(0, MAX_ERROR_LENGTH);
 }

@@ -7,12 +7,13 @@ import type { FwDatabase } from '../db/database.ts';
 import { systemTables } from '../db/ddl.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { type ActionEvent, action, type Auth, command, liveQuery } from '../core/entries.ts';
-import { callEntry } from '../entry/execute.ts';
+import { callEntry } from '../app/call-entry.ts';
 import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { backoffDelay, resolveBackoff } from './backoff.ts';
-import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from './worker.ts';
+import { createOutboxWorker, type OutboxWorkerOptions } from '../app/outbox-worker.ts';
+import { type OutboxWorker } from './worker.ts';
 import { until } from '../../e2e/support/until.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';

@@ -1,22 +1,27 @@
-import { inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
-import type { FwDatabase } from '../db/database.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { type BackoffOptions, backoffDelay, resolveBackoff } from './backoff.ts';
-import { runWorkflowAttempt } from '../workflows/engine.ts';
-import { isWorkflowEvent, workflowOfEvent, workflowsOn } from '../workflows/start.ts';
-import { settleFailedRun } from '../workflows/store.ts';
-import { type ActionBinding, actionsByEvent, deliverRow, type DeliveryResult, MAX_ERROR_LENGTH } from './deliver.ts';
-import { claimRows, type DeliveryOutcome, finishDelivery, type OutboxRow, releaseLeases, renewLeases } from './store.ts';
 import { printable } from '../core/printable.ts';
+import type { FwDatabase } from '../db/database.ts';
+import { type DeliveryResult, MAX_ERROR_LENGTH, type OutboxRow } from '../db/outbox.ts';
+import { inSpan, SpanKind } from '../telemetry/tracing.ts';
+import { type BackoffOptions, backoffDelay, resolveBackoff } from './backoff.ts';
+import { claimRows, type DeliveryOutcome, finishDelivery, releaseLeases, renewLeases } from './store.ts';
 
-export interface OutboxWorkerOptions {
-  app: AppDefinition;
-  db: FwDatabase;
-  /** Models and settings of `ctx.ai` / `ctx.agent` in actions (default: as `createAiRuntime` decides from the environment). */
-  ai?: Omit<AiRuntimeOptions, 'app' | 'db'>;
+/**
+ * What the worker runs for a row: given by whoever assembled it (the actions listening for an event,
+ * a workflow run), so the queue knows nothing of either.
+ */
+export interface RowDelivery {
+  /** What runs for the row, by name (outcomes and logs). */
+  names(row: OutboxRow): string[];
+  deliver(row: OutboxRow): Promise<DeliveryResult>;
+  /** After a failed attempt's outcome is written: `retrying`, or `failed` once the row is dead. */
+  failed?(row: OutboxRow, status: 'retrying' | 'failed', error: string): Promise<void>;
+}
+
+/** How the worker claims, retries and gives up (every field has a default). */
+export interface DeliveryWorkerSettings {
   /** Names this worker in `lease_owner` (default `host:pid:random`). */
   workerId?: string;
   /** Rows delivered at once (default 10): a claim takes at most this many minus those still running. */
@@ -33,6 +38,13 @@ export interface OutboxWorkerOptions {
   onError?: (error: unknown, context: OutboxErrorContext) => void;
   /** Every row's outcome, e.g. for logs. */
   onOutcome?: (outcome: OutboxOutcome) => void;
+}
+
+export interface DeliveryWorkerOptions extends DeliveryWorkerSettings {
+  app: AppDefinition;
+  db: FwDatabase;
+  /** What to run for a row of `app` (called again for every `setApp`). */
+  deliveryFor: (app: AppDefinition) => RowDelivery;
 }
 
 export interface OutboxErrorContext {
@@ -96,18 +108,12 @@ export interface OutboxWorker {
 }
 
 /**
- * The outbox worker: delivers the events commands emit (`_fw_outbox`) to the actions listening `on`
- * them, after the command committed. At-least-once: a row is claimed with a lease, its actions run,
- * and only then is it marked `delivered`; a failure is retried with backoff until `maxAttempts`, then
- * the row is `dead` with its last error. Any number of workers may share one database.
- *
- * @example
- *   const worker = createOutboxWorker({ app, db });
- *   worker.start();
- *   // …
- *   await worker.stop();
+ * The outbox's delivery loop: claims due rows (`_fw_outbox`) with a lease, runs what `deliveryFor`
+ * says for each, and only then marks it `delivered`; a failure is retried with backoff until
+ * `maxAttempts`, then the row is `dead` with its last error. At-least-once; any number of workers may
+ * share one database. Apps get it assembled with their actions and workflows as `createOutboxWorker`.
  */
-export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
+export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWorker {
   const { db } = options;
   const workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const batchSize = wholeNumber('batchSize', options.batchSize ?? 10, 1);
@@ -117,13 +123,9 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const backoff = resolveBackoff(options.backoff);
   const onError = options.onError ?? reportToStderr;
 
-  let app: AppDefinition;
-  let actions: Map<string, ActionBinding[]>;
-  let ai: AiRuntime;
+  let delivery: RowDelivery;
   const setApp = (next: AppDefinition) => {
-    app = next;
-    actions = actionsByEvent(next);
-    ai = createAiRuntime({ ...options.ai, app: next, db });
+    delivery = options.deliveryFor(next);
   };
   setApp(options.app);
 
@@ -180,17 +182,14 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   }
 
   async function deliverTraced(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
-    const workflowRun = isWorkflowEvent(row.event);
-    const bindings = workflowRun ? [] : (actions.get(row.event) ?? []);
-    const starts = workflowRun ? [] : workflowsOn(app, row.event);
-    const names = workflowRun ? [workflowOfEvent(row.event)] : [...bindings.map((b) => b.name), ...starts];
+    const current = delivery;
+    const names = current.names(row);
     let outcome: DeliveryOutcome;
     if (row.attempts > maxAttempts) {
       // The last attempt's worker stopped mid-delivery (the lease expired): nothing is left to try.
       outcome = { kind: 'dead', error: `Attempt ${maxAttempts} of ${maxAttempts} did not finish: its worker stopped mid-delivery.` };
     } else {
-      const attempt = workflowRun ? runWorkflowAttempt(row, { app, db, ai }) : deliverRow(row, { actions: bindings, workflows: starts }, { app, db, ai });
-      const result: DeliveryResult = await attempt.catch((error: unknown) => ({
+      const result: DeliveryResult = await current.deliver(row).catch((error: unknown) => ({
         ok: false as const,
         permanent: false,
         action: '(worker)',
@@ -214,8 +213,10 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       report(error, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId });
       return undefined; // The lease runs out and the row is delivered again.
     }
-    if (written && workflowRun && outcome.kind !== 'delivered') {
-      await settleRun(row, outcome.kind === 'retry' ? 'retrying' : 'failed', outcome.error);
+    if (written && outcome.kind !== 'delivered' && current.failed) {
+      await current.failed(row, outcome.kind === 'retry' ? 'retrying' : 'failed', outcome.error).catch((error: unknown) =>
+        report(error, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId }),
+      );
     }
     const kind = written ? outcome.kind : 'lease-lost';
     totals[kind === 'delivered' ? 'delivered' : kind === 'retry' ? 'retried' : kind === 'dead' ? 'dead' : 'leaseLost']++;
@@ -231,14 +232,6 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       ...(outcome.kind === 'retry' && written ? { delayMs: outcome.delayMs } : {}),
     });
     return kind;
-  }
-
-  /** A workflow run's state follows its start row: `retrying` while the outbox retries it, `failed` once dead. */
-  async function settleRun(row: OutboxRow, status: 'retrying' | 'failed', error: string): Promise<void> {
-    const runId = (row.payload as { runId?: unknown } | null)?.runId;
-    if (typeof runId !== 'string') return;
-    const run = { runId, workflow: workflowOfEvent(row.event), outboxId: row.id, attempt: row.attempts, tenantId: row.tenantId, userId: row.userId, traceId: row.traceId };
-    await settleFailedRun(db.admin, run, { status, error }).catch((e: unknown) => report(e, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId }));
   }
 
   function track(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {

@@ -1,6 +1,6 @@
 /**
  * fw's metrics, on `@opentelemetry/api` alone like its spans (tracing.ts): instruments are the API's
- * made when `startTelemetry` registers a meter provider (and observeRuntime must come after it), and
+ * made when `startTelemetry` registers a meter provider (and registerRuntimeGauges must come after it), and
  * with metrics off every recording here is one check of a variable.
  *
  * | metric | kind | attributes |
@@ -13,9 +13,6 @@
  * | `fw.db.pool.connections` | gauge | `fw.db.pool` (`owner`, `requests`), `state` (`used`, `idle`, `waiting`) |
  */
 import { type Attributes, metrics } from '@opentelemetry/api';
-import type { Kysely } from 'kysely';
-import type { PoolUsage } from '../db/database.ts';
-import { outboxOverview } from '../outbox/overview.ts';
 import { fwVersion } from '../core/version.ts';
 
 // OpenTelemetry's metrics API has no proxy meter: a meter taken before a provider is registered stays a
@@ -57,19 +54,21 @@ export function recordRerun(query: string, changed: boolean, writtenAtMs: number
   if (changed && writtenAtMs !== undefined) instruments.liveLag.record(Math.max(0, Date.now() - writtenAtMs) / 1000, { 'fw.live.query': query });
 }
 
-/** What the gauges read of one runtime, each time the exporter collects. */
-export interface ObservedRuntime {
-  /** The database: its pools, and the outbox in it. */
-  db: { admin: Kysely<any>; pools(): PoolUsage[] };
+/** What the gauges read of one runtime, each time the exporter collects (given by whoever assembled it). */
+export interface GaugeSources {
+  /** The database's pools. */
+  pools(): ReadonlyArray<{ pool: string; used: number; idle: number; waiting: number }>;
   /** The live hub, where the process serves live queries. */
   live?: { status(): { connections: number; subscriptions: number; groups: number } };
+  /** The outbox: rows waiting, and when the oldest was written (ISO 8601); undefined when it cannot tell now. */
+  outbox(): Promise<{ pending: number; oldestPendingAt: string | null } | undefined>;
 }
 
 /**
  * Registers the gauges of one runtime (its live hub, outbox and pools); returns the function that
  * removes them (when the runtime closes). A source that fails to answer skips that collection.
  */
-export function observeRuntime(runtime: ObservedRuntime): () => void {
+export function registerRuntimeGauges(runtime: GaugeSources): () => void {
   if (!instruments) return () => {};
   const { meter } = instruments;
   const connections = meter.createObservableGauge('fw.live.connections', { description: 'Open live streams.' });
@@ -86,13 +85,13 @@ export function observeRuntime(runtime: ObservedRuntime): () => void {
       result.observe(subscriptions, live.subscriptions);
       result.observe(groups, live.groups);
     }
-    for (const p of runtime.db.pools()) {
+    for (const p of runtime.pools()) {
       for (const state of ['used', 'idle', 'waiting'] as const) result.observe(pool, p[state], { 'fw.db.pool': p.pool, state });
     }
-    const outbox = await outboxOverview(runtime.db.admin, { deadLimit: 0 }).catch(() => undefined);
+    const outbox = await runtime.outbox().catch(() => undefined);
     if (outbox) {
-      result.observe(pending, outbox.counts.pending);
-      const since = outbox.oldestPending ? Date.parse(outbox.oldestPending.createdAt) : Date.now();
+      result.observe(pending, outbox.pending);
+      const since = outbox.oldestPendingAt ? Date.parse(outbox.oldestPendingAt) : Date.now();
       result.observe(oldest, Math.max(0, Date.now() - since) / 1000);
     }
   };

@@ -6,11 +6,12 @@
  * delivery, a repeated idempotency key) starts nothing new.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
-import type { Auth, EntryDefinition } from '../core/entry-types.ts';
+import type { Kysely } from 'kysely';
+import type { EntryDefinition } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import { validateArgs } from '../core/validate-args.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
+import { enqueue, type OutboxEntry, type OutboxRow } from '../db/outbox.ts';
 
 export const WORKFLOW_EVENT_PREFIX = 'fw.workflow:';
 
@@ -33,11 +34,12 @@ export interface WorkflowStartPayload {
   args: unknown;
 }
 
-/** An outbox row that starts one run. */
-export interface WorkflowStartRow {
+/** The outbox row that starts one run, and the run's id. */
+export interface WorkflowStart extends OutboxEntry {
   event: string;
   payload: WorkflowStartPayload;
   idempotencyKey: string;
+  runId: string;
 }
 
 /**
@@ -63,7 +65,7 @@ export function findWorkflow(app: AppDefinition, name: string): EntryDefinition<
  * Plans a start: checks the workflow exists and the args pass its schema now (so the starting command
  * fails, rather than the run later), and names the run.
  */
-export async function planWorkflowStart(app: AppDefinition, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStartRow> {
+export async function planWorkflowStart(app: AppDefinition, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStart> {
   if (typeof name !== 'string' || name.length === 0) throw new TypeError('ctx.startWorkflow(workflow, args): workflow must be the workflow’s name, e.g. ctx.startWorkflow(\'onboard\', { … }).');
   const key = options.idempotencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 200)) {
@@ -77,7 +79,7 @@ export async function planWorkflowStart(app: AppDefinition, name: unknown, args:
     throw new FwError('internal', `ctx.startWorkflow('${name}'): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const runId = workflowRunId(name, key as string | undefined);
-  return { event: `${WORKFLOW_EVENT_PREFIX}${name}`, payload: { runId, args: given }, idempotencyKey: runOutboxKey(runId) };
+  return { event: `${WORKFLOW_EVENT_PREFIX}${name}`, payload: { runId, args: given }, idempotencyKey: runOutboxKey(runId), runId };
 }
 
 /** The workflows that start on `event`, by name. */
@@ -89,39 +91,13 @@ export function workflowsOn(app: AppDefinition, event: string): string[] {
 }
 
 /**
- * The start rows of the workflows listening `on` a delivered event: one run per event and workflow,
- * whose id comes from the event's idempotency key, so a redelivery names the same runs. Throws when
- * a workflow refuses the payload (retrying cannot fix that).
+ * Starts the workflows listening `on` a delivered event: one run per event and workflow, whose id
+ * comes from the event's idempotency key, so a redelivery names the same runs and starts nothing new.
+ * Written as the owner (the worker). Throws before writing anything when a workflow refuses the
+ * payload (retrying cannot fix that).
  */
-export async function planEventStarts(app: AppDefinition, event: { payload: unknown; idempotencyKey: string }, names: readonly string[]): Promise<WorkflowStartRow[]> {
-  const rows: WorkflowStartRow[] = [];
-  for (const name of names) rows.push(await planWorkflowStart(app, name, event.payload ?? {}, { idempotencyKey: `event:${event.idempotencyKey}` }));
-  return rows;
-}
-
-/** Writes start rows (as the owner, from the worker); a row whose run exists already is skipped. */
-export async function insertStartRows(admin: Kysely<any>, rows: readonly WorkflowStartRow[], caller: { tenantId: string | null; userId: string | null; traceId: string | null }): Promise<void> {
-  if (rows.length === 0) return;
-  await admin
-    .insertInto('_fw_outbox')
-    .values(rows.map((row) => outboxValues(row, caller)))
-    .onConflict((oc) => oc.doNothing())
-    .execute();
-}
-
-/** The `_fw_outbox` values of a start row. */
-export function outboxValues(row: WorkflowStartRow, caller: { tenantId: string | null; userId: string | null; traceId: string | null }) {
-  return {
-    event: row.event,
-    payload: sql`${JSON.stringify(row.payload)}::jsonb`,
-    tenant_id: caller.tenantId,
-    user_id: caller.userId,
-    trace_id: caller.traceId,
-    idempotency_key: row.idempotencyKey,
-  };
-}
-
-/** The caller of a start row, from the command's auth. */
-export function callerOf(auth: Auth, traceId: string) {
-  return { tenantId: auth.tenantId, userId: auth.userId, traceId };
+export async function startEventWorkflows(admin: Kysely<any>, app: AppDefinition, row: OutboxRow, names: readonly string[]): Promise<void> {
+  const starts: WorkflowStart[] = [];
+  for (const name of names) starts.push(await planWorkflowStart(app, name, row.payload ?? {}, { idempotencyKey: `event:${row.idempotencyKey}` }));
+  await enqueue(admin, { tenantId: row.tenantId, userId: row.userId, traceId: row.traceId }, starts.map(({ runId: _, ...start }) => start));
 }

@@ -6,9 +6,10 @@ import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { type Auth, command, workflow } from '../core/entries.ts';
-import { callEntry } from '../entry/execute.ts';
+import { callEntry } from '../app/call-entry.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
-import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../outbox/worker.ts';
+import { createOutboxWorker, type OutboxWorkerOptions } from '../app/outbox-worker.ts';
+import { type OutboxWorker } from '../outbox/worker.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { workflowRunId } from './start.ts';

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import type { FwDatabase } from '../../runtime/db/database.ts';
-import { createOutboxWorker, type OutboxWorker, type OutboxWorkerOptions } from '../../runtime/outbox/worker.ts';
+import { createOutboxWorker, type OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
+import { type OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
-import { observeRuntime } from '../../runtime/telemetry/metrics.ts';
+import { observeRuntime } from '../../runtime/app/observe-runtime.ts';
 import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 

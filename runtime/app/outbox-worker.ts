@@ -1,0 +1,55 @@
+import type { AppDefinition } from '../core/app-definition.ts';
+import type { FwDatabase } from '../db/database.ts';
+import { actionsByEvent, deliverRow } from '../outbox/deliver.ts';
+import { createDeliveryWorker, type DeliveryWorkerSettings, type OutboxWorker, type RowDelivery } from '../outbox/worker.ts';
+import { runWorkflowAttempt, settleWorkflowRun } from '../workflows/engine.ts';
+import { isWorkflowEvent, startEventWorkflows, workflowOfEvent, workflowsOn } from '../workflows/start.ts';
+import type { EntryServices } from '../entry/pipeline.ts';
+import { assembleEntryServices, type EntryServicesOptions } from './entry-services.ts';
+
+export interface OutboxWorkerOptions extends DeliveryWorkerSettings, EntryServicesOptions {
+  app: AppDefinition;
+  db: FwDatabase;
+}
+
+/**
+ * The outbox worker of an app: delivers the events commands emit (`_fw_outbox`) to the actions
+ * listening `on` them and runs workflow runs, after the command committed. At-least-once: a row is
+ * claimed with a lease, its actions run, and only then is it marked `delivered`; a failure is retried
+ * with backoff until `maxAttempts`, then the row is `dead` with its last error. Any number of workers
+ * may share one database.
+ *
+ * @example
+ *   const worker = createOutboxWorker({ app, db });
+ *   worker.start();
+ *   // …
+ *   await worker.stop();
+ */
+export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
+  const { ai, traceTenant, ...settings } = options;
+  return createDeliveryWorker({
+    ...settings,
+    deliveryFor: (app) => appDelivery(assembleEntryServices(app, options.db, { ...(ai ? { ai } : {}), ...(traceTenant ? { traceTenant } : {}) }).services),
+  });
+}
+
+/** What a row of the app runs: a workflow run's attempt, or the actions and workflows listening for its event. */
+function appDelivery(services: EntryServices): RowDelivery {
+  const { app } = services;
+  const actions = actionsByEvent(app);
+  const listeners = (event: string) => ({ actions: actions.get(event) ?? [], workflows: workflowsOn(app, event) });
+  return {
+    names(row) {
+      if (isWorkflowEvent(row.event)) return [workflowOfEvent(row.event)];
+      const { actions: bound, workflows } = listeners(row.event);
+      return [...bound.map((b) => b.name), ...workflows];
+    },
+    deliver(row) {
+      if (isWorkflowEvent(row.event)) return runWorkflowAttempt(services, row);
+      return deliverRow(services, row, listeners(row.event), (started, names) => startEventWorkflows(services.db.admin, app, started, names));
+    },
+    async failed(row, status, error) {
+      if (isWorkflowEvent(row.event)) await settleWorkflowRun(services, row, status, error);
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The outbox table, `_fw_outbox`, as the rest of the runtime sees it: the one way rows enter it
+ * (`enqueue`), a claimed row, and what delivering one came to. Every writer — a command's `ctx.emit`
+ * and `ctx.startWorkflow`, the worker starting the workflows an event wakes, an external command's
+ * effects — goes through `enqueue`, so a row always carries its caller and trace the same way.
+ */
+import { type Kysely, sql } from 'kysely';
+import { isFwError } from '../core/errors.ts';
+import { OUTBOX_TABLE } from './ddl.ts';
+
+/** A row to add: an event and its payload, and for a row that must exist once, its idempotency key. */
+export interface OutboxEntry {
+  event: string;
+  payload: unknown;
+  /** Rows with a key are added once: a second row with the same key is skipped (`on conflict do nothing`). */
+  idempotencyKey?: string;
+}
+
+/** Who caused the rows: the actions they wake run as this user and tenant. */
+export interface OutboxCaller {
+  tenantId: string | null;
+  userId: string | null;
+  traceId: string | null;
+}
+
+/**
+ * Adds rows to the outbox in `conn`'s transaction: a request transaction (as the caller, under the
+ * outbox's row-level policy) or the owner's connection (the worker). Keyed rows already there are skipped.
+ */
+export async function enqueue(conn: Kysely<any>, caller: OutboxCaller, entries: readonly OutboxEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((entry) => ({
+    event: entry.event,
+    payload: sql`${JSON.stringify(entry.payload ?? null)}::jsonb`,
+    tenant_id: caller.tenantId,
+    user_id: caller.userId,
+    trace_id: caller.traceId,
+    ...(entry.idempotencyKey === undefined ? {} : { idempotency_key: entry.idempotencyKey }),
+  }));
+  const insert = conn.insertInto(OUTBOX_TABLE).values(rows);
+  await (entries.some((entry) => entry.idempotencyKey !== undefined) ? insert.onConflict((oc) => oc.doNothing()) : insert).execute();
+}
+
+/** A claimed outbox row. */
+export interface OutboxRow {
+  id: string;
+  event: string;
+  payload: unknown;
+  tenantId: string | null;
+  userId: string | null;
+  traceId: string | null;
+  /** Counting this claim: 1 on the first delivery attempt. */
+  attempts: number;
+  idempotencyKey: string;
+}
+
+/** What delivering one row came to; `permanent` failures are not worth retrying. */
+export type DeliveryResult = { ok: true; note?: string } | { ok: false; permanent: boolean; message: string; action: string; error: unknown };
+
+/** The longest `last_error` kept: a message, never a stack. */
+export const MAX_ERROR_LENGTH = 1000;
+
+/**
+ * A failed delivery of `name` (an action, a workflow), with the message kept in `last_error`:
+ * `name (code): message` for fw's codes, `name: message` for what the app threw as it was.
+ */
+export function failedDelivery(name: string, error: unknown, permanent: boolean): DeliveryResult {
+  const shown = thrownAsIs(error) ? (error as { cause: unknown }).cause : error;
+  const message = shown instanceof Error ? shown.message : String(shown);
+  const code = isFwError(shown) ? ` (${shown.code})` : '';
+  return { ok: false, permanent, action: name, error, message: `${name}${code}: ${message.trim()}`.slice(0, MAX_ERROR_LENGTH) };
+}
+
+/** An FwError that only wraps what the app threw (an `internal` with nothing fw added). */
+function thrownAsIs(error: unknown): boolean {
+  return isFwError(error) && error.code === 'internal' && error.cause instanceof Error && !isFwError(error.cause) && error.cause.message === error.message;
+}
