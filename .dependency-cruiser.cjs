@@ -81,6 +81,13 @@ module.exports = {
       to: { path: '^(plugin|toolchain|cli)/' },
     },
     {
+      name: 'client-imports-only-runtime-core',
+      severity: 'error',
+      comment: 'client/ shares the wire with the runtime through runtime/core/ alone (error codes, the live protocol), which imports nothing of node or of fw.',
+      from: { path: '^client/' },
+      to: { path: '^runtime/', pathNot: '^runtime/core/' },
+    },
+    {
       name: 'plugin-imports-no-toolchain',
       severity: 'error',
       comment: 'plugin/ is the compiler and the Vite plugin; the commands in toolchain/ build on it, never the reverse.',

@@ -1,21 +1,7 @@
-/** Codes the runtime sends in its error envelope (mirrors `errorStatus` in runtime/errors.ts). */
-export type ServerErrorCode =
-  | 'bad_json'
-  | 'bad_request'
-  | 'validation_failed'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'too_many_subscriptions'
-  | 'internal'
-  | 'not_implemented'
-  | 'bad_gateway'
-  | 'unavailable'
-  | 'gateway_timeout';
+import type { Diagnostic, FwErrorCode as ServerErrorCode } from '../runtime/core/error-codes.ts';
+
+/** Codes the runtime sends in its error envelope: defined once, with their statuses, in runtime/core/error-codes.ts. */
+export type { ServerErrorCode };
 
 /**
  * Codes raised on the client: `network_error` (no response: refused, reset, unparsable URL; status 0),
@@ -26,13 +12,7 @@ export type ClientErrorCode = 'network_error' | 'bad_response' | 'aborted' | 'cl
 
 export type FwErrorCode = ServerErrorCode | ClientErrorCode;
 
-/** One problem found in the input: where it is, what is wrong, and a stable code. */
-export interface Diagnostic {
-  path: string;
-  message: string;
-  code: string;
-  hint?: string;
-}
+export type { Diagnostic };
 
 export interface FwErrorInit {
   code: FwErrorCode;

@@ -2,6 +2,7 @@
  * The wire format of `POST /live` (docs/live.md): the request body, and the events of the stream
  * read into typed values.
  */
+import { errorStatus } from '../runtime/core/error-codes.ts';
 import { type Diagnostic, FwError, type FwErrorCode } from './errors.ts';
 import type { SseEvent } from './sse.ts';
 
@@ -21,20 +22,6 @@ export type LiveEvent =
   | { type: 'up-to-date'; key: string; revision: number }
   | { type: 'reset'; key: string; reason: string; message: string }
   | { type: 'error'; key: string; fatal: boolean; error: FwError };
-
-// The statuses the runtime gives these codes, so an error event reads like the same refusal as JSON.
-const statusOfCode: Partial<Record<string, number>> = {
-  bad_json: 400,
-  bad_request: 400,
-  validation_failed: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  too_many_subscriptions: 429,
-  internal: 500,
-  unavailable: 503,
-};
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
@@ -60,7 +47,7 @@ function errorOf(data: Record<string, unknown>): FwError {
     // A newer runtime may send a code this client does not list; it is passed on unchanged.
     code: code as FwErrorCode,
     message: typeof error.message === 'string' ? error.message : 'The live query failed.',
-    status: statusOfCode[code] ?? 500,
+    status: (errorStatus as Partial<Record<string, number>>)[code] ?? 500,
     diagnostics: Array.isArray(error.diagnostics) ? (error.diagnostics as Diagnostic[]) : [],
     traceId: typeof data.traceId === 'string' ? data.traceId : undefined,
   });

@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { until } from '../e2e/support/until.ts';
 import { liveQuery, query } from '../runtime/core/entries.ts';
 import type { EntryRef } from './api-types.ts';
-import { retryDelay } from './backoff.ts';
 import { createClient, type ClientOptions, FwError, type LiveHandlers, type LiveStatus, type LiveSubscription } from './index.ts';
 import { createLiveConnection } from './live.ts';
 import { type LiveRequestSubscription, parseLiveEvent } from './live-protocol.ts';
@@ -614,21 +613,7 @@ describe('live connection backoff (fake timers, in-process responses)', () => {
   });
 });
 
-describe('retryDelay and parseLiveEvent', () => {
-  it('picks a delay between 0 and the doubled ceiling, capped', () => {
-    const options = { minMs: 250, maxMs: 15_000 };
-    expect([0, 1, 2, 6, 7, 50].map((attempt) => retryDelay(attempt, { ...options, random: () => 1 }))).toEqual([
-      250, 500, 1000, 15_000, 15_000, 15_000,
-    ]);
-    expect(retryDelay(3, { ...options, random: () => 0 })).toBe(0);
-    expect(retryDelay(3, { ...options, random: () => 0.5 })).toBe(1000);
-    for (let i = 0; i < 100; i++) {
-      const delay = retryDelay(2, options);
-      expect(delay).toBeGreaterThanOrEqual(0);
-      expect(delay).toBeLessThanOrEqual(1000);
-    }
-  });
-
+describe('parseLiveEvent', () => {
   it('reads the four events, ignores unknown ones, and rejects malformed data', () => {
     expect(parseLiveEvent({ event: 'snapshot', id: '4', data: '{"subscriptionId":"x","key":"k","revision":4,"result":null}' })).toEqual({
       type: 'snapshot',

@@ -3,8 +3,8 @@
  * `POST /live` stream (docs/live.md), reopened when the set of subscriptions changes and
  * reconnected with backoff when it breaks, each subscription resuming from its revision.
  */
-import { retryDelay } from './backoff.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { backoffDelay } from '../runtime/core/backoff.ts';
+import { canonicalJson } from '../runtime/core/canonical-json.ts';
 import { FwError, unreachable } from './errors.ts';
 import { type LiveEvent, type LiveRequestSubscription, parseLiveEvent } from './live-protocol.ts';
 import { readEventStream } from './sse.ts';
@@ -129,7 +129,7 @@ function isRetryable(error: FwError): boolean {
  *   subscription.close();
  */
 export function createLiveConnection(options: LiveConnectionOptions): LiveConnection {
-  const backoff = { minMs: options.minRetryMs ?? 250, maxMs: options.maxRetryMs ?? 15_000, random: options.random };
+  const backoff = { baseMs: options.minRetryMs ?? 250, capMs: options.maxRetryMs ?? 15_000, ...(options.random ? { random: options.random } : {}) };
   const entries = new Map<string, Entry>();
   const byKey = new Map<string, Entry>();
   let nextKey = 0;
@@ -268,7 +268,7 @@ export function createLiveConnection(options: LiveConnectionOptions): LiveConnec
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       flush();
-    }, retryDelay(attempt++, backoff));
+    }, backoffDelay(attempt++, backoff));
   }
 
   return {

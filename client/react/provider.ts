@@ -1,6 +1,6 @@
 import { createElement, type ReactElement, type ReactNode, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ApiShape } from '../api-types.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import { createClient, type DevAuth, type GetToken } from '../client.ts';
 import type { LiveRetryOptions } from '../live.ts';
 import { createLiveStore } from '../live-store.ts';

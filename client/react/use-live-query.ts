@@ -1,6 +1,6 @@
 import { useCallback, useSyncExternalStore } from 'react';
 import type { ApiShape, InputOf, LiveQueryRefOf, LiveQueryTarget, ResultOf } from '../api-types.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import type { FwError } from '../errors.ts';
 import type { LiveStatus } from '../live.ts';
 import type { LiveSnapshot } from '../live-store.ts';

@@ -1,6 +1,6 @@
 import { useCallback, useSyncExternalStore } from 'react';
 import type { ApiShape, InputOf, QueryRefOf, QueryTarget, ResultOf } from '../api-types.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import type { FwError } from '../errors.ts';
 import type { QuerySnapshot } from '../query-store.ts';
 import { resolveEntry } from '../resolve-entry.ts';

@@ -10,7 +10,7 @@ import type {
   QueryTarget,
   ResultOf,
 } from '../api-types.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import { FwError } from '../errors.ts';
 import type { LiveStatus } from '../live.ts';
 import type { LiveSnapshot } from '../live-store.ts';

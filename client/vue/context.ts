@@ -1,6 +1,6 @@
 import { inject, type InjectionKey } from 'vue';
 import type { ApiShape } from '../api-types.ts';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import { createClient, type DevAuth, type FwClient, type GetToken } from '../client.ts';
 import type { LiveRetryOptions } from '../live.ts';
 import { createLiveStore, type LiveStore } from '../live-store.ts';

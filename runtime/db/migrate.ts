@@ -15,6 +15,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Diagnostic } from '../core/errors.ts';
 import { FwError } from '../core/errors.ts';
 import type { Schema } from '../core/schema.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
 import { fwVersion } from '../core/version.ts';
 import type { FwDatabase } from './database.ts';
 import { ensureLiveCapture } from './live-capture.ts';
@@ -169,7 +170,7 @@ export function schemaChecksum(schema: Schema): string {
       const table = schema.tables[name]!;
       return [name, table.tenantScoped, Object.entries(table.columns).map(([column, { spec }]) => [column, spec]), table.indexes];
     });
-  return createHash('sha256').update(stableStringify(canonical)).digest('hex');
+  return createHash('sha256').update(canonicalJson(canonical)).digest('hex');
 }
 
 // ---- internals ----
@@ -288,15 +289,3 @@ async function inTransaction<R>(db: FwDatabase, fn: TransactionBody<R>): Promise
   });
 }
 
-function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${stableStringify((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}

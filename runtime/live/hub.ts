@@ -17,6 +17,7 @@ import { createInvalidationReader, type InvalidationReader } from './reader.ts';
 import type { SseConnection } from './sse-connection.ts';
 import { errorEvent, eventHead, resetEvent, snapshotParts, upToDateEvent } from './live-wire.ts';
 import { printable } from '../core/printable.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
 import { databaseSecret } from '../db/secrets.ts';
 import { createRevisionCodec, type RevisionCodec } from './revision-codec.ts';
 import { publicError } from '../core/public-error.ts';
@@ -1028,14 +1029,6 @@ const MAX_BATCH = 32;
 /** Groups per liveQuery listed with their read sets in `status()`. */
 const STATUS_GROUPS = 20;
 
-/** JSON with sorted object keys, so `{a,b}` and `{b,a}` form one group. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, member: unknown) =>
-    member && typeof member === 'object' && !Array.isArray(member)
-      ? Object.fromEntries(Object.entries(member as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : member,
-  );
-}
 
 /** Whom the caller limits count: a signed-in user (in their tenant), or an anonymous client by address. */
 function callerKey(auth: Auth, clientAddress: string | undefined): string {

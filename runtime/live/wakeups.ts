@@ -24,6 +24,7 @@
 import type pg from 'pg';
 import { CompiledQuery } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
+import { backoffDelay } from '../core/backoff.ts';
 import { LIVE_CHANNEL } from '../db/live-capture.ts';
 import { printable } from '../core/printable.ts';
 
@@ -260,9 +261,8 @@ export function createWakeups(db: FwDatabase, options: WakeupOptions & { onWake(
 
   const scheduleReconnect = (): void => {
     if (closed || reconnectTimer || driver.kind !== 'postgres') return;
-    const base = Math.min(reconnectMaxMs, reconnectMinMs * 2 ** Math.min(attempt, 30));
-    attempt++;
-    const delay = Math.min(MAX_TIMER_MS, Math.max(reconnectMinMs, base / 2 + (Math.random() * base) / 2));
+    // At least half the ceiling: a listener must not hammer a database that is down.
+    const delay = Math.min(MAX_TIMER_MS, backoffDelay(attempt++, { baseMs: reconnectMinMs, capMs: reconnectMaxMs, jitter: 0.5 }));
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;
       if (closed) return;

@@ -11,7 +11,6 @@ import { callEntry } from '../app/call-entry.ts';
 import { type LiveTestRuntime, openEventStream, serveLiveRuntime } from '../../e2e/support/live-server.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
-import { backoffDelay, resolveBackoff } from './backoff.ts';
 import { createOutboxWorker, type OutboxWorkerOptions } from '../app/outbox-worker.ts';
 import { type OutboxWorker } from './worker.ts';
 import { until } from '../../e2e/support/until.ts';
@@ -134,21 +133,6 @@ function testApp(script: Script): AppDefinition {
 function randomUuid(): string {
   return crypto.randomUUID();
 }
-
-describe('backoff', () => {
-  it('doubles the ceiling per attempt up to the cap, with full jitter below it', () => {
-    const ceiling = resolveBackoff({ baseMs: 1000, capMs: 5000, random: () => 1 });
-    expect([1, 2, 3, 4, 5, 60].map((n) => backoffDelay(n, ceiling))).toEqual([1000, 2000, 4000, 5000, 5000, 5000]);
-    expect(backoffDelay(3, resolveBackoff({ baseMs: 1000, capMs: 5000, random: () => 0 }))).toBe(0);
-    const jittered = resolveBackoff({ baseMs: 1000, capMs: 5000 });
-    for (let i = 0; i < 100; i++) {
-      const delay = backoffDelay(3, jittered);
-      expect(delay).toBeGreaterThanOrEqual(0);
-      expect(delay).toBeLessThanOrEqual(4000);
-    }
-    expect(() => resolveBackoff({ baseMs: 10, capMs: 5 })).toThrow(/baseMs ≤ capMs/);
-  });
-});
 
 for (const target of databaseTargets) {
   describe.skipIf(!target.enabled)(`the outbox worker on ${target.name}`, () => {

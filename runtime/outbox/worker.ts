@@ -5,7 +5,7 @@ import { printable } from '../core/printable.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { type DeliveryResult, MAX_ERROR_LENGTH, type OutboxRow } from '../db/outbox.ts';
 import { inSpan, SpanKind } from '../telemetry/tracing.ts';
-import { type BackoffOptions, backoffDelay, resolveBackoff } from './backoff.ts';
+import { type Backoff, backoffDelay, checkBackoff } from '../core/backoff.ts';
 import { claimRows, type DeliveryOutcome, finishDelivery, releaseLeases, renewLeases } from './store.ts';
 
 /**
@@ -33,7 +33,7 @@ export interface DeliveryWorkerSettings {
   /** Attempts before a row is dead (default 8). */
   maxAttempts?: number;
   /** Retry delays: full jitter up to min(cap, base · 2^(attempt-1)) (defaults base 1 s, cap 5 min). */
-  backoff?: BackoffOptions;
+  backoff?: Partial<Omit<Backoff, 'jitter'>>;
   /** Failures: of an action (with the row), or of the worker's own statements (default: stderr). */
   onError?: (error: unknown, context: OutboxErrorContext) => void;
   /** Every row's outcome, e.g. for logs. */
@@ -120,7 +120,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   const leaseMs = wholeNumber('leaseMs', options.leaseMs ?? 30_000, 50);
   const pollMs = wholeNumber('pollMs', options.pollMs ?? 1000, 1);
   const maxAttempts = wholeNumber('maxAttempts', options.maxAttempts ?? 8, 1);
-  const backoff = resolveBackoff(options.backoff);
+  const backoff = checkBackoff({ baseMs: 1000, capMs: 5 * 60_000, ...options.backoff }, 'createOutboxWorker({ backoff })');
   const onError = options.onError ?? reportToStderr;
 
   let delivery: RowDelivery;
@@ -202,7 +202,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
         outcome =
           result.permanent || row.attempts >= maxAttempts
             ? { kind: 'dead', error: result.message }
-            : { kind: 'retry', error: result.message, delayMs: backoffDelay(row.attempts, backoff) };
+            : { kind: 'retry', error: result.message, delayMs: backoffDelay(row.attempts - 1, backoff) };
       }
     }
     if (abandoned.has(row.id)) return undefined;
