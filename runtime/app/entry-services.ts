@@ -3,7 +3,7 @@ import type { FwDatabase } from '../db/database.ts';
 import type { EntryServices } from '../entry/pipeline.ts';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
 import { callExternalEntry } from '../external/services.ts';
-import { planWorkflowStart } from '../workflows/start.ts';
+import { planCommandStart } from '../workflows/start.ts';
 
 /** How the app's entries and agents run in one runtime (the AI settings; the rest comes with the app). */
 export interface EntryServicesOptions {
@@ -18,7 +18,7 @@ export function entryServices(app: AppDefinition, db: FwDatabase, options: Pick<
   return {
     app,
     db,
-    planWorkflowStart: (name, args, startOptions) => planWorkflowStart(app, name, args, startOptions),
+    planWorkflowStart: (name, args, startOptions) => planCommandStart(app, name, args, startOptions),
     ...(options.traceTenant ? { traceTenant: true } : {}),
   };
 }

@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { EntryDefinition } from '../core/entry-types.ts';
-import { FwError } from '../core/errors.ts';
+import { FwError, isFwError } from '../core/errors.ts';
 import { validateArgs } from '../core/validate-args.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { enqueue, type OutboxEntry, type OutboxRow } from '../db/outbox.ts';
@@ -62,8 +62,8 @@ export function findWorkflow(app: AppDefinition, name: string): EntryDefinition<
 }
 
 /**
- * Plans a start: checks the workflow exists and the args pass its schema now (so the starting command
- * fails, rather than the run later), and names the run.
+ * Plans a start: checks the workflow exists and the args pass its schema now (so the start fails at
+ * once, rather than the run later: a 400 `validation_failed` naming the argument), and names the run.
  */
 export async function planWorkflowStart(app: AppDefinition, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStart> {
   if (typeof name !== 'string' || name.length === 0) throw new TypeError('ctx.startWorkflow(workflow, args): workflow must be the workflow’s name, e.g. ctx.startWorkflow(\'onboard\', { … }).');
@@ -73,13 +73,22 @@ export async function planWorkflowStart(app: AppDefinition, name: unknown, args:
   }
   const entry = findWorkflow(app, name);
   const given = args ?? {};
-  try {
-    await validateArgs(entry.args, given);
-  } catch (error) {
-    throw new FwError('internal', `ctx.startWorkflow('${name}'): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
+  await validateArgs(entry.args, given);
   const runId = workflowRunId(name, key as string | undefined);
   return { event: `${WORKFLOW_EVENT_PREFIX}${name}`, payload: { runId, args: given }, idempotencyKey: runOutboxKey(runId), runId };
+}
+
+/**
+ * A command's `ctx.startWorkflow`: as {@link planWorkflowStart}, but args the workflow refuses are the
+ * command's bug — its caller sent nothing wrong — so they fail the command as `internal`, naming the call.
+ */
+export async function planCommandStart(app: AppDefinition, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStart> {
+  try {
+    return await planWorkflowStart(app, name, args, options);
+  } catch (error) {
+    if (!isFwError(error) || error.code !== 'validation_failed') throw error;
+    throw new FwError('internal', `ctx.startWorkflow('${String(name)}'): ${error.message}`, { cause: error });
+  }
 }
 
 /** The workflows that start on `event`, by name. */

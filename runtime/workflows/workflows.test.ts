@@ -267,11 +267,11 @@ for (const target of databaseTargets) {
       expect(runs).toEqual([expect.objectContaining({ workflow: 'welcome', status: 'completed', traceId, tenantId: TENANT_A })]);
       expect(script.ran).toEqual(['greet@1']);
 
-      // A payload the workflow refuses: the event is dead at once, naming the workflow.
+      // A payload the workflow refuses: the event is dead at once, naming the workflow and the argument (as an action's would be).
       const bad = await call('emitSignup', { email: 'not-an-email' });
       await drain(worker);
       const [dead] = await db.admin.selectFrom('_fw_outbox').select(['status', 'last_error']).where('trace_id', '=', bad.traceId).execute();
-      expect(dead).toMatchObject({ status: 'dead', last_error: expect.stringMatching(/^welcome \(internal\): ctx.startWorkflow\('welcome'\): Invalid args: args.email/) });
+      expect(dead).toMatchObject({ status: 'dead', last_error: expect.stringMatching(/^welcome \(validation_failed\): Invalid args: args.email/) });
     });
 
     it('cancel: a waiting run at once; a running one before its next step; an ended one not at all', async () => {
