@@ -1,5 +1,6 @@
 /** Server-side building blocks for embedding fw's runtime in your own Node server. */
 export { createDatabase, type DatabaseOptions, type FwDatabase } from './db/database.ts';
+export { createRuntime, type Runtime, type RuntimeOptions } from './create-runtime.ts';
 export { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions } from './http/handler.ts';
 export { callEntry, type CallOptions } from './app/call-entry.ts';
 export { createAuthenticator, type AuthOption, type Authenticator, type AuthResult } from './auth/authenticator.ts';

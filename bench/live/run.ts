@@ -1,5 +1,5 @@
 /**
- * bench/live: fw's live queries (`createLiveHub` behind `createRuntimeHandler`) against a bare
+ * bench/live: fw's live queries (the hub `createRuntime` starts, behind its handler) against a bare
  * LISTEN → SSE fan-out server, on PostgreSQL: N subscribers over G groups, W commits per second.
  * Prints one JSON document on stdout; progress goes to stderr. See README.md.
  *

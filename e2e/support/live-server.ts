@@ -2,9 +2,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readEventStream, type SseEvent } from '../../client/sse.ts';
 import type { FwDatabase } from '../../runtime/db/database.ts';
-import { createRuntimeHandler } from '../../runtime/http/handler.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
-import { createLiveHub, type LiveHub, type LiveOptions } from '../../runtime/live/hub.ts';
+import type { LiveHub, LiveOptions } from '../../runtime/live/hub.ts';
+import { createRuntime } from '../../runtime/create-runtime.ts';
 
 /** A dev-mode runtime with live queries, served on a free local port; for tests. */
 export interface LiveTestRuntime {
@@ -15,16 +15,15 @@ export interface LiveTestRuntime {
 }
 
 export async function serveLiveRuntime(app: AppDefinition, db: FwDatabase, options: LiveOptions = {}): Promise<LiveTestRuntime> {
-  const hub = createLiveHub(db, { dev: true, pruneIntervalMs: 0, ...options });
-  hub.setApp(app);
-  await hub.start();
-  const server = createServer(createRuntimeHandler({ app, db, dev: true, live: hub }));
+  const runtime = await createRuntime({ app, db, dev: true, live: { pruneIntervalMs: 0, ...options }, closeDatabase: false });
+  const hub = runtime.live!;
+  const server = createServer(runtime.handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     hub,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async close() {
-      await hub.close();
+      await runtime.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },

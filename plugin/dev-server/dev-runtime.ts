@@ -1,14 +1,14 @@
 import { fileStamp } from './file-stamp.ts';
-import { observeRuntime } from '../../runtime/app/observe-runtime.ts';
 import path from 'node:path';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import type { CorsOptions } from '../../runtime/http/cors.ts';
-import { createRuntimeHandler, type RuntimeHandler } from '../../runtime/http/handler.ts';
-import { createLiveHub, type LiveHub, type LiveOptions } from '../../runtime/live/hub.ts';
-import { createOutboxWorker, type OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
-import { type OutboxWorker } from '../../runtime/outbox/worker.ts';
+import type { RuntimeHandler } from '../../runtime/http/handler.ts';
+import type { LiveHub, LiveOptions } from '../../runtime/live/hub.ts';
+import { createRuntime } from '../../runtime/create-runtime.ts';
+import type { OutboxWorker } from '../../runtime/outbox/worker.ts';
+import type { OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../database-target.ts';
 import type { SeverityDiagnostic } from '../failure-diagnostics.ts';
@@ -58,30 +58,27 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
   const root = path.resolve(options.root);
   const loader = await createAppLoader(root);
   let db: FwDatabase | undefined;
-  let live: LiveHub | undefined;
-  let worker: OutboxWorker | undefined;
   try {
     const openedDb = (db = await openAppDatabase(root, options));
     const dev = options.dev ?? true;
-    const hub = (live = createLiveHub(openedDb, { dev, ...options.live }));
     const prepare = async () => {
       const app = await loader.load();
       await migrateOrFail(openedDb, app);
       const generated = options.generate === false ? undefined : await generateFromApp(app, { root });
       // Generation notes plus the contract checks (frontend, agent boundaries): `fw dev --once` reports both.
       const diagnostics: SeverityDiagnostic[] = generated ? [...generated.diagnostics, ...generated.checks] : [];
-      const handler = createRuntimeHandler({ app, db: openedDb, dev, live: hub, ...(options.cors ? { cors: options.cors } : {}) });
-      hub.setApp(app);
-      worker?.setApp(app);
-      return { app, handler, diagnostics };
+      return { app, diagnostics };
     };
     let current = await prepare();
     // After the first migration: the log and its capture triggers exist from here on.
-    await hub.start();
-    if (options.worker) {
-      worker = createOutboxWorker({ ...(options.worker === true ? {} : options.worker), app: current.app, db: openedDb });
-      worker.start();
-    }
+    const runtime = await createRuntime({
+      app: current.app,
+      db: openedDb,
+      dev,
+      live: options.live ?? {},
+      worker: options.worker ?? false,
+      ...(options.cors ? { cors: options.cors } : {}),
+    });
 
     // Reloads never overlap and are not debounced: one runs at once; edits that arrive meanwhile are
     // folded into a single follow-up.
@@ -97,6 +94,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
         let outcome: ReloadOutcome;
         try {
           current = await prepare();
+          runtime.setApp(current.app);
           outcome = { ok: true, app: current.app };
         } catch (error) {
           outcome = { ok: false, error };
@@ -121,29 +119,22 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       return followUp;
     };
 
-    // The gauges (live, outbox, pools) exported with the metrics when OTEL_* turns them on.
-    const unobserve = observeRuntime({ db: openedDb, live: hub });
     return {
       root,
       db: openedDb,
-      handler: (req, res, next) => current.handler(req, res, next),
-      live: hub,
-      ...(worker ? { worker } : {}),
+      handler: runtime.handler,
+      live: runtime.live!,
+      ...(runtime.worker ? { worker: runtime.worker } : {}),
       app: () => current.app,
       diagnostics: () => current.diagnostics,
       reload,
       async close() {
-        unobserve();
         await (followUp ?? inFlight);
-        await worker?.stop();
-        await hub.close();
-        await openedDb.close();
+        await runtime.close();
         await loader.close();
       },
     };
   } catch (error) {
-    await worker?.stop().catch(() => undefined);
-    await live?.close().catch(() => undefined);
     await db?.close().catch(() => undefined);
     await loader.close().catch(() => undefined);
     throw error;

@@ -1,8 +1,8 @@
 import { createDatabase } from '../../runtime/db/database.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
-import { createRuntimeHandler, type RuntimeHandlerOptions } from '../../runtime/http/handler.ts';
-import { createLiveHub } from '../../runtime/live/hub.ts';
+import type { RuntimeHandlerOptions } from '../../runtime/http/handler.ts';
+import { createRuntime } from '../../runtime/create-runtime.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import type { DevRuntime } from './dev-runtime.ts';
 
@@ -22,22 +22,16 @@ export async function createMemoryRuntime(
     if (migration.blocked.length > 0) {
       throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', { diagnostics: migration.blocked, suggestions: ['fw db status --json'] });
     }
-    const live = createLiveHub(db, { dev: true });
-    live.setApp(app);
-    await live.start();
-    const handler = createRuntimeHandler({ app, db, dev: true, live, ...options });
+    const runtime = await createRuntime({ app, db, dev: true, ...options });
     return {
       root,
       db,
-      handler,
-      live,
+      handler: runtime.handler,
+      live: runtime.live!,
       app: () => app,
       diagnostics: () => [],
       reload: async () => ({ ok: true, app }),
-      async close() {
-        await live.close();
-        await db.close();
-      },
+      close: () => runtime.close(),
     };
   } catch (error) {
     await db.close();

@@ -5,15 +5,12 @@ import path from 'node:path';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { planMigration } from '../../runtime/db/migrate.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
-import { createRuntimeHandler } from '../../runtime/http/handler.ts';
-import { createLiveHub, type LiveHub } from '../../runtime/live/hub.ts';
-import { createOutboxWorker } from '../../runtime/app/outbox-worker.ts';
-import { type OutboxWorker } from '../../runtime/outbox/worker.ts';
+import { createRuntime, type Runtime } from '../../runtime/create-runtime.ts';
+import type { OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from '../build/build.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
-import { observeRuntime } from '../../runtime/app/observe-runtime.ts';
 import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
 import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/dev-server/server-limits.ts';
 import { createStaticHandler } from './static-files.ts';
@@ -66,19 +63,11 @@ export async function startProduction(options: StartOptions): Promise<Production
     await telemetry?.shutdown();
     throw error;
   });
-  let live: LiveHub | undefined;
-  let worker: OutboxWorker | undefined;
+  let runtime: Runtime | undefined;
   try {
     await checkMigrations(db, app, options.migrate === true);
-    const hub = (live = createLiveHub(db, { dev: false }));
-    hub.setApp(app);
     const adminToken = process.env.FW_ADMIN_TOKEN?.trim();
-    const handler = createRuntimeHandler({ app, db, dev: false, live: hub, ...(adminToken ? { adminToken } : {}) });
-    await hub.start();
-    if (options.worker !== false) {
-      worker = createOutboxWorker({ app, db });
-      worker.start();
-    }
+    const started = (runtime = await createRuntime({ app, db, dev: false, live: {}, worker: options.worker !== false, ...(adminToken ? { adminToken } : {}) }));
     const webDir = path.join(buildDir, 'web');
     const web = existsSync(path.join(webDir, 'index.html'));
     const serveStatic = web ? createStaticHandler(webDir) : undefined;
@@ -86,7 +75,7 @@ export async function startProduction(options: StartOptions): Promise<Production
     const server = createServer(serverOptions(limits), (req, res) => {
       // Every answer, API or file: a browser never sniffs JSON or text into HTML or script.
       res.setHeader('x-content-type-options', 'nosniff');
-      handler(req, res, () => {
+      started.handler(req, res, () => {
         if (serveStatic) return serveStatic(req, res);
         res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
         res.end(JSON.stringify({ ok: false, error: { code: 'not_found', message: `No route ${req.method} ${req.url}.`, diagnostics: [] } }));
@@ -97,30 +86,22 @@ export async function startProduction(options: StartOptions): Promise<Production
     await listen(server, options.port ?? 3000, host);
     const address = server.address() as AddressInfo;
     const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-    const startedWorker = worker;
-    const unobserve = observeRuntime({ db, live: hub });
     let closing: Promise<void> | undefined;
     return {
       url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}`,
       app,
       db,
-      ...(startedWorker ? { worker: startedWorker } : {}),
+      ...(started.worker ? { worker: started.worker } : {}),
       web,
       close: () =>
         (closing ??= (async () => {
-          unobserve();
-          const drained = drain(server, options.graceMs ?? 10_000);
-          await hub.close({ reconnect: true });
-          await drained;
-          await startedWorker?.stop({ releaseLeases: true });
-          await db.close();
+          await started.close({ reconnect: true, drained: drain(server, options.graceMs ?? 10_000) });
           await telemetry?.shutdown();
         })()),
     };
   } catch (error) {
-    await worker?.stop().catch(() => undefined);
-    await live?.close().catch(() => undefined);
-    await db.close().catch(() => undefined);
+    if (runtime) await runtime.close().catch(() => undefined);
+    else await db.close().catch(() => undefined);
     await telemetry?.shutdown();
     throw error;
   }

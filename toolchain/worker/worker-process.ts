@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { FwDatabase } from '../../runtime/db/database.ts';
-import { createOutboxWorker, type OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
+import type { OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
+import { createRuntime } from '../../runtime/create-runtime.ts';
 import { type OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
-import { observeRuntime } from '../../runtime/app/observe-runtime.ts';
 import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 
@@ -36,18 +36,14 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     const app = await loader.load();
     db = await openAppDatabase(root, databaseUrl ? { databaseUrl } : {});
     await migrateOrFail(db, app);
-    const worker = createOutboxWorker({ ...workerOptions, app, db });
-    worker.start();
-    const opened = db;
-    const unobserve = observeRuntime({ db: opened });
+    // The runtime without its HTTP face: no live hub, the handler never mounted.
+    const runtime = await createRuntime({ app, db, dev: false, live: false, worker: workerOptions });
     return {
       app,
-      db: opened,
-      worker,
+      db,
+      worker: runtime.worker!,
       async close() {
-        unobserve();
-        await worker.stop();
-        await opened.close();
+        await runtime.close();
         await loader.close();
         await telemetry?.shutdown();
       },

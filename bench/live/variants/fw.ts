@@ -1,23 +1,20 @@
 /**
- * fw: `createRuntimeHandler({ app, db, dev: true, live })` with `createLiveHub(db)` over
+ * fw: `createRuntime({ app, db, dev: true })` (its handler and live hub) over
  * `createDatabase({ url })`, as an app mounts it. Only the per-tenant limit is raised, when one tenant
  * holds more subscriptions than the default 10 000.
  */
 import { createDatabase } from '../../../runtime/db/database.ts';
-import { createRuntimeHandler } from '../../../runtime/http/handler.ts';
-import { createLiveHub } from '../../../runtime/live/hub.ts';
+import { createRuntime } from '../../../runtime/create-runtime.ts';
 import { benchApp } from '../app.ts';
 import type { CreateVariant } from './types.ts';
 
 export const createFwVariant: CreateVariant = async (spec) => {
   const db = await createDatabase({ url: spec.url, poolSize: spec.poolSize });
   const app = benchApp();
-  const hub = createLiveHub(db, { dev: true, maxSubscriptionsPerTenant: spec.maxSubscriptionsPerTenant });
-  hub.setApp(app);
-  await hub.start();
-  const handler = createRuntimeHandler({ app, db, dev: true, live: hub });
+  const runtime = await createRuntime({ app, db, dev: true, live: { maxSubscriptionsPerTenant: spec.maxSubscriptionsPerTenant } });
+  const hub = runtime.live!;
   return {
-    listener: (req, res) => handler(req, res),
+    listener: (req, res) => runtime.handler(req, res),
     counters() {
       const status = hub.status();
       return {
@@ -32,9 +29,6 @@ export const createFwVariant: CreateVariant = async (spec) => {
         groups: status.groups,
       };
     },
-    async close() {
-      await hub.close();
-      await db.close();
-    },
+    close: () => runtime.close(),
   };
 };

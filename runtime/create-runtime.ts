@@ -1,0 +1,92 @@
+/**
+ * One runtime, assembled once, whoever runs it — `fw start`, `fw dev`, the Vite plugin, `fw verify`,
+ * `fw/testing`, fw's own tests and benchmarks: the HTTP handler, the live hub, the outbox worker and
+ * the gauges over one app and one database, started in one order and closed in the reverse one.
+ */
+import { observeRuntime } from './app/observe-runtime.ts';
+import { createOutboxWorker, type OutboxWorkerOptions } from './app/outbox-worker.ts';
+import type { AppDefinition } from './core/app-definition.ts';
+import type { FwDatabase } from './db/database.ts';
+import { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions } from './http/handler.ts';
+import { createLiveHub, type LiveHub, type LiveOptions } from './live/hub.ts';
+import type { OutboxWorker } from './outbox/worker.ts';
+
+export interface RuntimeOptions extends Omit<RuntimeHandlerOptions, 'app' | 'db' | 'live'> {
+  app: AppDefinition;
+  /** Migrated to the app's schema already (the log tables the hub reads must exist). */
+  db: FwDatabase;
+  /** Live queries: the hub's limits, retention and polling (default on, with its defaults); `false` serves none. */
+  live?: LiveOptions | false;
+  /** Run the outbox worker in this process (default false), with its settings (AI: the handler's unless given). */
+  worker?: boolean | Omit<OutboxWorkerOptions, 'app' | 'db'>;
+  /** Close the database with the runtime (default true). */
+  closeDatabase?: boolean;
+}
+
+export interface Runtime {
+  readonly db: FwDatabase;
+  /** Stable across `setApp`: mount it once. */
+  readonly handler: RuntimeHandler;
+  readonly live?: LiveHub;
+  readonly worker?: OutboxWorker;
+  /** The app being served. */
+  app(): AppDefinition;
+  /** Serves `app` from now on (a dev reload): new requests, every live group and the worker take it. */
+  setApp(app: AppDefinition): void;
+  /**
+   * Stops in the reverse order of starting: live streams end (`reconnect`: with a hint to reconnect to
+   * another process), then — once `drained` resolves (the HTTP server's in-flight requests) — the
+   * worker stops (giving its leases back), the gauges go, and the database closes.
+   */
+  close(options?: { reconnect?: boolean; drained?: Promise<unknown> }): Promise<void>;
+}
+
+/**
+ * Assembles and starts a runtime for `options.app` on `options.db`.
+ *
+ * @example
+ *   const runtime = await createRuntime({ app, db, dev: false, worker: true });
+ *   createServer(runtime.handler).listen(3000);
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const { app: first, db, live: liveOptions, worker: workerOptions, closeDatabase = true, ...handlerOptions } = options;
+  let app = first;
+  const hub = liveOptions === false ? undefined : createLiveHub(db, { dev: handlerOptions.dev, ...liveOptions });
+  const handlerFor = (served: AppDefinition) => createRuntimeHandler({ ...handlerOptions, app: served, db, ...(hub ? { live: hub } : {}) });
+  let handler = handlerFor(app);
+  hub?.setApp(app);
+  let worker: OutboxWorker | undefined;
+  try {
+    await hub?.start();
+    if (workerOptions) {
+      worker = createOutboxWorker({ ...(handlerOptions.ai ? { ai: handlerOptions.ai } : {}), ...(workerOptions === true ? {} : workerOptions), app, db });
+      worker.start();
+    }
+  } catch (error) {
+    await hub?.close().catch(() => undefined);
+    throw error;
+  }
+  const unobserve = observeRuntime({ db, ...(hub ? { live: hub } : {}) });
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    handler: (req, res, next) => handler(req, res, next),
+    ...(hub ? { live: hub } : {}),
+    ...(worker ? { worker } : {}),
+    app: () => app,
+    setApp(next) {
+      app = next;
+      handler = handlerFor(next);
+      hub?.setApp(next);
+      worker?.setApp(next);
+    },
+    close: ({ reconnect = false, drained } = {}) =>
+      (closing ??= (async () => {
+        unobserve();
+        await hub?.close({ reconnect });
+        await drained;
+        await worker?.stop({ releaseLeases: true });
+        if (closeDatabase) await db.close();
+      })()),
+  };
+}
