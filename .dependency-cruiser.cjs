@@ -32,11 +32,18 @@ module.exports = {
       to: { path: '^(runtime|client|plugin|toolchain|cli|testing)/', pathNot: '^runtime/core/' },
     },
     {
+      name: 'runtime-config-above-core',
+      severity: 'error',
+      comment: 'runtime/config/ (the variables, the one reader of the environment) stands on core alone, so every floor may read its configuration.',
+      from: { path: '^runtime/config/' },
+      to: { path: '^runtime/', pathNot: '^runtime/(core|config)/' },
+    },
+    {
       name: 'runtime-telemetry-above-core',
       severity: 'error',
-      comment: 'runtime/telemetry/ (spans, metrics) stands on core alone: what it reports of others is handed to it (registerRuntimeGauges).',
+      comment: 'runtime/telemetry/ (spans, metrics) stands on core and config alone: what it reports of others is handed to it (registerRuntimeGauges).',
       from: { path: '^runtime/telemetry/' },
-      to: { path: '^runtime/', pathNot: '^runtime/(core|telemetry)/' },
+      to: { path: '^runtime/', pathNot: '^runtime/(core|config|telemetry)/' },
     },
     {
       name: 'runtime-db-below-features',

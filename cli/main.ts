@@ -28,6 +28,7 @@ const subCommands = {
   workflows: () => import('./commands/workflows.ts').then((m) => m.default),
   build: () => import('./commands/build.ts').then((m) => m.default),
   start: () => import('./commands/start.ts').then((m) => m.default),
+  config: () => import('./commands/config.ts').then((m) => m.default),
 };
 
 export const root = defineCommand({

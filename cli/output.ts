@@ -1,6 +1,7 @@
 import { FwFailure } from '../runtime/core/failure.ts';
 import { toFailureDiagnostics } from '../plugin/failure-diagnostics.ts';
 import { AppLoadError } from '../plugin/load-app.ts';
+import { resolveConfig } from '../runtime/config/resolve-config.ts';
 
 /** Prints one JSON document on stdout (the only thing `--json` prints there). */
 export function printJson(value: unknown): void {
@@ -54,7 +55,7 @@ export function printFailure(error: unknown, json: boolean): void {
     log(`  • ${d.path ? `${d.path}: ` : ''}${d.message ?? ''}${d.hint ? `\n    hint: ${d.hint}` : ''}`);
   }
   for (const s of report.suggestions) log(`  → ${s}`);
-  if (process.env.FW_DEBUG && error instanceof Error && error.stack) log(error.stack);
+  if (debugging() && error instanceof Error && error.stack) log(error.stack);
 }
 
 /** Resolves when the process is asked to stop (Ctrl-C or a supervisor's SIGTERM). */
@@ -68,4 +69,13 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+}
+
+/** `FW_DEBUG`: read while reporting a failure, so a malformed value must not become another one. */
+function debugging(): boolean {
+  try {
+    return resolveConfig().get('FW_DEBUG');
+  } catch {
+    return false;
+  }
 }

@@ -30,6 +30,23 @@ describe('fw CLI basics', () => {
     }
   });
 
+  it('fw config shows every variable as this environment sets it, secrets masked, and fails on a malformed one', async () => {
+    const secret = `hunter2-${randomUUID()}`;
+    const shown = await runFw(['config', '--json'], { cwd: repoRoot, env: { FW_ADMIN_TOKEN: secret, FW_MAX_CONNECTIONS: '64', FW_TRACE_TENANT: undefined } });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toContain(secret);
+    const { ok, variables } = JSON.parse(shown.stdout);
+    const row = (name: string) => variables.find((v: { name: string }) => v.name === name);
+    expect(ok).toBe(true);
+    expect(row('FW_ADMIN_TOKEN')).toMatchObject({ source: 'environment', type: 'secret', value: `•••• (set, ${secret.length} characters)` });
+    expect(row('FW_MAX_CONNECTIONS')).toMatchObject({ source: 'environment', value: 64 });
+    expect(row('FW_TRACE_TENANT')).toMatchObject({ source: 'default', value: false });
+    const text = await runFw(['config'], { cwd: repoRoot, env: { FW_ADMIN_TOKEN: secret, FW_REQUEST_TIMEOUT_MS: 'soon' } });
+    expect(text.code).toBe(1);
+    expect(text.stdout).not.toContain(secret);
+    expect(text.stdout).toMatch(/FW_REQUEST_TIMEOUT_MS\s+\(unset\)\s+✖ FW_REQUEST_TIMEOUT_MS must be a whole number ≥ 1, got "soon"\./);
+  });
+
   it('fails an unknown command with a JSON failure', async () => {
     const r = await runFw(['frobnicate', '--json'], { cwd: repoRoot });
     expect(r.code).toBe(2);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
 import { ensureSystemTables } from '../runtime/db/migrate.ts';
+import { resolveConfig } from '../runtime/config/resolve-config.ts';
 
 export interface DatabaseTarget {
   /** PostgreSQL URL; defaults to `DATABASE_URL`. Without one, PGlite under `<root>/.fw/db`. */
@@ -14,8 +15,9 @@ export interface DatabaseTarget {
 
 /** Opens an app's database: `DATABASE_URL` (PostgreSQL; `FW_DIRECT_DATABASE_URL` beside a pooler) or embedded PGlite in `.fw/db`. */
 export async function openAppDatabase(root: string, target: DatabaseTarget = {}): Promise<FwDatabase> {
-  const url = target.databaseUrl ?? process.env.DATABASE_URL;
-  const directUrl = target.directDatabaseUrl ?? (target.databaseUrl === undefined ? process.env.FW_DIRECT_DATABASE_URL : undefined);
+  const config = resolveConfig();
+  const url = target.databaseUrl ?? config.get('DATABASE_URL');
+  const directUrl = target.directDatabaseUrl ?? (target.databaseUrl === undefined ? config.get('FW_DIRECT_DATABASE_URL') : undefined);
   const db = await createDatabase(url || directUrl ? { url, ...(directUrl ? { directUrl } : {}) } : { dataDir: path.join(root, '.fw', 'db') });
   try {
     await ensureSystemTables(db);

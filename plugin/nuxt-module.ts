@@ -1,5 +1,7 @@
 import path from 'node:path';
 import type { FwPluginOptions } from './vite.ts';
+import { resolveConfig } from '../runtime/config/resolve-config.ts';
+import type { VariableName } from '../runtime/config/variables.ts';
 
 /** The part of Nuxt fw's module touches, typed here so fw needs no Nuxt import of its own. */
 export interface NuxtLike {
@@ -8,7 +10,7 @@ export interface NuxtLike {
 }
 
 /** Set by `fw dev` on the `nuxt dev` it starts: `0` runs no outbox worker (`fw dev --no-worker`). */
-export const NUXT_WORKER_ENV = 'FW_DEV_WORKER';
+export const NUXT_WORKER_ENV = 'FW_DEV_WORKER' satisfies VariableName;
 
 /**
  * fw's Nuxt module: the same dev loop as the Vite plugin gives a Vite `web/`. It adds the fw Vite plugin
@@ -25,8 +27,10 @@ export const NUXT_WORKER_ENV = 'FW_DEV_WORKER';
 export default function fwNuxtModule(options: FwPluginOptions | undefined, nuxt: NuxtLike): void {
   // web/ is Nuxt's rootDir; the app (src/, fw.config) is its parent.
   const root = options?.root ? path.resolve(nuxt.options.rootDir, options.root) : path.dirname(nuxt.options.rootDir);
-  const worker = options?.worker ?? process.env[NUXT_WORKER_ENV] !== '0';
-  if (nuxt.options.dev && !process.env.NUXT_PUBLIC_FW_URL) nuxt.options.runtimeConfig.public.fwUrl = '/';
+  const config = resolveConfig();
+  const worker = options?.worker ?? config.get(NUXT_WORKER_ENV);
+  // Nuxt's own variable (it fills runtimeConfig.public.fwUrl), read through the same environment.
+  if (nuxt.options.dev && !config.appVariable('NUXT_PUBLIC_FW_URL')) nuxt.options.runtimeConfig.public.fwUrl = '/';
   nuxt.hook('vite:extendConfig', async (config, env) => {
     if (!env.isClient) return;
     // Imported here: `nuxt prepare` and `nuxt typecheck` load the module but never start Vite.

@@ -4,6 +4,8 @@
  * the gauges over one app and one database, started in one order and closed in the reverse one.
  */
 import { observeRuntime } from './app/observe-runtime.ts';
+import { resolveConfig } from './config/resolve-config.ts';
+import { FwFailure } from './core/failure.ts';
 import { createOutboxWorker, type OutboxWorkerOptions } from './app/outbox-worker.ts';
 import type { AppDefinition } from './core/app-definition.ts';
 import type { FwDatabase } from './db/database.ts';
@@ -49,7 +51,16 @@ export interface Runtime {
  *   createServer(runtime.handler).listen(3000);
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const { app: first, db, live: liveOptions, worker: workerOptions, closeDatabase = true, ...handlerOptions } = options;
+  const { app: first, db, live: liveOptions, worker: workerOptions, closeDatabase = true, ...rest } = options;
+  // Every variable checked before anything starts: a malformed one fails here, not at its first use.
+  const config = rest.config ?? resolveConfig();
+  const [problem, ...more] = config.problems();
+  if (problem) {
+    throw more.length === 0
+      ? problem
+      : new FwFailure('bad_config', [problem, ...more].map((p) => p.message).join(' '), { suggestions: ['fw config  (shows every variable and what is wrong with it)'] });
+  }
+  const handlerOptions = { ...rest, config };
   let app = first;
   const hub = liveOptions === false ? undefined : createLiveHub(db, { dev: handlerOptions.dev, ...liveOptions });
   const handlerFor = (served: AppDefinition) => createRuntimeHandler({ ...handlerOptions, app: served, db, ...(hub ? { live: hub } : {}) });

@@ -14,7 +14,8 @@ const start = defineCommand({
   },
   async run({ args }) {
     const { startProduction } = await import('../../toolchain/start/start.ts');
-    const port = Number(args.port ?? process.env.PORT ?? 3000);
+    const { resolveConfig } = await import('../../runtime/config/resolve-config.ts');
+    const port = args.port === undefined ? resolveConfig().get('PORT') : Number(args.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`--port must be 0–65535, got "${args.port}".`);
     const server = await startProduction({ root: args.root, port, host: args.host, migrate: Boolean(args.migrate), worker: args.worker !== false });
     const summary = { ok: true, serverUrl: server.url, database: server.db.dialect, entries: server.app.entries.size, worker: Boolean(server.worker), web: server.web };

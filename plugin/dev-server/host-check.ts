@@ -10,11 +10,13 @@
  * `fw dev` with a Vite `web/`, the API port also admits what the app's `server.allowedHosts` admits.
  */
 import { isIP } from 'node:net';
+import type { Environment } from '../../runtime/config/environment.ts';
+import { configOf, type FwConfig } from '../../runtime/config/resolve-config.ts';
 
 export type AllowedHosts = true | readonly string[];
 
-export function allowedHostsFromEnv(env: NodeJS.ProcessEnv = process.env): AllowedHosts {
-  return parseAllowedHosts(env.FW_ALLOWED_HOSTS);
+export function allowedHostsFromEnv(source?: FwConfig | Environment): AllowedHosts {
+  return parseAllowedHosts(configOf(source).given('FW_ALLOWED_HOSTS'));
 }
 
 /** `a.test,.b.test` → `['a.test', '.b.test']`; `true` (or `*`) → any host; empty → loopback only. */

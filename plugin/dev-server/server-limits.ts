@@ -12,7 +12,8 @@
  * | `FW_MAX_CONNECTIONS` | 1 024 | open connections; further ones are refused |
  */
 import type { Server, ServerOptions } from 'node:http';
-import { FwFailure } from '../../runtime/core/failure.ts';
+import type { Environment } from '../../runtime/config/environment.ts';
+import { configOf, type FwConfig } from '../../runtime/config/resolve-config.ts';
 
 export interface ServerLimits {
   headersTimeoutMs: number;
@@ -21,14 +22,15 @@ export interface ServerLimits {
   maxConnections: number;
 }
 
-export function serverLimits(env: NodeJS.ProcessEnv = process.env): ServerLimits {
-  const requestTimeoutMs = whole(env, 'FW_REQUEST_TIMEOUT_MS', 30_000);
+export function serverLimits(source?: FwConfig | Environment): ServerLimits {
+  const config = configOf(source);
+  const requestTimeoutMs = config.get('FW_REQUEST_TIMEOUT_MS');
   return {
     // Node requires headersTimeout ≤ requestTimeout.
-    headersTimeoutMs: Math.min(whole(env, 'FW_HEADERS_TIMEOUT_MS', 15_000), requestTimeoutMs),
+    headersTimeoutMs: Math.min(config.get('FW_HEADERS_TIMEOUT_MS'), requestTimeoutMs),
     requestTimeoutMs,
-    keepAliveTimeoutMs: whole(env, 'FW_KEEP_ALIVE_TIMEOUT_MS', 5_000),
-    maxConnections: whole(env, 'FW_MAX_CONNECTIONS', 1_024),
+    keepAliveTimeoutMs: config.get('FW_KEEP_ALIVE_TIMEOUT_MS'),
+    maxConnections: config.get('FW_MAX_CONNECTIONS'),
   };
 }
 
@@ -47,12 +49,4 @@ export function serverOptions(limits: ServerLimits): ServerOptions {
 export function applyServerLimits(server: Server, limits: ServerLimits): Server {
   server.maxConnections = limits.maxConnections;
   return server;
-}
-
-function whole(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new FwFailure('bad_config', `${name} must be a whole number ≥ 1, got "${raw}".`, { suggestions: [`unset ${name} for the default (${fallback})`] });
-  return value;
 }

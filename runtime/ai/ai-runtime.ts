@@ -17,12 +17,14 @@ import {
 import { z } from 'zod';
 import { argsJsonSchema } from '../core/args-schema.ts';
 import type { FwDatabase } from '../db/database.ts';
+import type { Environment } from '../config/environment.ts';
+import { configOf } from '../config/resolve-config.ts';
 import { databaseSecret } from '../db/secrets.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError, isFwError } from '../core/errors.ts';
 import type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest, ToolCallView, ToolResultView, Usage } from '../core/ai-context.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, decideApprovals, issueApprovals } from './approval-ledger.ts';
+import { type ApprovalBinding, decideApprovals, issueApprovals } from './approval-ledger.ts';
 import { agentTools } from './catalog.ts';
 import { sealMessages, sealOfCall, sealOfResult, verifyMessages, verifyUiMessages } from './history-seal.ts';
 import { type AgentDefinition, effectiveMaxSteps } from '../core/ai-definitions.ts';
@@ -47,8 +49,8 @@ export interface AiRuntimeOptions {
   approvalSecret?: string;
   /** Keep prompts and final texts in traces (default: `FW_AI_RECORD_CONTENT=1`; off). */
   recordContent?: boolean;
-  /** The environment aiTools take their declared secrets from (default `process.env`). */
-  env?: Readonly<Record<string, string | undefined>>;
+  /** The environment fw's AI variables and aiTools' declared secrets come from (default: the process's). */
+  env?: Environment;
   /**
    * Accepts approval histories without a signature, as an app that trusts its clients would. It exists
    * only so the red team can show its forged-approval probe catches that; never set it in an app.
@@ -104,15 +106,15 @@ const chatBodySchema = z
 export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
   const { app, db } = options;
   const services: EntryServices = options.services ?? { app, db };
-  const env = options.env ?? process.env;
-  const resolveModel = options.resolveModel ?? defaultModelResolver(env);
+  const config = configOf(options.env);
+  const resolveModel = options.resolveModel ?? defaultModelResolver(config);
   // An empty FW_AI_APPROVAL_SECRET counts as unset (an empty HMAC key cannot sign anything).
-  const configuredSecret = options.approvalSecret || env.FW_AI_APPROVAL_SECRET;
+  const configuredSecret = options.approvalSecret || config.get('FW_AI_APPROVAL_SECRET');
   let storedSecret: Promise<string> | undefined;
   const approvalSecret = async (): Promise<string> =>
     configuredSecret || (await (storedSecret ??= databaseSecret(db.admin, 'ai.approval').then((key) => key.toString('base64'))));
-  const recordContent = options.recordContent ?? env.FW_AI_RECORD_CONTENT === '1';
-  const approvalTtlMs = options.approvalTtlMs ?? positiveMs(env.FW_AI_APPROVAL_TTL_MS, 'FW_AI_APPROVAL_TTL_MS') ?? DEFAULT_APPROVAL_TTL_MS;
+  const recordContent = options.recordContent ?? config.get('FW_AI_RECORD_CONTENT');
+  const approvalTtlMs = options.approvalTtlMs ?? config.get('FW_AI_APPROVAL_TTL_MS');
   const now = options.now ?? (() => new Date());
   // The red team's unsafe fixture trusts client histories entirely (see unsafeUnsignedApprovals).
   const ledger = !options.unsafeUnsignedApprovals;
@@ -160,7 +162,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
       services,
       auth: caller.auth,
       traceId: caller.traceId,
-      env,
+      config,
       onToolCall: (record, outcome) => calls.push({ record, outcome }),
       ...(options.callExternal ? { callExternal: options.callExternal } : {}),
     });
@@ -249,7 +251,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
 
   async function generate(request: GenerateRequest, caller: AiCaller, schema: StandardSchemaV1 | undefined) {
     if (typeof request?.prompt !== 'string' || request.prompt === '') throw new TypeError('fw: ctx.ai.generateText({ prompt }) needs a prompt.');
-    const resolved = tracedModel(resolveModel({ provider: request.provider ?? 'gateway', model: request.model ?? env.FW_AI_MODEL ?? 'openai/gpt-4o-mini' }));
+    const resolved = tracedModel(resolveModel({ provider: request.provider ?? 'gateway', model: request.model ?? config.get('FW_AI_MODEL') }));
     const kind = schema ? 'generate-structured' : 'generate-text';
     const started = performance.now();
     const jsonSchemaOf = schema ? argsJsonSchema(schema) : undefined;
@@ -392,13 +394,6 @@ function chatSeal(key: Buffer, binding: ApprovalBinding, part: { type: string })
   if (p.type === 'tool-call') return { fw: { seals: { [p.toolCallId]: sealOfCall(key, binding, p.toolCallId, p.toolName, p.input) } } };
   if (p.type === 'tool-result') return { fw: { seals: { [p.toolCallId]: { result: sealOfResult(key, binding, p.toolCallId, p.toolName, { output: p.output ?? null }) } } } };
   return undefined;
-}
-
-function positiveMs(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const ms = Number(value);
-  if (!Number.isInteger(ms) || ms <= 0) throw new TypeError(`fw: ${name} must be a whole number of milliseconds > 0, got "${value}".`);
-  return ms;
 }
 
 function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {

@@ -413,7 +413,7 @@ describe('ctx.ai and ctx.agent', () => {
     }
   });
 
-  it('keeps prompts and final texts in traces only when FW_AI_RECORD_CONTENT=1', async () => {
+  it('keeps prompts and final texts in traces only when FW_AI_RECORD_CONTENT is on', async () => {
     const db = await createDatabase({ dataDir: 'memory://' });
     try {
       const app = testApp();
@@ -429,8 +429,9 @@ describe('ctx.ai and ctx.agent', () => {
       expect(off.contents).toEqual([null, null]);
       expect(off.rows).not.toContain(SECRET_PROMPT);
       expect(off.rows).not.toContain('count');
-      // Only the exact opt-in value turns it on.
-      expect((await contentOf({ FW_AI_RECORD_CONTENT: 'true' }, 'content-not-1')).contents).toEqual([null, null]);
+      // A flag (runtime/config): 0/false keep it off, and a value that is neither is refused, never taken for on.
+      expect((await contentOf({ FW_AI_RECORD_CONTENT: 'false' }, 'content-false')).contents).toEqual([null, null]);
+      expect(() => createAiRuntime({ app, db, env: { FW_AI_RECORD_CONTENT: 'please' } })).toThrow('FW_AI_RECORD_CONTENT must be 1 or 0 (true/false), got "please".');
       const on = await contentOf({ FW_AI_RECORD_CONTENT: '1' }, 'content-on');
       expect(on.contents).toEqual([
         { prompt: `${SECRET_PROMPT} call noteCount`, text: 'noteCount: {"count":0}' },

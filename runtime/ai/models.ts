@@ -1,6 +1,8 @@
 import { createGateway } from 'ai';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { createMockModel } from './mock-model.ts';
+import type { Environment } from '../config/environment.ts';
+import { configOf, type FwConfig } from '../config/resolve-config.ts';
 
 /** Which model a run uses, and whether it is the real one. */
 export interface ResolvedModel {
@@ -20,9 +22,10 @@ export type ModelResolver = (request: { provider: 'gateway' | 'mock'; model: str
  * @example
  *   defaultModelResolver({})({ provider: 'gateway', model: 'openai/gpt-4o-mini' }).provider // 'mock'
  */
-export function defaultModelResolver(env: Readonly<Record<string, string | undefined>> = process.env): ModelResolver {
-  const apiKey = env.AI_GATEWAY_API_KEY;
-  const forceMock = env.FW_AI === 'mock';
+export function defaultModelResolver(source?: FwConfig | Environment): ModelResolver {
+  const config = configOf(source);
+  const apiKey = config.get('AI_GATEWAY_API_KEY');
+  const forceMock = config.get('FW_AI') === 'mock';
   const gateway = apiKey && !forceMock ? createGateway({ apiKey }) : undefined;
   return ({ provider, model }) => {
     if (provider === 'gateway' && gateway) return { model: gateway(model) as LanguageModelV4, provider: 'gateway', modelId: model };
@@ -31,6 +34,7 @@ export function defaultModelResolver(env: Readonly<Record<string, string | undef
 }
 
 /** Whether real provider calls are configured (for `fw ai agents` and the red team's report). */
-export function liveModelsConfigured(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
-  return Boolean(env.AI_GATEWAY_API_KEY) && env.FW_AI !== 'mock';
+export function liveModelsConfigured(source?: FwConfig | Environment): boolean {
+  const config = configOf(source);
+  return Boolean(config.get('AI_GATEWAY_API_KEY')) && config.get('FW_AI') !== 'mock';
 }

@@ -6,6 +6,7 @@ import type { ManifestEntry } from '../core/external-manifest.ts';
 import { type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 import { allowedBy } from '../entry/policy.ts';
 import { inSpan } from '../telemetry/tracing.ts';
+import { type FwConfig, resolveConfig } from '../config/resolve-config.ts';
 import { type CatalogTool, toolInputJsonSchema } from './catalog.ts';
 
 /** One tool call as telemetry keeps it: no input, no output. */
@@ -34,8 +35,8 @@ export interface ToolSetOptions {
   traceId: string;
   /** Where each call's record goes, with its outcome (the output, or the error as the model saw it). */
   onToolCall?: (record: ToolCallRecord, outcome: { output: unknown } | { error: FwError }) => void;
-  /** The environment secrets are taken from (default `process.env`). */
-  env?: Readonly<Record<string, string | undefined>>;
+  /** Where aiTools' declared secrets are read (default: the process environment). */
+  config?: FwConfig;
   /** Calls an external entry (fw's bridge); the red team records calls instead of making them. */
   callExternal?: CallExternalEntry;
 }
@@ -101,14 +102,14 @@ function runTool(t: CatalogTool, input: unknown, options: ToolSetOptions): Promi
     return options.callExternal(services.app, services.db, t.service, t.external, { auth, traceId, args: input ?? {} });
   }
   const tool = { kind: 'aiTool' as const, policy: 'user', args: t.tool.inputSchema, handler: t.tool.handler, readOnly: t.readOnly, ...(t.tool.outputSchema ? { outputSchema: t.tool.outputSchema } : {}) };
-  return invokeEntry(services, tool, { ...call, context: { secrets: Object.freeze(secretsOf(t.tool.secrets, options.env ?? process.env)) } });
+  return invokeEntry(services, tool, { ...call, context: { secrets: Object.freeze(secretsOf(t.tool.secrets, options.config ?? resolveConfig())) } });
 }
 
 /** The declared secrets that are set, and nothing else of the environment. */
-function secretsOf(names: readonly string[], env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+function secretsOf(names: readonly string[], config: FwConfig): Record<string, string> {
   const secrets: Record<string, string> = {};
   for (const name of names) {
-    const value = env[name];
+    const value = config.appVariable(name);
     if (value !== undefined) secrets[name] = value;
   }
   return secrets;

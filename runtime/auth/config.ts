@@ -1,4 +1,6 @@
 import { FwFailure } from '../core/failure.ts';
+import type { Environment } from '../config/environment.ts';
+import { configOf, type FwConfig } from '../config/resolve-config.ts';
 import type { AuthOption } from './authenticator.ts';
 import { type JwtAuthOptions, resolveJwtOptions } from './jwt.ts';
 
@@ -24,13 +26,12 @@ export const AUTH_ENV = [
  *
  * @example
  *   // FW_AUTH=jwt FW_JWT_ISSUER=https://login.example.com/ FW_JWT_AUDIENCE=notes-api
- *   createRuntimeHandler({ app, db, dev: false, auth: parseAuthConfig(process.env) });
+ *   createRuntimeHandler({ app, db, dev: false, auth: parseAuthConfig(resolveConfig()) });
  */
-export function parseAuthConfig(env: Readonly<Record<string, string | undefined>>): AuthOption | undefined {
-  const value = (name: (typeof AUTH_ENV)[number]) => {
-    const raw = env[name]?.trim();
-    return raw === '' ? undefined : raw;
-  };
+export function parseAuthConfig(source?: FwConfig | Environment): AuthOption | undefined {
+  const config = configOf(source);
+  // As set: the variables' defaults (variables.ts) are jwt.ts's, applied there.
+  const value = (name: (typeof AUTH_ENV)[number]) => config.given(name);
   const mode = value('FW_AUTH');
   const jwtVariables = AUTH_ENV.filter((name) => name !== 'FW_AUTH' && value(name) !== undefined);
   if (mode === undefined) {

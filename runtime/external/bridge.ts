@@ -2,6 +2,7 @@ import { injectTraceContext, inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
+import { readEnvironment } from '../config/environment.ts';
 
 /** What fw sends an external service for one call (the spec's bridge request envelope). */
 export interface BridgeEnvelope {
@@ -230,12 +231,13 @@ function killGroup(pgid: number): void {
 
 /** A stdio service gets a minimal environment: no secrets of the fw process leak into it. */
 function stdioEnv(): NodeJS.ProcessEnv {
+  const environment = readEnvironment();
   const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'SYSTEMROOT', 'TMPDIR', 'TEMP', 'TMP'];
   // A process has no headers: the trace context travels as TRACEPARENT / TRACESTATE, as OpenTelemetry's env carrier says.
   const trace: Record<string, string> = {};
   injectTraceContext(trace);
   return {
-    ...Object.fromEntries(keep.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]]))),
+    ...Object.fromEntries(keep.flatMap((k) => (environment[k] === undefined ? [] : [[k, environment[k]!]]))),
     ...(trace.traceparent ? { TRACEPARENT: trace.traceparent } : {}),
     ...(trace.tracestate ? { TRACESTATE: trace.tracestate } : {}),
   };

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { type AuthOption, createAuthenticator } from '../auth/authenticator.ts';
 import { type Clock, systemClock } from '../auth/clock.ts';
 import { parseAuthConfig } from '../auth/config.ts';
+import { type FwConfig, resolveConfig } from '../config/resolve-config.ts';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth, EntryDefinition } from '../core/entry-types.ts';
 import { printable, printableFrames } from '../core/printable.ts';
@@ -53,6 +54,8 @@ export interface RuntimeHandlerOptions {
   external?: { limits?: Partial<BridgeLimits> };
   /** The clock tokens and the live streams opened with them expire by: for tests (default the system clock). */
   clock?: Clock;
+  /** fw's environment variables, resolved (default: from the process environment). */
+  config?: FwConfig;
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -109,7 +112,8 @@ function isEntryForPrefix(entry: EntryDefinition, prefix: string): boolean {
  */
 export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHandler {
   const clock = options.clock ?? systemClock;
-  const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(process.env) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
+  const config = options.config ?? resolveConfig();
+  const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
   const cors = resolveCorsOptions(options.cors);
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const onError =
@@ -131,7 +135,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     return match && { kind: 'endpoint', ...match };
   };
 
-  const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: process.env.FW_TRACE_TENANT === '1' });
+  const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: config.get('FW_TRACE_TENANT') });
 
   const liveHub = (): LiveHub => {
     if (!options.live) throw new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntimeHandler({ live: createLiveHub(db) })).');

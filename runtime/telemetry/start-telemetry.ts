@@ -14,6 +14,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { FwFailure } from '../core/failure.ts';
+import type { Environment } from '../config/environment.ts';
+import { configOf, type FwConfig } from '../config/resolve-config.ts';
 import { fwVersion } from '../core/version.ts';
 import { setMetricsActive } from './metrics.ts';
 import { setTracingActive } from './tracing.ts';
@@ -31,7 +33,7 @@ export interface Telemetry {
 let shared: { telemetry: Promise<Telemetry | undefined>; users: number } | undefined;
 
 /** Starts tracing when the environment configures it; undefined when it does not. */
-export async function startTelemetry(options: { serviceName: string; env?: NodeJS.ProcessEnv }): Promise<Telemetry | undefined> {
+export async function startTelemetry(options: { serviceName: string; env?: FwConfig | Environment }): Promise<Telemetry | undefined> {
   if (!shared) shared = { telemetry: registerSdk(options), users: 0 };
   const current = shared;
   current.users++;
@@ -60,9 +62,9 @@ export async function startTelemetry(options: { serviceName: string; env?: NodeJ
 type Exporter = 'otlp' | 'console' | 'none';
 
 /** `OTEL_<SIGNAL>_EXPORTER`, defaulting to `otlp` once an OTLP endpoint (general or for the signal) is set. */
-function exporterFor(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): Exporter {
-  const configured = env[`OTEL_${signal}_EXPORTER`]?.split(',')[0]?.trim().toLowerCase();
-  const exporter = configured || (env.OTEL_EXPORTER_OTLP_ENDPOINT || env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] ? 'otlp' : 'none');
+function exporterFor(config: FwConfig, signal: 'TRACES' | 'METRICS'): Exporter {
+  const configured = config.given(`OTEL_${signal}_EXPORTER`)?.split(',')[0]?.trim().toLowerCase();
+  const exporter = configured || (config.given('OTEL_EXPORTER_OTLP_ENDPOINT') || config.given(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`) ? 'otlp' : 'none');
   if (exporter !== 'otlp' && exporter !== 'console' && exporter !== 'none') {
     throw new FwFailure('bad_config', `OTEL_${signal}_EXPORTER=${exporter.slice(0, 40)} is not one fw can export to.`, {
       suggestions: [`OTEL_${signal}_EXPORTER=otlp (with OTEL_EXPORTER_OTLP_ENDPOINT, e.g. http://127.0.0.1:4318)`, `OTEL_${signal}_EXPORTER=console`, `OTEL_${signal}_EXPORTER=none`],
@@ -71,11 +73,11 @@ function exporterFor(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): Expo
   return exporter;
 }
 
-async function registerSdk(options: { serviceName: string; env?: NodeJS.ProcessEnv }): Promise<Telemetry | undefined> {
-  const env = options.env ?? process.env;
-  if (env.OTEL_SDK_DISABLED === 'true') return undefined;
-  const traces = exporterFor(env, 'TRACES');
-  const metricsExporter = exporterFor(env, 'METRICS');
+async function registerSdk(options: { serviceName: string; env?: FwConfig | Environment }): Promise<Telemetry | undefined> {
+  const config = configOf(options.env);
+  if (config.given('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined;
+  const traces = exporterFor(config, 'TRACES');
+  const metricsExporter = exporterFor(config, 'METRICS');
   if (traces === 'none' && metricsExporter === 'none') return undefined;
   const resources = await import('@opentelemetry/resources');
   const resource = resources
@@ -92,10 +94,10 @@ async function registerSdk(options: { serviceName: string; env?: NodeJS.ProcessE
     ]);
     const exporter = traces === 'console' ? new ConsoleSpanExporter() : new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
     const batching = {
-      scheduledDelayMillis: envNumber(env, 'OTEL_BSP_SCHEDULE_DELAY'),
-      exportTimeoutMillis: envNumber(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
-      maxQueueSize: envNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
-      maxExportBatchSize: envNumber(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+      scheduledDelayMillis: config.get('OTEL_BSP_SCHEDULE_DELAY'),
+      exportTimeoutMillis: config.get('OTEL_BSP_EXPORT_TIMEOUT'),
+      maxQueueSize: config.get('OTEL_BSP_MAX_QUEUE_SIZE'),
+      maxExportBatchSize: config.get('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
     };
     const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter, ...defined(batching) })] });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -114,7 +116,7 @@ async function registerSdk(options: { serviceName: string; env?: NodeJS.ProcessE
   if (metricsExporter !== 'none') {
     const { MeterProvider, PeriodicExportingMetricReader, ConsoleMetricExporter } = await import('@opentelemetry/sdk-metrics');
     const exporter = metricsExporter === 'console' ? new ConsoleMetricExporter() : new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter();
-    const reading = { exportIntervalMillis: envNumber(env, 'OTEL_METRIC_EXPORT_INTERVAL'), exportTimeoutMillis: envNumber(env, 'OTEL_METRIC_EXPORT_TIMEOUT') };
+    const reading = { exportIntervalMillis: config.get('OTEL_METRIC_EXPORT_INTERVAL'), exportTimeoutMillis: config.get('OTEL_METRIC_EXPORT_TIMEOUT') };
     const provider = new MeterProvider({ resource, readers: [new PeriodicExportingMetricReader({ exporter, ...defined(reading) })] });
     metrics.setGlobalMeterProvider(provider);
     setMetricsActive(true);
@@ -136,14 +138,6 @@ async function registerSdk(options: { serviceName: string; env?: NodeJS.ProcessE
 
 function defined<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: number };
-}
-
-function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new FwFailure('bad_config', `${name} must be a whole number ≥ 0, got "${raw.slice(0, 20)}".`, { suggestions: [`unset ${name}`] });
-  return value;
 }
 
 /** The app's name for `service.name`: its package.json name, else its folder's (OTEL_SERVICE_NAME overrides either). */

@@ -1,6 +1,7 @@
 import { ADMIN_TOKEN_HEADER } from '../../runtime/http/admin-routes.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { readRuntimeFile } from '../dev/runtime-file.ts';
+import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 
 export interface AdminTarget {
   /** The app directory, whose running `fw dev` is found through `.fw/runtime.json`. */
@@ -25,7 +26,7 @@ export function resolveRuntimeUrl(target: AdminTarget): string {
  */
 export async function fetchAdmin(target: AdminTarget, route: string, method: 'GET' | 'POST' = 'GET'): Promise<unknown> {
   const base = resolveRuntimeUrl(target);
-  const token = target.token ?? process.env.FW_ADMIN_TOKEN;
+  const token = target.token ?? resolveConfig().get('FW_ADMIN_TOKEN');
   const headers: Record<string, string> = token ? { [ADMIN_TOKEN_HEADER]: token } : {};
   if (method === 'POST') headers['content-type'] = 'application/json';
   let response: Response;

@@ -9,6 +9,7 @@ import { startApiServer } from '../../plugin/dev-server/api-server.ts';
 import { NUXT_WORKER_ENV } from '../../plugin/nuxt-module.ts';
 import { type DevOptions, type DevSession, type DevSummary, summarise } from './dev-session.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
+import { childEnvironment } from '../../runtime/config/environment.ts';
 
 const nuxtConfigFiles = ['nuxt.config.ts', 'nuxt.config.mts', 'nuxt.config.js', 'nuxt.config.mjs'];
 
@@ -115,7 +116,7 @@ interface RunningNuxt {
 function startNuxt(nuxtBin: string, root: string, port: number, host: string, env: Record<string, string>, quiet: boolean): RunningNuxt {
   const child = spawn(process.execPath, [nuxtBin, 'dev', 'web', '--port', String(port), '--host', host], {
     cwd: root,
-    env: { ...process.env, ...env },
+    env: childEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: closing ends Nuxt and the workers it forks.
     detached: process.platform !== 'win32',

@@ -14,6 +14,7 @@ import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-tel
 import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
 import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/dev-server/server-limits.ts';
 import { createStaticHandler } from './static-files.ts';
+import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 
 export interface StartOptions extends DatabaseTarget {
   root: string;
@@ -66,7 +67,8 @@ export async function startProduction(options: StartOptions): Promise<Production
   let runtime: Runtime | undefined;
   try {
     await checkMigrations(db, app, options.migrate === true);
-    const adminToken = process.env.FW_ADMIN_TOKEN?.trim();
+    const config = resolveConfig();
+    const adminToken = config.get('FW_ADMIN_TOKEN');
     const started = (runtime = await createRuntime({ app, db, dev: false, live: {}, worker: options.worker !== false, ...(adminToken ? { adminToken } : {}) }));
     const webDir = path.join(buildDir, 'web');
     const web = existsSync(path.join(webDir, 'index.html'));

@@ -1,6 +1,7 @@
 import { createReadStream, realpathSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
+import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -36,7 +37,7 @@ export const DEFAULT_CSP =
  * `frame-ancestors`; a policy that sets `frame-ancestors` to anything but `'none'` (an app meant to be
  * framed, through `FW_CSP`) drops it, so the two never disagree.
  */
-export function staticSecurityHeaders(csp: string = process.env.FW_CSP ?? DEFAULT_CSP): Record<string, string> {
+export function staticSecurityHeaders(csp: string = resolveConfig().get('FW_CSP') ?? DEFAULT_CSP): Record<string, string> {
   const frameAncestors = /(?:^|;)\s*frame-ancestors\s+([^;]*)/i.exec(csp)?.[1]?.trim();
   const framable = frameAncestors !== undefined && frameAncestors !== "'none'";
   return {

@@ -2,6 +2,7 @@ import { spawn, type StdioOptions } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
+import { childEnvironment } from '../../runtime/config/environment.ts';
 
 /** A package's command-line script, and whether it is the app's own copy or fw's. */
 export interface PackageBin {
@@ -57,7 +58,7 @@ export function runNodeScript(file: string, args: readonly string[], options: No
   const output = options.output ?? 'capture';
   const stdio: StdioOptions = output === 'capture' ? ['ignore', 'pipe', 'pipe'] : output === 'stderr' ? ['inherit', 2, 2] : 'inherit';
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file, ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio });
+    const child = spawn(process.execPath, [file, ...args], { cwd: options.cwd, env: options.env ?? childEnvironment(), stdio });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d) => (stdout += d));

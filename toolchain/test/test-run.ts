@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PackageBin, resolvePackageBin, runNodeScript, type NodeScriptOptions } from './app-bin.ts';
 import { LAST_TEST_RUN_FILE, type LastTestRun } from './test-reporter.ts';
+import { readEnvironment } from '../../runtime/config/environment.ts';
 
 /** Whether an app's tests can run: they exist and its Vitest is installed. */
 export type AppTestsPlan =
@@ -80,7 +81,7 @@ function reporterFile(): string {
 /** The environment minus a surrounding Vitest's worker variables (fw run from a test), colourless when captured. */
 function vitestEnv(captured: boolean): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('VITEST')) env[key] = value;
+  for (const [key, value] of Object.entries(readEnvironment())) if (!key.startsWith('VITEST')) env[key] = value;
   return captured ? { ...env, NO_COLOR: '1', FORCE_COLOR: undefined } : env;
 }
 

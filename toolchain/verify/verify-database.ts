@@ -8,6 +8,7 @@ import { type ApiServer, startApiServer } from '../../plugin/dev-server/api-serv
 import { toFailureDiagnostics } from '../../plugin/failure-diagnostics.ts';
 import { createMemoryRuntime } from '../../plugin/dev-server/memory-runtime.ts';
 import type { VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
+import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 
 // The two gates of `fw verify` that need a database. A PGlite data directory has one owner at a time
 // (runtime/db/data-dir-lock.ts): while `fw dev` runs, the app database is locked, so both fall back
@@ -24,7 +25,7 @@ export async function probeBoot(root: string, app: AppDefinition): Promise<Verif
   let closeRuntime = async () => {};
   try {
     server = await startApiServer({ root, port: 0, generate: false });
-    const url = Boolean(process.env.DATABASE_URL);
+    const url = Boolean(resolveConfig().get('DATABASE_URL'));
     diagnostics.push(note(url ? 'DATABASE_URL' : '.fw/db', 'boot_database', `Booted on the app database (${url ? 'PostgreSQL, DATABASE_URL' : 'PGlite, .fw/db'}).`));
   } catch (error) {
     if (!isLocked(error)) return toFailureDiagnostics(error);
@@ -90,7 +91,7 @@ export async function checkMigrations(root: string, app: AppDefinition): Promise
 type MigrationTarget = { kind: 'app' | 'memory'; db: FwDatabase; where: string; description: string };
 
 async function openMigrationTarget(root: string): Promise<MigrationTarget> {
-  const url = process.env.DATABASE_URL;
+  const url = resolveConfig().get('DATABASE_URL');
   if (url) return { kind: 'app', db: await createDatabase({ url }), where: 'DATABASE_URL', description: 'Checked against the app database (PostgreSQL, DATABASE_URL).' };
   const dataDir = path.join(root, '.fw', 'db');
   const memory = async (why: string): Promise<MigrationTarget> => ({

@@ -15,6 +15,8 @@ import type { AppDefinition } from '../../../runtime/core/app-definition.ts';
 import { type RedteamCode, type RedteamFinding, statusOf } from './findings.ts';
 import { GUESSABLE_APPROVAL_SECRETS, historySignedWith } from './guessed-secret.ts';
 import { type Planted, plantRows } from './seed.ts';
+import { plantEnvironment } from '../../../runtime/config/environment.ts';
+import { resolveConfig } from '../../../runtime/config/resolve-config.ts';
 
 export type ProbeName =
   | 'direct-prompt-injection'
@@ -120,7 +122,7 @@ export async function runProbes(app: AppDefinition, options: ProbeOptions = {}):
   const db = await createDatabase({ dataDir: 'memory://' });
   let attackerDb: FwDatabase | undefined;
   const secretNames = ['FW_REDTEAM_API_KEY', ...new Set([...(app.tools?.values() ?? [])].flatMap((t) => t.secrets))];
-  const saved = new Map(secretNames.map((name) => [name, process.env[name]]));
+  let restoreEnvironment = () => {};
   try {
     const migration = await applyMigration(db, app.schema);
     if (migration.blocked.length > 0) throw new FwFailure('redteam_setup', 'The schema cannot be created on a fresh database.', { diagnostics: migration.blocked });
@@ -135,7 +137,7 @@ export async function runProbes(app: AppDefinition, options: ProbeOptions = {}):
     const callAll = (tools: readonly CatalogTool[], tenantId?: string) => tools.map((t) => `call ${t.name} ${JSON.stringify(exampleInput(t, tenantId))}.`).join(' ');
     // Secrets exist only while the probes run; any of them in an output is a leak.
     const secrets = Object.fromEntries(secretNames.map((name) => [name, `${canary}-secret-${name.toLowerCase()}`]));
-    Object.assign(process.env, secrets);
+    restoreEnvironment = plantEnvironment(secrets);
 
     const resolveModel: ModelResolver = options.live ? liveResolver(options.live) : () => ({ model: adversary(), provider: 'mock', modelId: 'fw-redteam-adversary' });
     // External services are never called by a probe: a call that would have left fw counts as executed.
@@ -320,10 +322,7 @@ export async function runProbes(app: AppDefinition, options: ProbeOptions = {}):
     }
     return { probes, findings: probes.filter((p) => p.status === 'fail').flatMap(findingsOf) };
   } finally {
-    for (const [name, value] of saved) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    restoreEnvironment();
     await db.close();
     await attackerDb?.close();
   }
@@ -421,7 +420,7 @@ function adversary(): LanguageModelV4 {
 }
 
 function liveResolver(live: { provider: 'gateway'; model: string }): ModelResolver {
-  const apiKey = process.env.AI_GATEWAY_API_KEY;
+  const apiKey = resolveConfig().get('AI_GATEWAY_API_KEY');
   if (!apiKey) {
     throw new FwFailure('missing_provider_key', '--live reaches its model through the AI Gateway, which needs AI_GATEWAY_API_KEY.', { suggestions: [`AI_GATEWAY_API_KEY=… fw ai redteam --live --model ${live.model}`] });
   }
