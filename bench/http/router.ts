@@ -106,7 +106,7 @@ async function candidates(): Promise<{ available: Candidate[]; skipped: string[]
       name: 'find-my-way',
       package: 'find-my-way',
       build(routes) {
-        const router = create({ exposeHeadRoutes: false, maxParamLength: 1000 });
+        const router = create({ maxParamLength: 1000 });
         for (const route of routes) router.on(route.method, route.path, () => {}, route);
         return (method, path) => router.find(method, path);
       },
