@@ -30,10 +30,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`, `/_fw/outbox`, `/_fw/db/status`, `/_fw/workflows`, `/_fw/workflows/:runId`,
  * `POST /_fw/workflows/:runId/cancel`): open in dev mode, otherwise only with the admin token in
  * `x-fw-admin-token`. The one POST needs a JSON content type, so a browser page cannot send it
- * without a CORS preflight (which the allow-list refuses).
+ * without a CORS preflight (which the allow-list refuses). The caller has passed `authorizeAdmin`.
  */
 export async function serveAdmin(req: IncomingMessage, path: string, context: AdminContext): Promise<unknown> {
-  authorizeAdmin(req, context);
   const url = new URL(req.url ?? '/', 'http://localhost');
   const workflows = await serveWorkflows(req, path, url, context);
   if (workflows !== undefined) return workflows;
@@ -133,7 +132,8 @@ export function hasAdminToken(req: IncomingMessage, adminToken: string | undefin
   return timingSafeEqual(digest(token), digest(adminToken));
 }
 
-function authorizeAdmin(req: IncomingMessage, context: AdminContext): void {
+/** Admits dev mode and the configured admin token; refuses anyone else (403 when no token is configured or it is wrong, 401 when none is sent). */
+export function authorizeAdmin(req: IncomingMessage, context: Pick<AdminContext, 'dev' | 'adminToken'>): void {
   if (context.dev) return;
   const given = req.headers[ADMIN_TOKEN_HEADER];
   const token = Array.isArray(given) ? given[0] : given;

@@ -4,50 +4,27 @@ import { FwError } from '../core/errors.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 import { parseJsonBody, readBody } from './body.ts';
+import { callerOf, type Route } from './route.ts';
 
-/** An endpoint route matched against a request path. */
-export interface EndpointMatch {
-  /** Every method some endpoint serves at this path (the `Allow` header of a 405). */
-  methods: readonly string[];
-  /** The endpoint for the request's method, with its params; absent when none serves that method. */
-  entry?: EntryDefinition;
-  /** That endpoint's name. */
-  name?: string;
-  params: Record<string, string>;
-}
-
-interface CompiledEndpoint {
-  name: string;
-  entry: EntryDefinition;
-  method: string;
-  segments: string[];
-}
-
-/** Matches request paths to the app's endpoints; static segments win over params (`/api/t/new` before `/api/t/:id`). */
-export function createEndpointRouter(app: AppDefinition): (method: string, path: string) => EndpointMatch | null {
-  const endpoints: CompiledEndpoint[] = [...app.entries]
-    .filter(([, e]) => e.kind === 'endpoint')
-    .map(([name, entry]) => ({ name, entry, method: String(entry.options.method), segments: String(entry.options.path).slice(1).split('/') }));
-  if (endpoints.length === 0) return () => null;
-
-  return (method, path) => {
-    const parts = path.slice(1).split('/');
-    const matching = endpoints.filter((e) => e.segments.length === parts.length && e.segments.every((s, i) => s.startsWith(':') || s === parts[i]));
-    if (matching.length === 0) return null;
-    const methods = [...new Set(matching.map((e) => e.method))];
-    const best = matching.filter((e) => e.method === method).sort((a, b) => specificity(b) - specificity(a))[0];
-    if (!best) return { methods, params: {} };
-    const params: Record<string, string> = {};
-    best.segments.forEach((s, i) => {
-      if (s.startsWith(':')) params[s.slice(1)] = decode(parts[i]!);
+/**
+ * The app's endpoints as routes of the table, each at its declared method and path (`:param` segments
+ * for the table's params, so `/api/t/new` beats `/api/t/:id`). Each needs the caller.
+ */
+export function endpointRoutes(app: AppDefinition, services: EntryServices, bodyLimit: number): { method: string; path: string; route: Route }[] {
+  return [...app.entries]
+    .filter(([, entry]) => entry.kind === 'endpoint')
+    .map(([name, entry]) => {
+      const path = String(entry.options.path);
+      const route: Route = {
+        auth: 'caller',
+        template: () => path,
+        serve: (call) => {
+          const params = Object.fromEntries(Object.entries(call.params).map(([param, raw]) => [param, decode(raw)]));
+          return serveEndpoint(call.req, entry, { services, name, auth: callerOf(call).auth, traceId: call.traceId, params, bodyLimit });
+        },
+      };
+      return { method: String(entry.options.method), path, route };
     });
-    return { methods, entry: best.entry, name: best.name, params };
-  };
-}
-
-/** Earlier static segments weigh more, so the most literal route wins. */
-function specificity(endpoint: CompiledEndpoint): number {
-  return endpoint.segments.reduce((score, s, i) => score + (s.startsWith(':') ? 0 : 2 ** (endpoint.segments.length - i)), 0);
 }
 
 function decode(raw: string): string {
