@@ -1,20 +1,13 @@
 /**
- * The wire format of `POST /live` (docs/live.md): the request body, and the events of the stream
- * read into typed values.
+ * The client's side of the live wire (docs/live.md), defined once in runtime/core/live-protocol.ts:
+ * the `POST /live` request body, and the events of the stream read into typed values.
  */
 import { errorStatus } from '../runtime/core/error-codes.ts';
+import { liveEventNames, type LiveEventName } from '../runtime/core/live-protocol.ts';
 import { type Diagnostic, FwError, type FwErrorCode } from './errors.ts';
 import type { SseEvent } from './sse.ts';
 
-/** One subscription in the `POST /live` body. */
-export interface LiveRequestSubscription {
-  /** The client's name for it (1–64 characters, unique in the request); its events carry it. */
-  key: string;
-  name: string;
-  args: unknown;
-  /** The revision of the last snapshot received: unchanged subscriptions answer `up-to-date`. */
-  lastRevision?: number;
-}
+export type { LiveRequestSubscription } from '../runtime/core/live-protocol.ts';
 
 /** One event of a `POST /live` stream, addressed to the subscription `key`. */
 export type LiveEvent =
@@ -22,6 +15,12 @@ export type LiveEvent =
   | { type: 'up-to-date'; key: string; revision: number }
   | { type: 'reset'; key: string; reason: string; message: string }
   | { type: 'error'; key: string; fatal: boolean; error: FwError };
+
+const knownEvents: ReadonlySet<string> = new Set(Object.values(liveEventNames));
+
+function isLiveEventName(name: string | undefined): name is LiveEventName {
+  return name !== undefined && knownEvents.has(name);
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
@@ -64,7 +63,7 @@ function errorOf(data: Record<string, unknown>): FwError {
  */
 export function parseLiveEvent(event: SseEvent): LiveEvent | undefined {
   const type = event.event;
-  if (type !== 'snapshot' && type !== 'up-to-date' && type !== 'reset' && type !== 'error') return undefined;
+  if (!isLiveEventName(type)) return undefined;
   let data: unknown;
   try {
     data = JSON.parse(event.data);
@@ -75,14 +74,14 @@ export function parseLiveEvent(event: SseEvent): LiveEvent | undefined {
   if (typeof data.key !== 'string') return undefined;
   const { key } = data;
   switch (type) {
-    case 'snapshot':
+    case liveEventNames.snapshot:
       if (!('result' in data)) throw malformed(event, 'no result');
       return { type, key, revision: revisionOf(event, data), result: data.result };
-    case 'up-to-date':
+    case liveEventNames.upToDate:
       return { type, key, revision: revisionOf(event, data) };
-    case 'reset':
+    case liveEventNames.reset:
       return { type, key, reason: String(data.reason ?? ''), message: String(data.message ?? '') };
-    case 'error':
+    case liveEventNames.error:
       return { type, key, fatal: data.fatal === true, error: errorOf(data) };
   }
 }

@@ -1,5 +1,6 @@
 /**
- * The server's side of the live wire format (docs/live.md) — the mirror of `client/live-protocol.ts`.
+ * The server's side of the live wire format (docs/live.md), whose names, shapes and framing are
+ * defined once in runtime/core/live-protocol.ts (the client reads them through client/live-protocol.ts).
  * Every event a live stream carries is written here: `snapshot`, `up-to-date`, `reset` and `error`,
  * on `GET /live/:name` and `POST /live` alike. An error goes through the same public-error redaction
  * as an HTTP answer (public-error.ts): outside dev mode a 5xx says its code and the trace id, never its
@@ -12,6 +13,7 @@
 import type { FwError } from '../core/errors.ts';
 import { publicError } from '../core/public-error.ts';
 import { keptBytes, type SseEvent } from './sse-connection.ts';
+import { liveEventNames, liveShutdownRetryMs, sseCommentText, sseFrameEnd, sseFramePrefix, type LiveResetReason } from '../core/live-protocol.ts';
 
 /** The start of every event's data for one subscription (`subscriptionId` null: it never started). */
 export function eventHead(subscriptionId: string | null, key: string | undefined): string {
@@ -23,17 +25,17 @@ export function eventHead(subscriptionId: string | null, key: string | undefined
  * the event is `prefix + head + tail` (sse-connection.ts, PreparedEvent).
  */
 export function snapshotParts(token: number, resultJson: string): { prefix: Buffer; tail: Buffer } {
-  return { prefix: keptBytes(`event: snapshot\nid: ${token}\ndata: `), tail: keptBytes(`,"revision":${token},"result":${resultJson}}\n\n`) };
+  return { prefix: keptBytes(sseFramePrefix(liveEventNames.snapshot, token)), tail: keptBytes(`,"revision":${token},"result":${resultJson}}${sseFrameEnd}`) };
 }
 
 /** Nothing changed since the revision the client resumed from. */
 export function upToDateEvent(head: string, token: number): SseEvent {
-  return { event: 'up-to-date', id: token, data: `${head},"revision":${token}}` };
+  return { event: liveEventNames.upToDate, id: token, data: `${head},"revision":${token}}` };
 }
 
 /** The client's revision cannot be resumed from; a snapshot follows. */
-export function resetEvent(head: string, reason: 'revision_expired' | 'revision_unknown', message: string, oldestToken: number): SseEvent {
-  return { event: 'reset', data: `${head},"reason":"${reason}","message":${JSON.stringify(message)},"oldestRevision":${oldestToken}}` };
+export function resetEvent(head: string, reason: LiveResetReason, message: string, oldestToken: number): SseEvent {
+  return { event: liveEventNames.reset, data: `${head},"reason":"${reason}","message":${JSON.stringify(message)},"oldestRevision":${oldestToken}}` };
 }
 
 /**
@@ -41,5 +43,13 @@ export function resetEvent(head: string, reason: 'revision_expired' | 'revision_
  * (`dev` shows everything): the caller learns the code and the trace id of a server failure, never its text.
  */
 export function errorEvent(head: string, error: FwError, traceId: string, fatal: boolean, dev: boolean): SseEvent {
-  return { event: 'error', data: `${head},"fatal":${fatal},"error":${JSON.stringify(publicError(error, traceId, dev))},"traceId":${JSON.stringify(traceId)}}` };
+  return { event: liveEventNames.error, data: `${head},"fatal":${fatal},"error":${JSON.stringify(publicError(error, traceId, dev))},"traceId":${JSON.stringify(traceId)}}` };
+}
+
+/**
+ * What ends every stream at a graceful shutdown: a comment and a short `retry:`, so clients reconnect,
+ * through the load balancer, to another process.
+ */
+export function shutdownText(retryMs: number = liveShutdownRetryMs): string {
+  return sseCommentText('fw shutting down, reconnect', retryMs);
 }

@@ -18,6 +18,7 @@ import { noticeVerifier } from './notice.ts';
 import { databaseSecret, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES } from '../db/secrets.ts';
 import { createWakeups, type WakeReason, type WakeupOptions, type WakeupStatus } from './wakeups.ts';
 import { printable } from '../core/printable.ts';
+import { createSingleFlight } from '../core/single-flight.ts';
 
 export interface InvalidationBatch {
   /** The rows read, in order of revision (may be empty only when `expired`). */
@@ -87,8 +88,6 @@ export interface InvalidationReader {
 export function createInvalidationReader(db: FwDatabase, options: ReaderOptions): InvalidationReader {
   const pageSize = options.pageSize ?? 1000;
   let cursor: LogCursor | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   let closed = false;
   let reads = 0;
   let failedReads = 0;
@@ -177,33 +176,16 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
     }
   };
 
+  /** One pass at a time; wakeups during a pass fold into one follow-up pass (single-flight.ts). */
+  const passes = createSingleFlight(readPass);
+
   function wake(): void {
     if (deferred) {
       clearTimeout(deferred);
       deferred = undefined;
     }
     if (closed || !cursor) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    // Stopping and clearing `running` happen in one synchronous step, so a wakeup after the last
-    // pass's check starts a new pass instead of setting `again` on a loop that already ended.
-    running = (async () => {
-      for (;;) {
-        again = false;
-        try {
-          await readPass();
-        } catch (thrown) {
-          running = undefined;
-          throw thrown;
-        }
-        if (!again || closed) {
-          running = undefined;
-          return;
-        }
-      }
-    })();
+    void passes.wake();
   }
 
   return {
@@ -227,7 +209,7 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
       waitingForNotice: deferred !== undefined,
       rejectedNotices,
       failedReads,
-      reading: running !== undefined,
+      reading: passes.busy,
       failing,
       lastError,
       wakeups: wakeups.status(),
@@ -237,7 +219,7 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
       if (deferred) clearTimeout(deferred);
       deferred = undefined;
       await wakeups.close();
-      await running;
+      await passes.close();
     },
   };
 }

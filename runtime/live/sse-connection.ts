@@ -1,11 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { liveStreamRetryMs, sseCommentText, sseFrameText, type SseFrame } from '../core/live-protocol.ts';
 
 /** One server-sent event; `data` is a single line of JSON (never contains a newline). */
-export interface SseEvent {
-  event: string;
-  id?: number | string;
-  data: string;
-}
+export type SseEvent = SseFrame;
 
 /**
  * An event already encoded, in parts that are shared: a snapshot's result goes to every subscriber of a
@@ -16,8 +13,8 @@ export interface PreparedEvent {
   parts: ReadonlyArray<Buffer | string>;
 }
 
-export function formatEvent({ event, id, data }: SseEvent): string {
-  return `event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${data}\n\n`;
+export function formatEvent(event: SseEvent): string {
+  return sseFrameText(event);
 }
 
 type Chunk = string | PreparedEvent;
@@ -95,7 +92,7 @@ export class SseConnection {
       'x-accel-buffering': 'no',
       'x-content-type-options': 'nosniff',
     });
-    this.#write(': fw live\nretry: 1000\n\n');
+    this.#write(PREAMBLE);
     this.#drain();
   }
 
@@ -115,7 +112,7 @@ export class SseConnection {
   /** A comment line, if nothing else was written for `quietMs` (keeps proxies from timing out). */
   heartbeat(quietMs: number): void {
     if (!this.isOpen || this.#blocked || Date.now() - this.#lastWriteAt < quietMs) return;
-    this.#write(': heartbeat\n\n');
+    this.#write(HEARTBEAT);
   }
 
   onClose(listener: () => void): void {
@@ -162,3 +159,7 @@ export class SseConnection {
     for (const listener of this.#onClose.splice(0)) listener();
   }
 }
+
+/** What every live stream starts with: a comment, and how soon a dropped client reconnects. */
+const PREAMBLE = sseCommentText('fw live', liveStreamRetryMs);
+const HEARTBEAT = sseCommentText('heartbeat');
