@@ -69,6 +69,18 @@ function testApp(): AppDefinition {
     // A view: no trigger logs writes to it.
     liveView: liveQuery({ handler: (ctx) => ctx.db.selectFrom('note_titles').select(['title']).orderBy('title').execute() }),
     liveViewDeclared: liveQuery({ reads: ['notes'], handler: (ctx) => ctx.db.selectFrom('note_titles').select(['title']).orderBy('title').execute() }),
+    // A function that reads another table: its read is hidden from the query tree.
+    liveFunction: liveQuery({
+      handler: (ctx) => ctx.db.selectFrom('notes').select((eb) => [eb.fn.countAll<number>().as('notes'), eb.fn<number>('announcement_count', []).as('announcements')]).executeTakeFirst(),
+    }),
+    liveFunctionDeclared: liveQuery({
+      reads: ['notes', 'announcements'],
+      handler: (ctx) => ctx.db.selectFrom('notes').select((eb) => [eb.fn.countAll<number>().as('notes'), eb.fn<number>('announcement_count', []).as('announcements')]).executeTakeFirst(),
+    }),
+    // PostgreSQL's own functions read no table: still precise, nothing to declare.
+    liveBuiltins: liveQuery({
+      handler: (ctx) => ctx.db.selectFrom('notes').select((eb) => [eb.fn<string>('lower', ['title']).as('title'), eb.fn<string>('date_trunc', [sql.lit('day'), 'created_at']).as('day')]).orderBy('title').execute(),
+    }),
     // A CTE's name is the statement's own: the table it reads is notes.
     liveCte: liveQuery({
       handler: (ctx) =>
@@ -116,6 +128,7 @@ for (const target of databaseTargets) {
       await applyMigration(db, app.schema);
       // security_invoker: the view reads notes as the caller, under its row-level security.
       await sql.raw(`create view note_titles with (security_invoker = true) as select title from notes; grant select on note_titles to ${APP_ROLE}`).execute(db.admin);
+      await sql.raw(`create function announcement_count() returns int language sql stable as 'select count(*)::int from announcements'; grant execute on function announcement_count() to ${APP_ROLE}`).execute(db.admin);
       runtime = await serveLiveRuntime(app, db, { pollIntervalMs: 200, maxSubscriptionsPerTenant: 20 });
       ({ hub, url } = runtime);
     });
@@ -405,6 +418,34 @@ for (const target of databaseTargets) {
         } finally {
           stream.close();
         }
+      }
+    });
+
+    it('refuses a liveQuery calling a function fw cannot prove reads no table; declared, writes to what it reads rerun it', async () => {
+      const alice = member('alice');
+      const refused = await fetch(`${url}/live/liveFunction`, { headers: alice.headers });
+      const body = await refused.json();
+      expect(refused.status).toBe(500);
+      expect(body.error.diagnostics).toEqual([{ path: 'liveQuery.liveFunction', code: 'unmanaged_read', message: '"announcement_count()" is a function fw cannot prove reads no table.' }]);
+
+      const stream = await live('liveFunctionDeclared', alice.headers);
+      try {
+        const first = (await stream.next()).json.result;
+        await run('announce', { text: `fn-${randomUUID()}` }, alice.headers);
+        const after = await stream.nextWhere((event) => event.json.result?.announcements === first.announcements + 1);
+        expect(after.json.result.notes).toBe(first.notes);
+      } finally {
+        stream.close();
+      }
+
+      const builtins = await live('liveBuiltins', alice.headers);
+      try {
+        const before = (await builtins.next()).json.result.length as number;
+        await write('Builtin-Title', alice.headers);
+        const after = await builtins.nextWhere((event) => event.json.result?.length === before + 1);
+        expect(after.json.result.map((r: { title: string }) => r.title)).toContain('builtin-title');
+      } finally {
+        builtins.close();
       }
     });
 

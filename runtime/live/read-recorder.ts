@@ -1,5 +1,6 @@
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Schema } from '../core/schema.ts';
+import { functionsInText } from './function-reads.ts';
 import { createReadSetBuilder, type Access } from './read-set.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface ReadRecorder extends KyselyPlugin {
   readonly cteNames: ReadonlySet<string>;
   /** Tables of another schema (`auth.users`): fw captures writes to public tables only. */
   readonly otherSchemaTables: ReadonlySet<string>;
+  /** Functions the statements call (`eb.fn`, aggregates, and calls in raw fragments), lower-cased. */
+  readonly functions: ReadonlySet<string>;
   /** Statements that were raw SQL at their root, or held a raw subquery, whose tables cannot be known. */
   readonly rawStatements: number;
   /** The run's read set so far (table → accesses); empty without a schema. */
@@ -27,7 +30,7 @@ export interface ReadRecorder extends KyselyPlugin {
 }
 
 export function createReadRecorder(schema?: Schema): ReadRecorder {
-  const found: Found = { tables: new Set(), cteNames: new Set(), otherSchemaTables: new Set(), rawQueries: 0 };
+  const found: Found = { tables: new Set(), cteNames: new Set(), otherSchemaTables: new Set(), functions: new Set(), rawQueries: 0 };
   const reads = createReadSetBuilder(schema);
   let rawStatements = 0;
   const statements: RootOperationNode[] = [];
@@ -36,6 +39,7 @@ export function createReadRecorder(schema?: Schema): ReadRecorder {
     tables: found.tables,
     cteNames: found.cteNames,
     otherSchemaTables: found.otherSchemaTables,
+    functions: found.functions,
     get rawStatements() {
       return rawStatements;
     },
@@ -66,6 +70,7 @@ interface Found {
   tables: Set<string>;
   cteNames: Set<string>;
   otherSchemaTables: Set<string>;
+  functions: Set<string>;
   /** Raw fragments that are queries of their own (`select` in their text). */
   rawQueries: number;
 }
@@ -77,7 +82,11 @@ function isQueryText(node: OperationNode): boolean {
 }
 
 function collectTables(node: OperationNode, into: Found): void {
-  if (node.kind === 'RawNode' && isQueryText(node)) into.rawQueries++;
+  if (node.kind === 'RawNode') {
+    if (isQueryText(node)) into.rawQueries++;
+    for (const name of functionsInText(((node as unknown as { sqlFragments?: readonly string[] }).sqlFragments ?? []).join(' '))) into.functions.add(name);
+  }
+  if (node.kind === 'FunctionNode' || node.kind === 'AggregateFunctionNode') into.functions.add((node as unknown as { func: string }).func.toLowerCase());
   // `n.title` names a table (or alias) already in a FROM or JOIN; it reads nothing new.
   if (node.kind === 'ReferenceNode') return;
   // `with recent as (…)`: the name is the CTE's, not a table's (its body is walked on its own).

@@ -41,6 +41,8 @@ export interface HubContext {
   readonly onError: (error: FwError, traceId: string) => void;
   /** The app to run liveQueries from (setApp). */
   app: AppDefinition | undefined;
+  /** PostgreSQL's own function names (function-reads.ts), read at start; none known before. */
+  builtinFunctions: ReadonlySet<string>;
   closed: boolean;
   readonly counters: HubCounters;
 }
@@ -58,6 +60,7 @@ export function createHubContext(db: FwDatabase, options: LiveOptions): HubConte
     },
     retentionMs: options.retentionMs ?? 60 * 60_000,
     pruneIntervalMs: options.pruneIntervalMs ?? 60_000,
+    builtinFunctions: new Set(),
     onError:
       options.onError ??
       ((error: FwError, traceId: string) => console.error(`fw live: ${error.code} [trace ${traceId}] ${printable(error.message)}${error.diagnostics.length ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : ''}`)),

@@ -10,6 +10,7 @@ import type { EntryDefinition } from '../../core/entry-types.ts';
 import { FwError, toFwError } from '../../core/errors.ts';
 import { resolveTraceId } from '../../core/trace.ts';
 import { invokeEntry } from '../../entry/pipeline.ts';
+import { unprovenFunctions } from '../function-reads.ts';
 import { createReadRecorder, type ReadRecorder } from '../read-recorder.ts';
 import type { ReadSet } from '../read-set.ts';
 import type { HubContext } from './context.ts';
@@ -55,14 +56,21 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
           `liveQuery "${group.name}" runs raw SQL, so fw cannot see which tables it reads. Declare them: liveQuery({ reads: ['table', …], … }).`,
         );
       }
-      // A view, another schema's table, a table the schema does not declare: no capture trigger logs its
-      // writes, so the group would never rerun for them. Refused unless the liveQuery says what it reads.
+      // A view, another schema's table, a table the schema does not declare, a function that may read
+      // any of those: no capture trigger logs what they read, so the group would never rerun for it.
+      // Refused unless the liveQuery says what it reads.
       const unknown = declared.length === 0 ? unmanagedReads(recorder) : [];
-      if (unknown.length > 0) {
+      const functions = declared.length === 0 ? unprovenFunctions(recorder.functions, context.builtinFunctions).map((name) => `${name}()`) : [];
+      if (unknown.length + functions.length > 0) {
         throw new FwError(
           'internal',
-          `liveQuery "${group.name}" reads ${unknown.map((name) => `"${name}"`).join(', ')}, which fw does not capture writes to (not a table of the app's schema: a view, or another schema's table), so it would never update. Declare the tables it depends on: liveQuery({ reads: ['table', …], … }).`,
-          { diagnostics: unknown.map((name) => ({ path: `liveQuery.${group.name}`, code: 'unmanaged_read', message: `"${name}" is not a table fw captures writes to.` })) },
+          `liveQuery "${group.name}" reads ${[...unknown, ...functions].map((name) => `"${name}"`).join(', ')}, which fw does not capture writes to (not a table of the app's schema: a view, another schema's table, or a function that may read tables), so it would never update. Declare the tables it depends on: liveQuery({ reads: ['table', …], … }).`,
+          {
+            diagnostics: [
+              ...unknown.map((name) => ({ path: `liveQuery.${group.name}`, code: 'unmanaged_read', message: `"${name}" is not a table fw captures writes to.` })),
+              ...functions.map((name) => ({ path: `liveQuery.${group.name}`, code: 'unmanaged_read', message: `"${name}" is a function fw cannot prove reads no table.` })),
+            ],
+          },
         );
       }
       delivered = true;

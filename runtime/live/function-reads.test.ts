@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { createDatabase } from '../db/database.ts';
+import { functionsInText, loadBuiltinFunctions, unprovenFunctions } from './function-reads.ts';
+
+describe('functions a liveQuery calls', () => {
+  it('finds the calls in raw SQL text, not SQL syntax, strings or casts', () => {
+    expect(functionsInText(`board_label(grp) = 'x(y)' and lower(title) in ($1, $2) and coalesce(a, b) > 0`)).toEqual(['board_label', 'lower']);
+    expect(functionsInText(`extract(epoch from created_at) > 0 and exists (select 1) and "App"."Label" (x) and x::date = any($1)`)).toEqual(['app.label']);
+    expect(functionsInText('count(*) over (partition by grp order by id) filter (where ok)')).toEqual(['count']);
+  });
+
+  it('proves only PostgreSQL’s own functions, save those that run a query given as text', () => {
+    const builtins = new Set(['lower', 'count', 'now', 'query_to_xml']);
+    expect(unprovenFunctions(['lower', 'COUNT', 'pg_catalog.now', 'board_label', 'public.lower', 'query_to_xml'], builtins)).toEqual(['board_label', 'public.lower', 'query_to_xml']);
+  });
+
+  it('reads PostgreSQL’s own function names from the database', async () => {
+    const db = await createDatabase({ dataDir: 'memory://' });
+    try {
+      const builtins = await loadBuiltinFunctions(db);
+      for (const name of ['lower', 'count', 'now', 'date_trunc', 'jsonb_build_object', 'string_agg']) expect(builtins.has(name), name).toBe(true);
+      expect(builtins.has('board_label')).toBe(false);
+    } finally {
+      await db.close();
+    }
+  });
+});
