@@ -7,6 +7,7 @@ import type { CorsOptions } from '../../runtime/http/cors.ts';
 import type { RuntimeHandler } from '../../runtime/http/handler.ts';
 import type { LiveHub, LiveOptions } from '../../runtime/live/hub.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
+import { createSingleFlight } from '../../runtime/core/single-flight.ts';
 import type { OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
@@ -81,11 +82,9 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     });
 
     // Reloads never overlap and are not debounced: one runs at once; edits that arrive meanwhile are
-    // folded into a single follow-up.
-    let pending: string[] = [];
-    let inFlight: Promise<ReloadOutcome> | undefined;
-    let followUp: Promise<ReloadOutcome> | undefined;
-    const reloadNow = async (): Promise<ReloadOutcome> => {
+    // folded into a single follow-up (core/single-flight.ts).
+    const pending: string[] = [];
+    const reloads = createSingleFlight(async (): Promise<ReloadOutcome> => {
       for (let round = 0; ; round++) {
         const files = pending.splice(0);
         // A file that changed while it was being loaded (caught mid-write) is loaded again.
@@ -103,20 +102,10 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
         if (moved.length === 0 || round >= 10) return outcome;
         pending.push(...moved);
       }
-    };
+    });
     const reload = (changedFiles: readonly string[]): Promise<ReloadOutcome> => {
       pending.push(...changedFiles);
-      if (!inFlight) {
-        inFlight = reloadNow().finally(() => {
-          inFlight = undefined;
-        });
-        return inFlight;
-      }
-      followUp ??= inFlight.then(() => {
-        followUp = undefined;
-        return reload([]);
-      });
-      return followUp;
+      return reloads.wake();
     };
 
     return {
@@ -129,7 +118,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       diagnostics: () => current.diagnostics,
       reload,
       async close() {
-        await (followUp ?? inFlight);
+        await reloads.close();
         await runtime.close();
         await loader.close();
       },
