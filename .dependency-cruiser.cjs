@@ -20,7 +20,7 @@ module.exports = {
       from: { path: '^runtime/' },
       to: { path: '^(plugin|toolchain|client|cli)/' },
     },
-    // Floors inside runtime/ (docs/architecture.md), bottom to top: core → telemetry → db → entry →
+    // Floors inside runtime/ (docs/architecture.md), bottom to top: core → config → telemetry → db → entry →
     // the features (auth, live, outbox, workflows, ai, external) → app → http → the faces at its root
     // (index.ts, server.ts, create-runtime.ts). A folder imports only folders below it, and a feature no
     // other feature: so any cycle between runtime/ folders breaks one of these rules.

@@ -147,20 +147,29 @@ export function query<A extends ArgsInput | undefined = undefined, R = unknown>(
   return define('query', config);
 }
 
+/** The shortest refresh a liveQuery may declare: a rerun a second per group at most. */
+export const MIN_REFRESH_MS = 1000;
+
 /**
  * A read that clients can subscribe to (`useLiveQuery`, `GET /live/:name`); same rules as `query`.
  * fw records the tables it reads from its Kysely queries and re-runs it when one of them changes.
  * Raw SQL statements (`sql\`…\`.execute(ctx.db)`) hide their tables: declare them in `reads`.
+ * An answer that changes with time alone (`where due < now()`) needs `refreshMs`: how often to rerun it
+ * while anyone subscribes (at least 1000); fw refuses a liveQuery whose SQL reads the clock without it.
  *
  * @example
  *   export default liveQuery({ handler: (ctx) => ctx.db.selectFrom('notes').selectAll().execute() });
  */
 export function liveQuery<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: CallableEntryConfig<A, QueryContext, R> & { reads?: readonly string[] },
+  config: CallableEntryConfig<A, QueryContext, R> & { reads?: readonly string[]; refreshMs?: number },
 ): Query<InferArgsInput<A>, InferArgs<A>, Awaited<R>, 'liveQuery'> {
   const reads: unknown = (config as { reads?: unknown }).reads;
   if (reads !== undefined && (!Array.isArray(reads) || !reads.every((t) => typeof t === 'string' && t.length > 0))) {
     throw new TypeError("fw: liveQuery({ reads }) must be a list of table names, e.g. reads: ['notes'].");
+  }
+  const refreshMs: unknown = (config as { refreshMs?: unknown }).refreshMs;
+  if (refreshMs !== undefined && (typeof refreshMs !== 'number' || !Number.isInteger(refreshMs) || refreshMs < MIN_REFRESH_MS)) {
+    throw new TypeError(`fw: liveQuery({ refreshMs }) must be a whole number of milliseconds ≥ ${MIN_REFRESH_MS}, e.g. refreshMs: 60_000.`);
   }
   return define('liveQuery', config);
 }

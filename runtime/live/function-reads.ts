@@ -28,6 +28,13 @@ const QUERYING_BUILTINS = new Set([
   'ts_stat',
 ]);
 
+/**
+ * What reads the clock: functions, and SQL's value keywords (no parentheses). A liveQuery that uses one
+ * answers differently as time passes with no write to rerun it, so it must declare `refreshMs`.
+ */
+const CLOCK = new Set(['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timeofday', 'current_date', 'current_time', 'current_timestamp', 'localtime', 'localtimestamp']);
+const CLOCK_KEYWORDS = /\b(current_date|current_time|current_timestamp|localtime|localtimestamp)\b/gi;
+
 /** SQL's own syntax that looks like a call in raw text (`in (…)`, `coalesce(…)`, `over (…)`). */
 const SYNTAX = new Set([
   'all', 'and', 'any', 'array', 'as', 'between', 'case', 'cast', 'coalesce', 'cube', 'distinct', 'else', 'end', 'exists', 'extract',
@@ -46,7 +53,13 @@ export function functionsInText(text: string): string[] {
     const name = match[1]!.replaceAll('"', '').toLowerCase();
     if (!SYNTAX.has(name)) names.push(name);
   }
+  for (const match of code.matchAll(CLOCK_KEYWORDS)) names.push(match[1]!.toLowerCase());
   return names;
+}
+
+/** The clock reads among the called functions (`now`, `current_date`, …), sorted. */
+export function clockReads(called: Iterable<string>): string[] {
+  return [...new Set([...called].map((name) => name.toLowerCase().replace(/^pg_catalog\./, '')).filter((name) => CLOCK.has(name)))].sort();
 }
 
 /** The called functions fw cannot prove read no table, given PostgreSQL's own function names. */
@@ -55,7 +68,9 @@ export function unprovenFunctions(called: Iterable<string>, builtins: ReadonlySe
   for (const raw of called) {
     const name = raw.toLowerCase();
     const [schema, bare] = name.includes('.') ? (name.split('.', 2) as [string, string]) : [undefined, name];
-    const builtin = (schema === undefined || schema === 'pg_catalog') && builtins.has(bare) && !QUERYING_BUILTINS.has(bare);
+    const ownSchema = schema === undefined || schema === 'pg_catalog';
+    // The clock's keywords are SQL syntax (not in pg_proc) and read no table.
+    const builtin = ownSchema && (CLOCK.has(bare) || (builtins.has(bare) && !QUERYING_BUILTINS.has(bare)));
     if (!builtin) unproven.add(name);
   }
   return [...unproven].sort();

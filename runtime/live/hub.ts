@@ -119,7 +119,10 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       if (context.closed) return;
       context.closed = true;
       // No group runs again; the runs in flight are waited for below.
-      const runsOver = [...groups.byKey.values()].map((group) => group.runs.close());
+      const runsOver = [...groups.byKey.values()].map((group) => {
+        clearTimeout(group.refreshTimer);
+        return group.runs.close();
+      });
       for (const timer of timers.splice(0)) clearInterval(timer);
       const finalText = options.reconnect ? shutdownText() : undefined;
       for (const connection of [...subscriptions.connections]) connection.end(finalText);

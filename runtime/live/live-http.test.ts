@@ -81,6 +81,12 @@ function testApp(): AppDefinition {
     liveBuiltins: liveQuery({
       handler: (ctx) => ctx.db.selectFrom('notes').select((eb) => [eb.fn<string>('lower', ['title']).as('title'), eb.fn<string>('date_trunc', [sql.lit('day'), 'created_at']).as('day')]).orderBy('title').execute(),
     }),
+    // The clock: an answer that changes as time passes, with no write.
+    liveClock: liveQuery({ handler: (ctx) => ctx.db.selectFrom('notes').select(['title']).where(sql<boolean>`created_at <= now()`).orderBy('title').execute() }),
+    liveDue: liveQuery({
+      refreshMs: 1000,
+      handler: (ctx) => ctx.db.selectFrom('notes').select(['title']).where(sql<boolean>`created_at <= now()`).orderBy('title').execute(),
+    }),
     // A CTE's name is the statement's own: the table it reads is notes.
     liveCte: liveQuery({
       handler: (ctx) =>
@@ -446,6 +452,25 @@ for (const target of databaseTargets) {
         expect(after.json.result.map((r: { title: string }) => r.title)).toContain('builtin-title');
       } finally {
         builtins.close();
+      }
+    });
+
+    it('refuses a liveQuery that reads the clock without refreshMs; with it, a row that becomes due appears with no write', async () => {
+      const alice = member('alice');
+      const refused = await fetch(`${url}/live/liveClock`, { headers: alice.headers });
+      const body = await refused.json();
+      expect(refused.status).toBe(500);
+      expect(body.error.diagnostics).toEqual([{ path: 'liveQuery.liveClock', code: 'clock_read', message: 'reads the clock (now()) without refreshMs.' }]);
+
+      const stream = await live('liveDue', alice.headers);
+      try {
+        expect((await stream.next()).json.result).toEqual([]);
+        // Written now, due a moment later: the write's own rerun does not show it yet.
+        await sql`insert into notes (title, tenant_id, created_at) values ('due soon', ${alice.tenantId}, now() + interval '1500 milliseconds')`.execute(db.admin);
+        const due = await stream.nextWhere((event) => event.json.result?.length === 1, 15_000);
+        expect(due.json.result).toEqual([{ title: 'due soon' }]);
+      } finally {
+        stream.close();
       }
     });
 

@@ -47,6 +47,8 @@ export interface Group {
   unchangedRuns: number;
   lastRunMs: number;
   disposed: boolean;
+  /** The next rerun a declared `refreshMs` asks for (armed after every run). */
+  refreshTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** One subscription: a member of its group, on one stream. */
@@ -138,6 +140,7 @@ export function createGroups(run: (group: Group) => Promise<void>): Groups {
         unchangedRuns: 0,
         lastRunMs: 0,
         disposed: false,
+        refreshTimer: undefined,
       };
       byKey.set(seed.key, group);
       // Not indexed until its first run installs what it read; writes during that run are matched
@@ -154,9 +157,16 @@ export function createGroups(run: (group: Group) => Promise<void>): Groups {
     concerned: (row) => index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }),
     dispose(group) {
       group.disposed = true;
+      clearTimeout(group.refreshTimer);
       void group.runs.close();
       if (byKey.get(group.key) === group) byKey.delete(group.key);
       index.delete(group);
     },
   };
+}
+
+/** How often the liveQuery asks to be rerun whatever is written (`refreshMs`), if it does. */
+export function refreshOf(entry: EntryDefinition): number | undefined {
+  const refreshMs = entry.options.refreshMs;
+  return typeof refreshMs === 'number' ? refreshMs : undefined;
 }

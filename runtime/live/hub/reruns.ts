@@ -10,12 +10,12 @@ import type { EntryDefinition } from '../../core/entry-types.ts';
 import { FwError, toFwError } from '../../core/errors.ts';
 import { resolveTraceId } from '../../core/trace.ts';
 import { invokeEntry } from '../../entry/pipeline.ts';
-import { unprovenFunctions } from '../function-reads.ts';
+import { clockReads, unprovenFunctions } from '../function-reads.ts';
 import { createReadRecorder, type ReadRecorder } from '../read-recorder.ts';
 import type { ReadSet } from '../read-set.ts';
 import type { HubContext } from './context.ts';
 import type { FanOut } from './fan-out.ts';
-import { wholeTables, type Group, type Groups } from './groups.ts';
+import { refreshOf, wholeTables, type Group, type Groups } from './groups.ts';
 import type { Scheduler } from './scheduling.ts';
 
 /** One run of the group: alone in its own transaction, or in `shared` (then a failure is thrown, not reported). */
@@ -71,6 +71,16 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
               ...functions.map((name) => ({ path: `liveQuery.${group.name}`, code: 'unmanaged_read', message: `"${name}" is a function fw cannot prove reads no table.` })),
             ],
           },
+        );
+      }
+      // An answer that changes with time alone is rerun on the schedule the liveQuery declares.
+      const clock = clockReads(recorder.functions);
+      if (clock.length > 0 && refreshOf(group.entry) === undefined) {
+        const shown = clock.map((name) => (name.startsWith('current_') || name.startsWith('local') ? name : `${name}()`));
+        throw new FwError(
+          'internal',
+          `liveQuery "${group.name}" reads the clock (${shown.join(', ')}), so its answer changes as time passes with no write to rerun it. Declare how often to rerun it: liveQuery({ refreshMs: 60_000, … }).`,
+          { diagnostics: [{ path: `liveQuery.${group.name}`, code: 'clock_read', message: `reads the clock (${shown.join(', ')}) without refreshMs.` }] },
         );
       }
       delivered = true;

@@ -9,7 +9,7 @@ import type { Invalidation } from '../log.ts';
 import { tenantKey } from '../read-index.ts';
 import { readSetMatches, type ReadSet } from '../read-set.ts';
 import type { HubContext } from './context.ts';
-import type { Group, Groups } from './groups.ts';
+import { refreshOf, type Group, type Groups } from './groups.ts';
 
 export interface Scheduler {
   /** Reruns the groups a notice concerns; their runs are what the reader's confirming read waits for. */
@@ -166,7 +166,19 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
     } finally {
       inFlight.delete(group);
       trimHistory();
+      armRefresh(group);
     }
+  }
+
+  /** A liveQuery that declares `refreshMs` reruns that long after its last run, written to or not. */
+  function armRefresh(group: Group): void {
+    const refreshMs = refreshOf(group.entry);
+    if (refreshMs === undefined || group.disposed || context.closed) return;
+    clearTimeout(group.refreshTimer);
+    group.refreshTimer = setTimeout(() => {
+      if (!group.disposed) void group.runs.wake();
+    }, refreshMs);
+    group.refreshTimer.unref();
   }
 
   return { onNotice, onInvalidations, schedule, runOnce, committedRevision, concerns, missedDuringRun };
