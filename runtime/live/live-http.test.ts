@@ -87,6 +87,14 @@ function testApp(): AppDefinition {
       refreshMs: 1000,
       handler: (ctx) => ctx.db.selectFrom('notes').select(['title']).where(sql<boolean>`created_at <= now()`).orderBy('title').execute(),
     }),
+    // Fails while an announcement says so; its answer is the same before and after.
+    liveFlaky: liveQuery({
+      handler: async (ctx) => {
+        const failing = await ctx.db.selectFrom('announcements').select('text').where('text', 'like', 'flaky-fail-%').execute();
+        if (failing.length > 0) throw new Error(`failing on ${failing[0]!.text}`);
+        return 'fine';
+      },
+    }),
     // A CTE's name is the statement's own: the table it reads is notes.
     liveCte: liveQuery({
       handler: (ctx) =>
@@ -471,6 +479,25 @@ for (const target of databaseTargets) {
         expect(due.json.result).toEqual([{ title: 'due soon' }]);
       } finally {
         stream.close();
+      }
+    });
+
+    it('after an error frame, the next good run sends the snapshot again even when it equals the last one', async () => {
+      const alice = member('alice');
+      const stream = await live('liveFlaky', alice.headers);
+      const marker = `flaky-fail-${randomUUID()}`;
+      try {
+        expect((await stream.next()).json.result).toBe('fine');
+        await run('announce', { text: marker }, alice.headers);
+        const failed = await stream.next();
+        expect([failed.event, failed.json.error.code]).toEqual(['error', 'internal']);
+        await sql`delete from announcements where text = ${marker}`.execute(db.admin);
+        // The answer is 'fine' again, as before the error: without this frame the page would show the error for good.
+        const recovered = await stream.next();
+        expect([recovered.event, recovered.json.result]).toEqual(['snapshot', 'fine']);
+      } finally {
+        stream.close();
+        await sql`delete from announcements where text = ${marker}`.execute(db.admin);
       }
     });
 

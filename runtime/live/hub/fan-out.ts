@@ -59,6 +59,9 @@ export function createFanOut(context: HubContext): FanOut {
     },
     sendError(subscription, error, traceId, fatal) {
       subscription.connection.send(subscription.id, errorEvent(head(subscription), error, traceId, fatal, context.dev));
+      // The error takes the subscription's slot (a snapshot still queued there is dropped), and a client
+      // shows it until data comes: the next good run sends the snapshot again, changed or not.
+      if (!fatal) subscription.sentSeq = -1;
     },
   };
 }
