@@ -199,17 +199,24 @@ export class RequestTransaction {
       }
       const target = { ...connection.session!, claim: connection.nextClaim! };
       const outcomes = await connection.wire.send([...tail, begin, this.#claim(identityProof(settings.key, target, this.#identity())), first]);
-      const claim = outcomes[tail.length + 1]!;
+      const [head, rest] = [outcomes.slice(0, tail.length), outcomes.slice(tail.length)];
+      const claim = rest[1]!;
       const code = claim.ok ? undefined : errorCode(claim.error);
-      if (attempt > 0 || (code !== PROOF_MISMATCH && code !== NO_COUNTER)) return this.#opened(outcomes.slice(0, tail.length), outcomes.slice(tail.length));
-      this.#checkTail(outcomes.slice(0, tail.length));
-      // The aborted transaction ends first, whatever is sent next.
-      tail = [ROLLBACK];
+      if (code !== PROOF_MISMATCH && code !== NO_COUNTER) return this.#opened(head, rest);
       const actual = code === PROOF_MISMATCH ? mismatchTarget((claim as { error: { detail?: unknown } }).error.detail) : undefined;
       const session = connection.session!;
-      if (actual && (actual.pid !== session.pid || (actual.counter === session.counter && actual.claim !== connection.nextClaim))) {
-        // Another session answered, or someone else drew from this session's counter: something pools
-        // transactions between fw and PostgreSQL. Ask from now on.
+      // Another session answered, someone else drew from this session's counter, or the session that just
+      // made its counter has none in the next transaction: something pools transactions between fw and
+      // PostgreSQL. (Seen on a retry too: the pooler may have kept the first transaction on this session.)
+      const pooled = actual
+        ? actual.pid !== session.pid || (actual.counter === session.counter && actual.claim !== connection.nextClaim)
+        : attempt > 0;
+      if (!pooled && attempt > 0) return this.#opened(head, rest);
+      this.#checkTail(head);
+      // The aborted transaction ends first, whatever is sent next.
+      tail = [ROLLBACK];
+      if (pooled) {
+        // Ask from now on.
         settings.pooled = true;
         settings.readEnd = 'send';
         console.warn('fw: a request transaction landed in another database session than its connection\'s: something pools transactions between fw and PostgreSQL. fw now asks for the session first (one more round trip); set FW_DIRECT_DATABASE_URL to say so.');
