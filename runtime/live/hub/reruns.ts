@@ -134,6 +134,9 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       if (!group.disposed) {
         const tables = new Set([...(groups.knownReads.get(group.name) ?? []), ...recorder.tables, ...declaredReads(group.entry), ...(group.readSet?.keys() ?? [])]);
         groups.indexReads(group, wholeTables([...tables].filter((table) => !recorder.cteNames.has(table) || context.app?.schema.tables[table] !== undefined)));
+        // Writes that landed while this run failed were matched against the read set before it: any of
+        // them that concerns the wider one now reruns the group (a run that succeeds clears the error).
+        if (scheduler.missedDuringRun(group, group.readSet!)) void group.runs.wake();
       }
       let streamed = false;
       for (const subscription of group.subscribers) {
