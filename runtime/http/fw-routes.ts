@@ -71,7 +71,7 @@ export function fwRoutes(context: FwRoutesContext): { methods: readonly string[]
   const liveDisabled = (template: string): Route => ({
     auth: 'none',
     template: () => template,
-    serve: () => Promise.reject(new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntimeHandler({ live: createLiveHub(db) })).')),
+    serve: () => Promise.reject(new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntime turns them on unless given live: false).')),
   });
   const liveContext = (hub: LiveHub, call: RouteCall) => ({ hub, ...callerOf(call), clock, traceId: call.traceId, bodyLimit, headers: streamHeaders(call) });
   const livePerName: Route = live
