@@ -4,19 +4,7 @@
  * lease expired and was taken over by another cannot overwrite that worker's outcome.
  */
 import { type Kysely, sql } from 'kysely';
-
-/** A claimed outbox row. */
-export interface OutboxRow {
-  id: string;
-  event: string;
-  payload: unknown;
-  tenantId: string | null;
-  userId: string | null;
-  traceId: string | null;
-  /** Counting this claim: 1 on the first delivery attempt. */
-  attempts: number;
-  idempotencyKey: string;
-}
+import type { OutboxRow } from '../db/outbox.ts';
 
 interface RawRow {
   id: string | number;

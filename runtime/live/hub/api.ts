@@ -88,12 +88,8 @@ export interface LiveHub {
   close(options?: { reconnect?: boolean }): Promise<void>;
 }
 
-export interface LiveStatus {
-  revision: number;
-  reader: ReturnType<InvalidationReader['status']>;
-  connections: number;
-  subscriptions: number;
-  groups: number;
+/** What a hub counts as it runs (status() reports them). */
+export interface HubCounters {
   runs: number;
   unchangedRuns: number;
   snapshotsSent: number;
@@ -112,6 +108,14 @@ export interface LiveStatus {
    */
   noticeWakeups: number;
   coveredByNotice: number;
+}
+
+export interface LiveStatus extends HubCounters {
+  revision: number;
+  reader: ReturnType<InvalidationReader['status']>;
+  connections: number;
+  subscriptions: number;
+  groups: number;
   retentionMs: number;
   liveQueries: Array<{
     name: string;

@@ -6,21 +6,7 @@ import type { FwDatabase } from '../../db/database.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
 import type { FwError } from '../../core/errors.ts';
 import { printable } from '../../core/printable.ts';
-import type { LiveOptions } from './api.ts';
-
-export interface HubCounters {
-  runs: number;
-  unchangedRuns: number;
-  snapshotsSent: number;
-  batches: number;
-  batchedRuns: number;
-  batchFallbacks: number;
-  multiplexed: number;
-  multiplexedRuns: number;
-  multiplexFailures: number;
-  noticeWakeups: number;
-  coveredByNotice: number;
-}
+import type { HubCounters, LiveOptions } from './api.ts';
 
 export interface HubLimits {
   heartbeatMs: number;
