@@ -29,7 +29,7 @@ export function capturedColumns(schema: Schema, table: string): string[] {
  * match the table (tenant-scoped or not, the columns whose values it records) is replaced. Tables that do not exist are skipped.
  * Needs the functions `ensureSystemTables` creates; `applyMigration` calls this in its transaction.
  *
- * @returns the triggers created, as `table.trigger`
+ * @returns the triggers created, replaced or enabled again, as `table.trigger`
  */
 export async function ensureLiveCapture(conn: Kysely<any>, schema: Schema): Promise<string[]> {
   const declared = Object.keys(schema.tables);
@@ -37,24 +37,61 @@ export async function ensureLiveCapture(conn: Kysely<any>, schema: Schema): Prom
   const tables = await sql<{ name: string }>`
     select c.relname::text as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${PUBLIC} and c.relkind = 'r' and c.relname = any(${declared}::text[])`.execute(conn);
-  const triggers = await sql<{ table: string; name: string; args: string }>`
-    select c.relname::text as table, t.tgname::text as name, encode(t.tgargs, 'hex') as args
+  const triggers = await sql<{ table: string; name: string; args: string; enabled: string }>`
+    select c.relname::text as table, t.tgname::text as name, encode(t.tgargs, 'hex') as args, t.tgenabled::text as enabled
     from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${PUBLIC} and not t.tgisinternal and starts_with(t.tgname::text, ${LIVE_TRIGGER_PREFIX})
       and c.relname = any(${declared}::text[])`.execute(conn);
-  const existing = new Map(triggers.rows.map((row) => [`${row.table}.${row.name}`, row.args]));
+  const existing = new Map(triggers.rows.map((row) => [`${row.table}.${row.name}`, row]));
   const created: string[] = [];
   for (const { name: table } of tables.rows) {
+    const qualified = `"${PUBLIC}"."${table.replaceAll('"', '""')}"`;
     for (const trigger of liveTriggers(PUBLIC, table, schema.tables[table]!.tenantScoped, capturedColumns(schema, table))) {
       const key = `${table}.${trigger.name}`;
-      const args = existing.get(key);
-      if (args === Buffer.from(trigger.args).toString('hex')) continue;
-      if (args !== undefined) await sql.raw(`drop trigger "${trigger.name}" on "${PUBLIC}"."${table.replaceAll('"', '""')}"`).execute(conn);
+      const found = existing.get(key);
+      if (found?.args === Buffer.from(trigger.args).toString('hex')) {
+        // Disabled by hand (`pg_restore --disable-triggers`), or re-enabled without ALWAYS: fire again, in every mode.
+        if (found.enabled !== ALWAYS) {
+          await sql.raw(`alter table ${qualified} enable always trigger "${trigger.name}"`).execute(conn);
+          created.push(key);
+        }
+        continue;
+      }
+      if (found !== undefined) await sql.raw(`drop trigger "${trigger.name}" on ${qualified}`).execute(conn);
       await sql.raw(trigger.sql).execute(conn);
+      // ALWAYS: a trigger enabled the default way does not fire under `session_replication_role = replica`
+      // (logical replication's apply, some restore and sync tools), and those writes would never be logged.
+      await sql.raw(`alter table ${qualified} enable always trigger "${trigger.name}"`).execute(conn);
       created.push(key);
     }
   }
   return created;
+}
+
+/** `pg_trigger.tgenabled` of a trigger that fires whatever `session_replication_role` says. */
+const ALWAYS = 'A';
+/** Capture triggers per table (insert, update, delete, truncate). */
+const TRIGGERS_PER_TABLE = 4;
+
+/**
+ * The app tables among `tables` whose writes the capture triggers may not all be logging right now: a
+ * capture trigger is missing, disabled (`ALTER TABLE … DISABLE TRIGGER`, `pg_restore
+ * --disable-triggers`), or enabled without ALWAYS (it then skips writes made under
+ * `session_replication_role = replica`). The live reader checks this on every safety poll and reruns
+ * the groups that read such a table (docs/live.md, "Writes the log cannot see"). Tables that do not
+ * exist are not listed.
+ */
+export async function uncapturedTables(conn: Kysely<any>, tables: readonly string[]): Promise<string[]> {
+  if (tables.length === 0) return [];
+  const result = await sql<{ table: string }>`
+    select c.relname::text as table
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      left join pg_trigger t on t.tgrelid = c.oid and not t.tgisinternal and starts_with(t.tgname::text, ${LIVE_TRIGGER_PREFIX})
+        and t.tgenabled::text = ${ALWAYS}
+    where n.nspname = ${PUBLIC} and c.relkind = 'r' and c.relname = any(${tables}::text[])
+    group by c.relname
+    having count(t.oid) < ${TRIGGERS_PER_TABLE}`.execute(conn);
+  return result.rows.map((row) => row.table).sort();
 }
 
 /**

@@ -51,6 +51,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   const reader = createInvalidationReader(db, {
     onInvalidations: ({ rows, expired }) => scheduler.onInvalidations(rows, expired),
     onNotice: (row) => scheduler.onNotice(row),
+    capturedTables: () => Object.keys(context.app?.schema.tables ?? {}),
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
     ...(options.safetyPollIntervalMs === undefined ? {} : { safetyPollIntervalMs: options.safetyPollIntervalMs }),
     ...(options.reconnectMinMs === undefined ? {} : { reconnectMinMs: options.reconnectMinMs }),

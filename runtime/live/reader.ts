@@ -18,6 +18,7 @@ import { noticeVerifier } from './notice.ts';
 import { databaseSecret, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES } from '../db/secrets.ts';
 import { createWakeups, type WakeReason, type WakeupOptions, type WakeupStatus } from './wakeups.ts';
 import { printable } from '../core/printable.ts';
+import { uncapturedTables } from '../db/live-capture.ts';
 import { createSingleFlight } from '../core/single-flight.ts';
 
 export interface InvalidationBatch {
@@ -47,6 +48,12 @@ export interface ReaderOptions extends WakeupOptions {
   onNotice?(row: Invalidation): Promise<unknown> | undefined;
   /** Longest wait, in ms, of a read triggered by a notice for the work the notice started (default 250). */
   noticeReadDelayMs?: number;
+  /**
+   * The app tables whose capture triggers the reader checks at start and on every poll and reconnect
+   * (db/live-capture.ts `uncapturedTables`): while a table's writes may escape the log, and once more
+   * when they no longer can, each check delivers a row saying "anything changed, every tenant" for it.
+   */
+  capturedTables?(): readonly string[];
 }
 
 export type ReaderStatus = {
@@ -64,6 +71,10 @@ export type ReaderStatus = {
   waitingForNotice: boolean;
   /** Notifications with a payload that is no signed log row (forged, or made with another key). */
   rejectedNotices: number;
+  /** Tables whose capture triggers were missing or disabled at the last check (`capturedTables`). */
+  uncapturedTables: readonly string[];
+  /** Checks that found such tables (each reran the groups reading them). */
+  uncapturedChecks: number;
   failedReads: number;
   /** A read is in flight. */
   reading: boolean;
@@ -100,10 +111,16 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
   const noticeReadDelayMs = options.noticeReadDelayMs ?? 250;
   /** The read a notice deferred, while it waits (`readAfter`). */
   let deferred: ReturnType<typeof setTimeout> | undefined;
+  /** The capture triggers are due for a check before the next read (at start, after a poll or a reconnect). */
+  let captureCheckDue = true;
+  /** Tables found not captured at the last check. */
+  let uncaptured: readonly string[] = [];
+  let uncapturedChecks = 0;
 
   const wakeups = createWakeups(db, {
     ...options,
-    onWake: (_reason: WakeReason, payload?: string) => {
+    onWake: (reason: WakeReason, payload?: string) => {
+      if (reason !== 'notify') captureCheckDue = true;
       const started = payload && verify ? notice(payload) : undefined;
       if (started) readAfter(started);
       else wake();
@@ -144,8 +161,41 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
     started.then(read, read);
   }
 
+  /**
+   * Rows for the tables whose writes may have escaped the log since the last check: those not captured
+   * now and those not captured then (a write made before they were re-enabled). They say "anything, every
+   * tenant", carry no revision a notice could have covered (-1), and are checked before the log is read,
+   * so every write they stand for committed before the reruns they cause begin.
+   */
+  async function uncapturedRows(): Promise<Invalidation[]> {
+    if (!options.capturedTables || !captureCheckDue) return [];
+    captureCheckDue = false;
+    const now = await uncapturedTables(db.admin, options.capturedTables());
+    const tables = new Set([...uncaptured, ...now]);
+    if (now.length > 0 && uncaptured.length === 0) {
+      console.error(`fw live: the capture triggers of ${now.join(', ')} are missing or disabled; their live queries rerun on every poll until \`fw db migrate\` (or a restart) enables them again.`);
+    }
+    uncaptured = now;
+    if (tables.size > 0) uncapturedChecks++;
+    return [...tables].map((table) => ({ revision: -1, table, tenantId: null, changes: null }));
+  }
+
   /** Reads until the log is drained; one failed read ends the pass (the next wakeup retries). */
   const readPass = async (): Promise<void> => {
+    let escaped: Invalidation[] = [];
+    try {
+      escaped = await uncapturedRows();
+    } catch (error) {
+      captureCheckDue = true;
+      console.error(`fw live: checking the capture triggers failed (retrying on the next wakeup): ${printable((error as Error).message)}`);
+    }
+    if (escaped.length > 0) {
+      try {
+        options.onInvalidations({ rows: escaped, revision: cursor?.revision ?? 0, expired: false });
+      } catch (error) {
+        console.error(`fw live: handling invalidations failed: ${printable((error as Error).message)}`);
+      }
+    }
     for (;;) {
       if (closed || !cursor) return;
       let result: Awaited<ReturnType<typeof readInvalidations>>;
@@ -208,6 +258,8 @@ export function createInvalidationReader(db: FwDatabase, options: ReaderOptions)
       readsAfterNotice,
       waitingForNotice: deferred !== undefined,
       rejectedNotices,
+      uncapturedTables: uncaptured,
+      uncapturedChecks,
       failedReads,
       reading: passes.busy,
       failing,
