@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import { resolveTraceId } from '../../core/trace.ts';
-import { compiledText, prefetchingKysely, prefetchStatements, type Prefetched } from '../multiplex.ts';
+import { compiledText, prefetchingKysely, prefetchStatements, withRowPosition, type Prefetched } from '../multiplex.ts';
 import type { HubContext } from './context.ts';
 import { identityKey, type Group } from './groups.ts';
 import type { RunGroup } from './reruns.ts';
@@ -103,6 +103,8 @@ export function createBatchedReruns(context: HubContext, { runGroup, committedRe
     for (const group of batch) {
       const statement = group.lastStatement;
       if (!statement || notMultiplexed.has(group.name)) continue;
+      statement.multiplexable ??= withRowPosition(statement.node) !== undefined;
+      if (!statement.multiplexable) continue;
       statement.sql ??= compiledText(statement.node);
       const key = JSON.stringify([group.name, statement.sql]);
       const same = shapes.get(key) ?? [];

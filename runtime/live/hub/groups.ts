@@ -29,8 +29,11 @@ export interface Group {
   startedAtBatch: number;
   /** The notice count when the run in flight (or the last run) began: it saw every write noticed by then. */
   startedAtNotice: number;
-  /** The statement of the last successful run, when it issued exactly one SELECT (multiplex.ts), and its SQL. */
-  lastStatement: { node: RootOperationNode; sql?: string } | undefined;
+  /**
+   * The statement of the last successful run, when it issued exactly one SELECT (multiplex.ts), with
+   * its SQL text and whether it can be multiplexed (`withRowPosition`), computed when first needed.
+   */
+  lastStatement: { node: RootOperationNode; sql?: string; multiplexable?: boolean } | undefined;
   /** The last result (JSON) and its sequence number; undefined until the first successful run. */
   json: string | undefined;
   /** The snapshot frame for `seq` at `revision`, encoded once: what comes before and after each subscriber's head. */
