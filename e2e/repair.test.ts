@@ -1,9 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RepairDiagnosis } from '../toolchain/repair/repair.ts';
 import type { LastTestRun } from '../toolchain/test/test-reporter.ts';
-import { createTestApp, type RunResult, type RunningFw, runFw, startFw } from './support/app.ts';
+import { cliPath, createTestApp, repoRoot, type RunResult, type RunningFw, runFw, startFw } from './support/app.ts';
+import { until } from './support/until.ts';
 
 // `fw test` records the run through fw's Vitest reporter; `fw repair diagnose --from-last-test-run`
 // maps each failure to its likely cause. The app's tests call a running `fw dev` over HTTP (its URL in
@@ -153,3 +155,53 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
     expect(causes['renders the notes list']).toEqual([expect.objectContaining({ kind: 'frontend_wiring', suggestedCommand: 'fw do connect-ui' })]);
   });
 });
+
+describe('fw test --watch', () => {
+  it('records a run, then records again when a test file changes, until stopped', { timeout: slow }, async () => {
+    const app = await createTestApp('minimal-web', { 'tests/watched.test.ts': "import { expect, it } from 'vitest';\n\nit('adds', () => expect(1 + 1).toBe(2));\n" }, { insideRepo: true });
+    const child = spawn(process.execPath, [cliPath, 'test', '--watch', '--', 'tests/watched.test.ts'], { cwd: app.dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const record = async () => {
+      try {
+        return JSON.parse(await readFile(path.join(app.dir, '.fw/last-test-run.json'), 'utf8')) as LastTestRun;
+      } catch {
+        return undefined;
+      }
+    };
+    try {
+      const first = await until(async () => (await record())?.reason === 'passed' && (await record()), 'the first recorded run', { timeoutMs: slow });
+      expect(first.totals).toMatchObject({ files: 1, tests: 1, passed: 1, failed: 0 });
+      await writeFile(path.join(app.dir, 'tests/watched.test.ts'), "import { expect, it } from 'vitest';\n\nit('adds', () => expect(1 + 1).toBe(3));\n");
+      const second = await until(async () => (await record())?.reason === 'failed' && (await record()), `a run after the change (output: ${output})`, { timeoutMs: slow });
+      expect(second.failures.map((f) => [f.file, f.test])).toEqual([['tests/watched.test.ts', 'adds']]);
+      expect(child.exitCode).toBeNull();
+      // Stopped by its pid, fw stops Vitest too: nothing keeps watching the app.
+      child.kill('SIGTERM');
+      await exited;
+      await until(async () => !(await watchers(app.dir)), 'Vitest to stop with fw', { timeoutMs: 30_000 });
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+      await app.remove();
+    }
+  });
+
+  it('refuses --json with --watch', async () => {
+    const result = await runFw(['test', '--watch', '--json'], { cwd: repoRoot });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, kind: 'invalid_arguments' });
+  });
+});
+
+/** Whether a Vitest still runs in `dir` (its working directory, as /proc says). */
+async function watchers(dir: string): Promise<boolean> {
+  for (const pid of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const [cmdline, cwd] = await Promise.all([readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => ''), readlink(`/proc/${pid}/cwd`).catch(() => '')]);
+    if (cwd === dir && cmdline.includes('vitest')) return true;
+  }
+  return false;
+}

@@ -9,15 +9,17 @@ export default defineCommand({
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     json: { type: 'boolean', description: 'Send Vitest’s output to stderr and print the recorded run as one JSON document' },
+    watch: { type: 'boolean', description: 'Keep running: rerun the affected tests on every change (vitest watch), recording each run' },
   },
   async run({ args, rawArgs }) {
     const root = path.resolve(args.root);
     const separator = rawArgs.indexOf('--');
     const vitestArgs = separator >= 0 ? rawArgs.slice(separator + 1) : [];
+    if (args.watch && args.json) throw new FwFailure('invalid_arguments', '--watch and --json do not go together: a watch never ends with one document.', { suggestions: ['fw test --watch', 'fw test --json'] });
     const plan = await planAppTests(root);
     if (!plan.run && plan.kind === 'no_vitest') throw new FwFailure('vitest_missing', plan.reason, { suggestions: ['npm install -D vitest'] });
     if (!plan.run) throw new FwFailure('no_tests', plan.reason, { suggestions: ['Add a test file such as tests/notes.test.ts'] });
-    const result = await runAppTests(plan.vitest, { root, args: vitestArgs, output: args.json ? 'stderr' : 'inherit' });
+    const result = await runAppTests(plan.vitest, { root, args: vitestArgs, output: args.json ? 'stderr' : 'inherit', watch: args.watch === true });
     if (args.json) printJson({ ok: result.exitCode === 0, exitCode: result.exitCode, run: result.run ?? null });
     else if (result.run && result.run.failures.length > 0) log('fw test: the run is recorded; `fw repair diagnose --from-last-test-run` maps the failures to their likely causes.');
     return { exitCode: result.exitCode };

@@ -53,17 +53,33 @@ export interface NodeScriptResult {
   stderr: string;
 }
 
-/** Runs a Node script with this Node to completion. A signal-killed child reports code 1. */
+/**
+ * Runs a Node script with this Node to completion. A signal-killed child reports code 1. SIGINT and
+ * SIGTERM sent to this process are passed on to the child, which is waited for: stopping `fw test
+ * --watch` by its pid must not leave Vitest running.
+ */
 export function runNodeScript(file: string, args: readonly string[], options: NodeScriptOptions): Promise<NodeScriptResult> {
   const output = options.output ?? 'capture';
   const stdio: StdioOptions = output === 'capture' ? ['ignore', 'pipe', 'pipe'] : output === 'stderr' ? ['inherit', 2, 2] : 'inherit';
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [file, ...args], { cwd: options.cwd, env: options.env ?? childEnvironment(), stdio });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    const signals = ['SIGINT', 'SIGTERM'] as const;
+    for (const signal of signals) process.on(signal, forward);
+    const stopForwarding = () => {
+      for (const signal of signals) process.off(signal, forward);
+    };
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d) => (stdout += d));
     child.stderr?.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    child.on('error', (error) => {
+      stopForwarding();
+      reject(error);
+    });
+    child.on('close', (code) => {
+      stopForwarding();
+      resolve({ code: code ?? 1, stdout, stderr });
+    });
   });
 }

@@ -45,19 +45,21 @@ export interface AppTestsResult {
 
 /**
  * `vitest run` in the app with the default reporter and fw's (which records `.fw/last-test-run.json`),
- * plus `args` (filters, `-t <name>`, …).
+ * plus `args` (filters, `-t <name>`, …). With `watch`, `vitest watch`: it reruns the affected tests on
+ * every change, fw's reporter records each run, and this resolves when Vitest is stopped.
  *
  * @example
  *   const { exitCode, run } = await runAppTests(vitest, { root, args: ['tests/notes.test.ts'], output: 'stderr' });
  */
 export async function runAppTests(
   vitest: PackageBin,
-  options: { root: string; args?: readonly string[]; output?: NodeScriptOptions['output'] },
+  options: { root: string; args?: readonly string[]; output?: NodeScriptOptions['output']; watch?: boolean },
 ): Promise<AppTestsResult> {
   const root = path.resolve(options.root);
   // A stale record must not be read as this run's when Vitest fails before reporting.
   await rm(path.join(root, LAST_TEST_RUN_FILE), { force: true });
-  const result = await runNodeScript(vitest.file, ['run', '--reporter=default', `--reporter=${reporterFile()}`, ...(options.args ?? [])], {
+  const mode = options.watch ? 'watch' : 'run';
+  const result = await runNodeScript(vitest.file, [mode, '--reporter=default', `--reporter=${reporterFile()}`, ...(options.args ?? [])], {
     cwd: root,
     env: vitestEnv(options.output === 'capture' || options.output === undefined),
     output: options.output ?? 'capture',
