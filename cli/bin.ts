@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { unsupportedNodeMessage } from './node-version.ts';
+import { unsupportedNodeMessage } from '../runtime/core/node-version.ts';
 
 // Checked before fw's other modules load (they are imported below, dynamically): on an older Node
 // they might not even parse.

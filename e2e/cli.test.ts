@@ -109,7 +109,7 @@ describe('fw create', () => {
     expect(report.files).toEqual(expect.arrayContaining(['src/fw/schema.ts', 'src/commands/createNote.ts', 'src/queries/listNotes.ts', 'src/queries/liveNotes.ts', '.gitignore', '.node-version']));
     const pkg = JSON.parse(await readFile(path.join(parent, 'my-app', 'package.json'), 'utf8'));
     expect(pkg.name).toBe('my-app');
-    // The app says which Node it needs, as fw does (cli/node-version.ts).
+    // The app says which Node it needs, as fw does (runtime/core/node-version.ts).
     expect(pkg.engines).toEqual({ node: '>=22.12' });
     expect(pkg.dependencies.fw).toBe(`file:${repoRoot}`);
     // The linked checkout is built already; npm's install-script review has nothing to ask about.

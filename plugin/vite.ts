@@ -2,6 +2,7 @@ import path from 'node:path';
 import { createUnplugin } from 'unplugin';
 import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
 import { FwFailure } from '../runtime/core/failure.ts';
+import { assertSupportedNode } from '../runtime/core/supported-node.ts';
 import { serviceNameOf, startTelemetry } from '../runtime/telemetry/start-telemetry.ts';
 import { isBackendSource } from './dev-server/api-server.ts';
 import { createDevRuntime, type DevRuntime } from './dev-server/dev-runtime.ts';
@@ -31,6 +32,7 @@ export interface FwPluginOptions {
  *   export default defineConfig({ plugins: [react(), fw()] });
  */
 export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) => {
+  assertSupportedNode();
   let build: { root: string; logger: ResolvedConfig['logger'] } | undefined;
   // The runtime this plugin started (not one `fw dev` shares), closed once with the dev server.
   let closeOwnRuntime: (() => Promise<void>) | undefined;

@@ -6,6 +6,7 @@
 import { observeRuntime } from './app/observe-runtime.ts';
 import { resolveConfig } from './config/resolve-config.ts';
 import { FwFailure } from './core/failure.ts';
+import { assertSupportedNode } from './core/supported-node.ts';
 import { createOutboxWorker, type OutboxWorkerOptions } from './app/outbox-worker.ts';
 import type { AppDefinition } from './core/app-definition.ts';
 import type { FwDatabase } from './db/database.ts';
@@ -51,6 +52,7 @@ export interface Runtime {
  *   createServer(runtime.handler).listen(3000);
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  assertSupportedNode();
   const { app: first, db, live: liveOptions, worker: workerOptions, closeDatabase = true, ...rest } = options;
   // Every variable checked before anything starts: a malformed one fails here, not at its first use.
   const config = rest.config ?? resolveConfig();

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../e2e/support/app.ts';
+import { repoRoot } from '../../e2e/support/app.ts';
 import { minimumNode, unsupportedNodeMessage } from './node-version.ts';
 
 describe('the supported Node.js range', () => {
@@ -24,15 +24,31 @@ describe('the supported Node.js range', () => {
     }
   });
 
+  // The machine's system Node (20 here) when it is older than fw supports; the check itself is above.
+  const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((candidate) => {
+    try {
+      return unsupportedNodeMessage(execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim()) !== undefined;
+    } catch {
+      return false;
+    }
+  });
+
+  it('the Vite plugin (so the Nuxt module too) and createRuntime say the same under an older Node', () => {
+    if (!systemNode) return expect(unsupportedNodeMessage(process.versions.node)).toBeUndefined();
+    const script = `
+      const vite = await import(${JSON.stringify(path.join(repoRoot, 'dist/plugin/vite.js'))});
+      const runtime = await import(${JSON.stringify(path.join(repoRoot, 'dist/runtime/create-runtime.js'))});
+      for (const start of [() => vite.default(), () => runtime.createRuntime({})]) {
+        try { await start(); console.log('started'); } catch (error) { console.log(JSON.stringify([error.kind, error.message])); }
+      }`;
+    const lines = execFileSync(systemNode, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim().split('\n');
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      ['unsupported_node', expect.stringMatching(/^fw needs Node\.js 22\.12 or newer, and this is 20\.\d+\.\d+: install Node\.js 24 LTS/)],
+      ['unsupported_node', expect.stringMatching(/^fw needs Node\.js 22\.12 or newer/)],
+    ]);
+  });
+
   it('fw under the machine’s own older Node prints that line and exits 1 before loading anything else', () => {
-    // The machine's system Node (20 here) when it is older than fw supports; the check itself is above.
-    const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((candidate) => {
-      try {
-        return unsupportedNodeMessage(execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim()) !== undefined;
-      } catch {
-        return false;
-      }
-    });
     if (!systemNode) return expect(unsupportedNodeMessage(process.versions.node)).toBeUndefined();
     let failure: { status: number; stderr: string } | undefined;
     try {
