@@ -90,6 +90,8 @@ export interface ExternalEntryModel {
   tenantScoped: boolean;
   description: string | null;
   args: Record<string, unknown> | null;
+  /** The manifest's resultSchema: the result type in the generated client. */
+  result: Record<string, unknown> | null;
 }
 
 /** An external service with its entries (sorted by kind, then name). */
@@ -282,6 +284,7 @@ export function externalModels(app: AppDefinition): ExternalServiceModel[] {
         invalidates: invalidatedTables(app, entry),
         description: entry.description ?? null,
         args: entry.argsSchema ?? null,
+        result: entry.resultSchema ?? null,
       })),
   }));
 }

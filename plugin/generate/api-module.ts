@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AppModel, EntryModel, ExternalEntryModel, ExternalServiceModel } from '../analyse/app-model.ts';
-import { argsType, propertyKey } from './json-schema-type.ts';
+import { argsType, jsonSchemaType, propertyKey } from './json-schema-type.ts';
 import { generatedDir } from './render.ts';
 
 const sections = [
@@ -89,8 +89,8 @@ function externalSection(services: readonly ExternalServiceModel[]): string[] {
 
 function externalRef(entry: ExternalEntryModel): string {
   const value = `{ kind: ${quote(entry.kind)}, service: ${quote(entry.service)}, name: ${quote(entry.name)}, qualifiedName: ${quote(entry.qualifiedName)} }`;
-  // The manifest describes no result: callers get unknown and narrow it themselves.
-  return `${value} as ExternalRef<${quote(entry.kind)}, ${argsType(entry.args)}, unknown>`;
+  // Without a resultSchema the manifest describes no result: callers get unknown and narrow it themselves.
+  return `${value} as ExternalRef<${quote(entry.kind)}, ${argsType(entry.args)}, ${entry.result === null ? 'unknown' : jsonSchemaType(entry.result)}>`;
 }
 
 /** The import binding of an entry: its name, or `_name` when the name is a reserved word. */

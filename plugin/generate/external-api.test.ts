@@ -20,6 +20,11 @@ const manifest = {
         properties: { subject: { type: 'string', minLength: 1 }, priority: { enum: ['low', 'normal', 'high'] } },
         required: ['subject'],
       },
+      resultSchema: {
+        type: 'object',
+        properties: { id: { type: 'string' }, status: { enum: ['open', 'closed'] } },
+        required: ['id', 'status'],
+      },
     },
     { name: 'listTickets', kind: 'query' },
   ],
@@ -56,7 +61,7 @@ describe('the external section of the generated api.ts', () => {
     expect(module).toContain("  liveQueries: {\n    liveNotes: { kind: 'liveQuery', name: 'liveNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof liveNotes>,\n  },\n  external: {},\n} as const;\n");
   });
 
-  it('types the entries of fw.manifest.json by their argsSchema, and typechecks in the template app', async () => {
+  it('types the entries of fw.manifest.json by their argsSchema and resultSchema, and typechecks in the template app', async () => {
     const dir = await app({
       'fw.manifest.json': JSON.stringify(manifest, null, 2),
       'src/usage.ts': [
@@ -73,6 +78,14 @@ describe('the external section of the generated api.ts', () => {
         '// @ts-expect-error no such external command',
         "export const unknown = client.externalCommand('tickets.closeTicket', {});",
         "export const note = client.command('createNote', { title: 'hello' });",
+        '// The resultSchema types the answer.',
+        "export const id: Promise<string> = created.then((ticket) => ticket.id);",
+        "export const open: Promise<boolean> = created.then((ticket) => ticket.status === 'open');",
+        '// @ts-expect-error the result has no such field',
+        'export const nope = created.then((ticket) => ticket.owner);',
+        '// No resultSchema: unknown, narrowed by the caller.',
+        '// @ts-expect-error unknown has no fields',
+        'export const untyped = listed.then((tickets) => tickets.length);',
       ].join('\n'),
     });
     const { diagnostics } = await generateArtifacts({ root: dir });
@@ -84,7 +97,7 @@ describe('the external section of the generated api.ts', () => {
         '  external: {',
         '    tickets: {',
         '      commands: {',
-        "        createTicket: { kind: 'command', service: 'tickets', name: 'createTicket', qualifiedName: 'tickets.createTicket' } as ExternalRef<'command', { subject: string; priority?: 'low' | 'normal' | 'high' }, unknown>,",
+        "        createTicket: { kind: 'command', service: 'tickets', name: 'createTicket', qualifiedName: 'tickets.createTicket' } as ExternalRef<'command', { subject: string; priority?: 'low' | 'normal' | 'high' }, { id: string; status: 'open' | 'closed' }>,",
         '      },',
         '      queries: {',
         "        listTickets: { kind: 'query', service: 'tickets', name: 'listTickets', qualifiedName: 'tickets.listTickets' } as ExternalRef<'query', Record<string, unknown>, unknown>,",

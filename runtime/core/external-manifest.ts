@@ -20,6 +20,8 @@ export interface ManifestEntry {
   tenantScoped?: boolean;
   description?: string;
   argsSchema?: Record<string, unknown>;
+  /** JSON Schema of what the entry answers: the generated client's result type, checked on every answer. */
+  resultSchema?: Record<string, unknown>;
 }
 
 /**

@@ -4,9 +4,11 @@ import addFormats from 'ajv-formats';
 import { FwError } from '../core/errors.ts';
 
 /**
- * An external entry's `argsSchema` (JSON Schema, draft 2020-12 unless its `$schema` names draft-07),
- * compiled once per entry. The bridge checks args against it before any call, so a service never sees
- * args its own manifest refuses, and the caller learns which field is wrong.
+ * An external entry's `argsSchema` and `resultSchema` (JSON Schema, draft 2020-12 unless its `$schema`
+ * names draft-07), compiled once per entry. The bridge checks args against the first before any call,
+ * so a service never sees args its own manifest refuses and the caller learns which field is wrong;
+ * and the service's answer against the second, since a service's response is not trusted to be what
+ * its manifest (and so the generated client's types) promise.
  */
 const compiled = new WeakMap<Record<string, unknown>, ValidateFunction>();
 let draft2020: Ajv2020 | undefined;
@@ -62,12 +64,37 @@ export function assertExternalArgs(qualified: string, argsSchema: Record<string,
   });
 }
 
+/**
+ * Throws a 502 `bad_gateway` (`external_invalid_result`, naming each wrong field as `result.…`) when a
+ * service's answer does not satisfy the entry's resultSchema; does nothing for an entry without one.
+ */
+export function assertExternalResult(qualified: string, resultSchema: Record<string, unknown> | undefined, result: unknown): void {
+  if (!resultSchema) return;
+  let validate: ValidateFunction;
+  try {
+    validate = validatorFor(resultSchema);
+  } catch (error) {
+    throw new FwError('internal', `${qualified}: its resultSchema is not a usable JSON Schema (${(error as Error).message}).`, {
+      diagnostics: [{ path: 'entry.resultSchema', code: 'invalid_result_schema', message: (error as Error).message, hint: 'Fix the manifest, then run fw manifest validate.' }],
+    });
+  }
+  if (validate(result)) return;
+  throw new FwError('bad_gateway', `${qualified}: the service answered with a result its manifest's resultSchema refuses.`, {
+    diagnostics: (validate.errors ?? []).map((error) => ({
+      path: argsPath(error, 'result'),
+      code: 'external_invalid_result',
+      message: error.message ?? 'is invalid',
+      hint: 'Fix the service, or its manifest’s resultSchema (then fw manifest import it again).',
+    })),
+  });
+}
+
 /** `/items/0/amount` (+ a missing property) → `args.items[0].amount`. */
-function argsPath(error: ErrorObject): string {
+function argsPath(error: ErrorObject, root = 'args'): string {
   const parts = error.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   const missing = (error.params as { missingProperty?: string }).missingProperty;
   if (error.keyword === 'required' && missing !== undefined) parts.push(missing);
   const extra = (error.params as { additionalProperty?: string }).additionalProperty;
   if (error.keyword === 'additionalProperties' && extra !== undefined) parts.push(extra);
-  return parts.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : `${acc}.${part}`), 'args');
+  return parts.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : `${acc}.${part}`), root);
 }

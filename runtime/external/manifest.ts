@@ -243,6 +243,10 @@ function entryDiagnostics(entries: unknown[]): Finding[] {
       const problem = argsSchemaProblem(entry.argsSchema);
       if (problem) out.push({ path: `${at}.argsSchema`, code: 'invalid_args_schema', message: `argsSchema of "${String(entry.name)}" is not a usable JSON Schema: ${problem}`, hint: 'fw checks args against it before every call; use JSON Schema draft 2020-12 (or set "$schema" to draft-07).' });
     }
+    if (isRecord(entry.resultSchema)) {
+      const problem = argsSchemaProblem(entry.resultSchema);
+      if (problem) out.push({ path: `${at}.resultSchema`, code: 'invalid_result_schema', message: `resultSchema of "${String(entry.name)}" is not a usable JSON Schema: ${problem}`, hint: 'fw checks every answer against it; use JSON Schema draft 2020-12 (or set "$schema" to draft-07).' });
+    }
     if (entry.kind === 'command' && entry.risk === 'read') {
       out.push({ path: `${at}.risk`, code: 'command_risk_read', message: `Command "${String(entry.name)}" declares risk "read"; commands declare write, destructive or external.`, hint: 'Use "write", "destructive" or "external"; if it only reads, make it a query.' });
     }

@@ -93,6 +93,9 @@ describe('argsSchema validation before an external call', () => {
           },
         },
         { name: 'free', kind: 'query' },
+        // The service answers {"charged": true}: one schema it satisfies, one it does not.
+        { name: 'promised', kind: 'query', path: '/queries/charge', resultSchema: { type: 'object', required: ['charged'], properties: { charged: { type: 'boolean' } } } },
+        { name: 'misdescribed', kind: 'query', path: '/queries/charge', resultSchema: { type: 'object', required: ['receipt'], properties: { charged: { type: 'string' } } } },
       ],
     } as Manifest;
     const app = { entries: new Map(), policies: {}, schema: defineSchema({}), external: [{ manifest, source: 'fw.manifest.json', cwd: '.' }] } as unknown as AppDefinition;
@@ -138,5 +141,16 @@ describe('argsSchema validation before an external call', () => {
     received.length = 0;
     expect((await ask('free', { anything: [1, 2] })).status).toBe(200);
     expect(received).toEqual([{ anything: [1, 2] }]);
+  });
+
+  it('checks the answer against resultSchema: what it promises passes, anything else is a 502 naming each field', async () => {
+    expect(await ask('promised', {})).toMatchObject({ status: 200, body: { ok: true, result: { charged: true } } });
+    const refused = await ask('misdescribed', {});
+    expect(refused.status).toBe(502);
+    expect(refused.body.error!.code).toBe('bad_gateway');
+    expect(refused.body.error!.diagnostics.map((d) => [d.path, d.code]).sort()).toEqual([
+      ['result.charged', 'external_invalid_result'],
+      ['result.receipt', 'external_invalid_result'],
+    ]);
   });
 });

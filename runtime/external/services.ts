@@ -3,7 +3,7 @@ import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import { authorizePolicy } from '../entry/policy.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { assertExternalArgs } from './args-schema.ts';
+import { assertExternalArgs, assertExternalResult } from './args-schema.ts';
 import { type BridgeLimits, type BridgeTarget, callExternal } from './bridge.ts';
 import { assertEffectsKnown, recordEffects } from './effects.ts';
 import { entryDefaults, type Manifest, type ManifestEntry } from '../core/external-manifest.ts';
@@ -71,7 +71,9 @@ export async function callExternalEntry(app: AppDefinition, db: FwDatabase | und
     auth: { kind: call.auth.kind, userId: call.auth.userId, tenantId: call.auth.tenantId, role: call.auth.role },
     fw: { service: manifest.service.name, entry: entry.name, kind: entry.kind, traceId: call.traceId },
   }, { limits, ...(call.authorization && manifest.service.forwardAuthorization === true ? { authorization: call.authorization } : {}) });
+  // The service did its work whatever it answered: its effects count before its answer is checked.
   if (effectsDb) await recordEffects(app, effectsDb, { service: manifest.service.name, entry }, call);
+  assertExternalResult(`${manifest.service.name}.${entry.name}`, entry.resultSchema, result);
   return result;
 }
 
