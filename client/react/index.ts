@@ -13,6 +13,7 @@ import type { FwClient } from '../client.ts';
 import { createFwContext } from './context.ts';
 import { createFwProvider, type FwProviderProps } from './provider.ts';
 import { createUseCommand, type UseCommand } from './use-command.ts';
+import { createUseExternalCommand, createUseExternalQuery, type UseExternalCommand, type UseExternalQuery } from './use-external.ts';
 import { createUseFwRuntime, type UseFwRuntime } from './use-fw-runtime.ts';
 import { createUseLiveQuery, type UseLiveQuery } from './use-live-query.ts';
 import { createUseQuery, type UseQuery } from './use-query.ts';
@@ -30,6 +31,10 @@ export interface FwReact<A extends ApiShape> {
    * every subscription under the provider shares one stream.
    */
   useLiveQuery: UseLiveQuery<A>;
+  /** `const { data, error, isLoading } = useExternalQuery('tickets.listTickets', {})`: an external service's query, typed by its manifest. */
+  useExternalQuery: UseExternalQuery<A>;
+  /** `const { mutate } = useExternalCommand('tickets.createTicket')`; the service's queries refresh on success. */
+  useExternalCommand: UseExternalCommand<A>;
   /** The provider's typed client, for calls outside the hooks (`await client.query(…)`). */
   useFwClient: () => FwClient<A>;
   /**
@@ -59,6 +64,8 @@ export function createFwReact<A extends ApiShape>(api: A): FwReact<A> {
     useCommand: createUseCommand(api, context),
     useQuery: createUseQuery(api, context),
     useLiveQuery: createUseLiveQuery(api, context),
+    useExternalQuery: createUseExternalQuery(api, context),
+    useExternalCommand: createUseExternalCommand(api, context),
     useFwClient: () => context.useFwContext('useFwClient').client,
     useFwRuntime: createUseFwRuntime(context),
   };
@@ -69,6 +76,7 @@ export type { DevAuth, FwClient, GetToken } from '../client.ts';
 export type { LiveRetryOptions, LiveStatus } from '../live.ts';
 export type { FwProviderProps } from './provider.ts';
 export type { UseCommand, UseCommandResult } from './use-command.ts';
+export type { UseExternalCommand, UseExternalQuery } from './use-external.ts';
 export type { FwRuntime, UseFwRuntime } from './use-fw-runtime.ts';
 export type { UseLiveQuery, UseLiveQueryOptions, UseLiveQueryResult } from './use-live-query.ts';
 export type { UseQuery, UseQueryOptions, UseQueryResult } from './use-query.ts';

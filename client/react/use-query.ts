@@ -2,7 +2,7 @@ import { useCallback, useSyncExternalStore } from 'react';
 import type { ApiShape, InputOf, QueryRefOf, QueryTarget, ResultOf } from '../api-types.ts';
 import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import type { FwError } from '../errors.ts';
-import type { QuerySnapshot } from '../query-store.ts';
+import type { QuerySnapshot, QuerySource, QueryStore } from '../query-store.ts';
 import { resolveEntry } from '../resolve-entry.ts';
 import type { FwContext } from './context.ts';
 
@@ -36,18 +36,26 @@ export function createUseQuery<A extends ApiShape>(api: A, { useFwContext }: FwC
     const { client, store, identity } = useFwContext('useQuery');
     const ref = resolveEntry(api, 'query', target);
     const argsJson = canonicalJson(args);
-    const enabled = options.enabled ?? true;
     // Keyed by value: inline `args` literals and inline refs give the same key on every render.
-    const key = `${identity}\u0000${ref.name}\u0000${argsJson}`;
-    const subscribe = useCallback(
-      (listener: () => void) =>
-        store.subscribe(key, { reads: ref.reads, load: (signal) => client.query(ref, JSON.parse(argsJson) as never, { signal }) }, listener),
-      // ref and argsJson are captured by key; client by identity, which key contains.
-      [store, key],
-    );
-    const getSnapshot = () => (enabled ? store.getSnapshot(key) : idleSnapshot);
-    const snapshot = useSyncExternalStore(enabled ? subscribe : noSubscription, getSnapshot, getSnapshot);
-    const refetch = useCallback(() => store.refetch(key), [store, key]);
-    return { data: snapshot.data as never, error: snapshot.error, isLoading: snapshot.isLoading, refetch };
+    return useStoreQuery(store, `${identity}\u0000${ref.name}\u0000${argsJson}`, options.enabled ?? true, () => ({
+      reads: ref.reads,
+      load: (signal) => client.query(ref, JSON.parse(argsJson) as never, { signal }),
+    }));
   };
+}
+
+/**
+ * One entry of the query store under `key`, for a hook: subscribed while `enabled`, loaded with the
+ * source `sourceOf` makes (read once per key: whatever it captures must be part of the key).
+ */
+export function useStoreQuery<R>(store: QueryStore, key: string, enabled: boolean, sourceOf: () => QuerySource): UseQueryResult<R> {
+  const subscribe = useCallback(
+    (listener: () => void) => store.subscribe(key, sourceOf(), listener),
+    // The source is captured by key (and the client by the identity in it).
+    [store, key],
+  );
+  const getSnapshot = () => (enabled ? store.getSnapshot(key) : idleSnapshot);
+  const snapshot = useSyncExternalStore(enabled ? subscribe : noSubscription, getSnapshot, getSnapshot);
+  const refetch = useCallback(() => store.refetch(key), [store, key]);
+  return { data: snapshot.data as R | undefined, error: snapshot.error, isLoading: snapshot.isLoading, refetch };
 }

@@ -3,6 +3,12 @@ import type {
   ApiShape,
   CommandRefOf,
   CommandTarget,
+  ExternalArgsOf,
+  ExternalCommandRefOf,
+  ExternalCommandTarget,
+  ExternalQueryRefOf,
+  ExternalQueryTarget,
+  ExternalResultOf,
   InputOf,
   LiveQueryRefOf,
   LiveQueryTarget,
@@ -14,7 +20,9 @@ import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import { FwError } from '../errors.ts';
 import type { LiveStatus } from '../live.ts';
 import type { LiveSnapshot } from '../live-store.ts';
-import type { QuerySnapshot } from '../query-store.ts';
+import type { QuerySnapshot, QuerySource, QueryStore } from '../query-store.ts';
+import { externalTable } from '../external-keys.ts';
+import { resolveExternal } from '../resolve-external.ts';
 import { resolveEntry } from '../resolve-entry.ts';
 import { useFwContext } from './context.ts';
 
@@ -76,6 +84,16 @@ export type UseFwQuery<A extends ApiShape> = <T extends QueryTarget<A>>(
   options?: UseFwQueryOptions,
 ) => UseFwQueryResult<ResultOf<QueryRefOf<A, T>>>;
 
+export type UseFwExternalQuery<A extends ApiShape> = <T extends ExternalQueryTarget<A>>(
+  target: T,
+  args: ReactiveArgs<ExternalArgsOf<ExternalQueryRefOf<A, T>>>,
+  options?: UseFwQueryOptions,
+) => UseFwQueryResult<ExternalResultOf<ExternalQueryRefOf<A, T>>>;
+
+export type UseFwExternalCommand<A extends ApiShape> = <T extends ExternalCommandTarget<A>>(
+  target: T,
+) => UseFwCommandResult<ExternalArgsOf<ExternalCommandRefOf<A, T>>, ExternalResultOf<ExternalCommandRefOf<A, T>>>;
+
 export type UseFwLiveQuery<A extends ApiShape> = <T extends LiveQueryTarget<A>>(
   target: T,
   args: ReactiveArgs<InputOf<LiveQueryRefOf<A, T>>>,
@@ -94,6 +112,19 @@ const connectingLive: LiveSnapshot = Object.freeze({ data: undefined, error: und
 export function useFwCommandOf(target: CommandTarget<ApiShape>): UseFwCommandResult<any, any> {
   const { api, client, store } = useFwContext('useFwCommand');
   const ref = resolveEntry(api, 'command', target);
+  // Every query reading what this command wrote is refreshed before the call counts as done.
+  return useCommandCall((args) => client.command(ref, args as never), () => store.invalidate(ref.writes));
+}
+
+/** `const { mutate } = useFwExternalCommand('tickets.createTicket')`: the service's queries refresh on success. */
+export function useFwExternalCommandOf(target: ExternalCommandTarget<ApiShape>): UseFwCommandResult<any, any> {
+  const { api, client, store } = useFwContext('useFwExternalCommand');
+  const ref = resolveExternal(api, 'command', target);
+  return useCommandCall((args) => client.externalCommand(ref as never, args as never), () => store.invalidate([externalTable(ref)]));
+}
+
+/** A command call's state: `run`, then `refresh` what it changed before the call counts as done. */
+function useCommandCall(run: (args: unknown) => Promise<unknown>, refresh: () => Promise<void>): UseFwCommandResult<any, any> {
   const data = shallowRef<unknown>();
   const error = shallowRef<FwError>();
   const isPending = shallowRef(false);
@@ -110,9 +141,8 @@ export function useFwCommandOf(target: CommandTarget<ApiShape>): UseFwCommandRes
     const call = ++latestCall;
     set(call, { data: undefined, error: undefined, isPending: true });
     try {
-      const result: unknown = await client.command(ref, args as never);
-      // Every query reading what this command wrote is refreshed before the call counts as done.
-      await store.invalidate(ref.writes);
+      const result = await run(args);
+      await refresh();
       set(call, { data: result, error: undefined, isPending: false });
       return result;
     } catch (thrown) {
@@ -139,12 +169,37 @@ export function useFwCommandOf(target: CommandTarget<ApiShape>): UseFwCommandRes
  * identical queries share one request; new args (by value) load again.
  */
 export function useFwQueryOf(target: QueryTarget<ApiShape>, args: ReactiveArgs<unknown>, options: UseFwQueryOptions = {}): UseFwQueryResult<any> {
-  const { api, client, store, identity, server } = useFwContext('useFwQuery');
-  const ref = resolveEntry(api, 'query', target);
+  const context = useFwContext('useFwQuery');
+  const ref = resolveEntry(context.api, 'query', target);
+  return useStoreQuery(context, ref.name, args, options, (json) => ({ reads: ref.reads, load: (signal) => context.client.query(ref, JSON.parse(json) as never, { signal }) }));
+}
+
+/**
+ * `const { data, error, isLoading } = useFwExternalQuery('tickets.listTickets', {})`: an external
+ * service's query, typed by its manifest; the service's queries refresh after its commands.
+ */
+export function useFwExternalQueryOf(target: ExternalQueryTarget<ApiShape>, args: ReactiveArgs<unknown>, options: UseFwQueryOptions = {}): UseFwQueryResult<any> {
+  const context = useFwContext('useFwExternalQuery');
+  const ref = resolveExternal(context.api, 'query', target);
+  // Its own key space: a service's entry never shares a cache entry with an app query of the same name.
+  return useStoreQuery(context, `external\u0000${ref.qualifiedName}`, args, options, (json) => ({
+    reads: [externalTable(ref)],
+    load: (signal) => context.client.externalQuery(ref as never, JSON.parse(json) as never, { signal }),
+  }));
+}
+
+/** One query-store entry per (identity, `name`, args by value), followed while enabled; new args load again. */
+function useStoreQuery(
+  { store, identity, server }: { store: QueryStore; identity: string; server: boolean },
+  name: string,
+  args: ReactiveArgs<unknown>,
+  options: UseFwQueryOptions,
+  sourceOf: (argsJson: string) => QuerySource,
+): UseFwQueryResult<any> {
   // Keyed by value: a new object with the same args is the same query.
   const argsJson = computed(() => canonicalJson(toValue(args) ?? {}));
   const enabled = computed(() => toValue(options.enabled) ?? true);
-  const key = computed(() => `${identity}\u0000${ref.name}\u0000${argsJson.value}`);
+  const key = computed(() => `${identity}\u0000${name}\u0000${argsJson.value}`);
   const snapshot = shallowRef<QuerySnapshot>(enabled.value ? loadingQuery : idleQuery);
 
   if (!server) {
@@ -155,12 +210,7 @@ export function useFwQueryOf(target: QueryTarget<ApiShape>, args: ReactiveArgs<u
           snapshot.value = idleQuery;
           return;
         }
-        const json = argsJson.value;
-        const stop = store.subscribe(
-          currentKey,
-          { reads: ref.reads, load: (signal) => client.query(ref, JSON.parse(json) as never, { signal }) },
-          () => (snapshot.value = store.getSnapshot(currentKey)),
-        );
+        const stop = store.subscribe(currentKey, sourceOf(argsJson.value), () => (snapshot.value = store.getSnapshot(currentKey)));
         snapshot.value = store.getSnapshot(currentKey);
         // Runs when the args change, and when the component unmounts or the effect scope is disposed.
         onCleanup(stop);

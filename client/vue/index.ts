@@ -17,6 +17,10 @@ import type { FwClient } from '../client.ts';
 import {
   type UseFwCommand,
   useFwCommandOf,
+  type UseFwExternalCommand,
+  useFwExternalCommandOf,
+  type UseFwExternalQuery,
+  useFwExternalQueryOf,
   type UseFwLiveQuery,
   useFwLiveQueryOf,
   type UseFwQuery,
@@ -33,6 +37,10 @@ export interface FwVue<A extends ApiShape> {
   useFwQuery: UseFwQuery<A>;
   /** `const { data, error, status, revision } = useFwLiveQuery('liveNotes', {})`: data pushed on every relevant write. */
   useFwLiveQuery: UseFwLiveQuery<A>;
+  /** `const { data, error, isLoading } = useFwExternalQuery('tickets.listTickets', {})`: an external service's query, typed by its manifest. */
+  useFwExternalQuery: UseFwExternalQuery<A>;
+  /** `const { mutate } = useFwExternalCommand('tickets.createTicket')`; the service's queries refresh on success. */
+  useFwExternalCommand: UseFwExternalCommand<A>;
   /** The app's typed client, for calls outside the composables (`await client.query(…)`, e.g. in useAsyncData). */
   useFwClient: () => FwClient<A>;
 }
@@ -56,6 +64,8 @@ export function createFwVue<A extends ApiShape>(api: A): FwVue<A> {
     useFwCommand: useFwCommandOf as UseFwCommand<A>,
     useFwQuery: useFwQueryOf as UseFwQuery<A>,
     useFwLiveQuery: useFwLiveQueryOf as UseFwLiveQuery<A>,
+    useFwExternalQuery: useFwExternalQueryOf as UseFwExternalQuery<A>,
+    useFwExternalCommand: useFwExternalCommandOf as UseFwExternalCommand<A>,
     useFwClient: () => useFwContext<A>('useFwClient').client,
   };
 }
@@ -81,6 +91,8 @@ export type {
   ReactiveArgs,
   UseFwCommand,
   UseFwCommandResult,
+  UseFwExternalCommand,
+  UseFwExternalQuery,
   UseFwLiveQuery,
   UseFwLiveQueryOptions,
   UseFwLiveQueryResult,
