@@ -27,6 +27,35 @@ describe('fw inspect and fw check', () => {
       kind: 'liveQuery', route: 'GET /live/liveNotes', onceRoute: 'POST /queries/liveNotes',
       hooks: { react: "useLiveQuery('liveNotes', args)", vue: 'useFwLiveQuery(api.liveQueries.liveNotes, args)' },
     });
+    expect(out.external).toEqual([]);
+  });
+
+  it('inspect client lists external entries with their route, schemas and hooks', async () => {
+    const manifest = {
+      fwProtocol: '1.0',
+      service: { name: 'tickets', transport: 'http', baseUrl: 'http://127.0.0.1:8787' },
+      entries: [
+        { name: 'createTicket', kind: 'command', argsSchema: { type: 'object', properties: { subject: { type: 'string' } } }, resultSchema: { type: 'object', properties: { id: { type: 'string' } } } },
+        { name: 'listTickets', kind: 'query' },
+      ],
+    };
+    await writeFile(path.join(app.dir, 'fw.manifest.json'), JSON.stringify(manifest));
+    const run = await runFw(['inspect', 'client', '--json'], { cwd: app.dir });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).external).toEqual([
+      {
+        name: 'tickets.createTicket', kind: 'command', route: 'POST /external/tickets/commands/createTicket', policy: 'user',
+        args: manifest.entries[0]!.argsSchema, result: manifest.entries[0]!.resultSchema,
+        hooks: { react: "useExternalCommand('tickets.createTicket')", vue: "useFwExternalCommand('tickets.createTicket')" },
+      },
+      {
+        name: 'tickets.listTickets', kind: 'query', route: 'POST /external/tickets/queries/listTickets', policy: 'user', args: null, result: null,
+        hooks: { react: "useExternalQuery('tickets.listTickets', args)", vue: "useFwExternalQuery('tickets.listTickets', args)" },
+      },
+    ]);
+    const plain = await runFw(['inspect', 'client'], { cwd: app.dir });
+    // Human output (on stderr, as every fw log line).
+    expect(plain.stderr).toMatch(/query +tickets\.listTickets .*useExternalQuery\('tickets\.listTickets', args\)  policy user · external · result unknown \(no resultSchema\)/);
   });
 
   it('inspect frontend and capabilities describe the template with no errors or warnings', async () => {

@@ -41,8 +41,9 @@ export function printAgentTools(value: Pick<AgentToolsJson, 'tools'>): void {
 }
 
 function printClient(surface: ClientSurface): void {
-  log(`fw inspect client: ${surface.entries.length} entries · bridge ${surface.bridge ?? '(none)'}`);
+  log(`fw inspect client: ${surface.entries.length} entries, ${surface.external.length} external · bridge ${surface.bridge ?? '(none)'}`);
   for (const e of surface.entries) log(`  ${e.kind.padEnd(9)} ${e.name.padEnd(24)} ${(e.route ?? '').padEnd(32)} ${e.hooks.react}  policy ${e.policy}${e.onceRoute ? `  (once: ${e.onceRoute})` : ''}`);
+  for (const e of surface.external) log(`  ${e.kind.padEnd(9)} ${e.name.padEnd(24)} ${e.route.padEnd(32)} ${e.hooks.react}  policy ${e.policy} · external${e.result ? '' : ' · result unknown (no resultSchema)'}`);
 }
 
 function printFrontend(graph: FrontendGraphJson): void {

@@ -26,6 +26,18 @@ export interface ClientSurface {
     /** The React hook and Vue composable calls that reach it. */
     hooks: { react: string; vue: string };
   }>;
+  /** The entries of external services (fw.manifest.json and imported manifests), reached through fw's bridge. */
+  external: Array<{
+    /** `<service>.<entry>` */
+    name: string;
+    kind: 'command' | 'query';
+    route: string;
+    policy: string;
+    args: Record<string, unknown> | null;
+    /** The manifest's resultSchema (the client's result type), or null: `unknown`. */
+    result: Record<string, unknown> | null;
+    hooks: { react: string; vue: string };
+  }>;
 }
 
 export type InspectTarget = 'client' | 'frontend' | 'capabilities' | 'agent-tools';
@@ -77,5 +89,19 @@ function clientSurface(model: AppModel, frontend: FrontendGraph): ClientSurface 
         hooks: { react: `${names.react}('${entry.name}'${args})`, vue: `${names.vue}(api.${names.section}.${entry.name}${args})` },
       }];
     }),
+    external: model.external.flatMap((service) =>
+      service.entries.map((entry) => {
+        const hook = entry.kind === 'command' ? { react: 'useExternalCommand', vue: 'useFwExternalCommand', args: '' } : { react: 'useExternalQuery', vue: 'useFwExternalQuery', args: ', args' };
+        return {
+          name: entry.qualifiedName,
+          kind: entry.kind,
+          route: entry.route,
+          policy: entry.policy,
+          args: entry.args,
+          result: entry.result,
+          hooks: { react: `${hook.react}('${entry.qualifiedName}'${hook.args})`, vue: `${hook.vue}('${entry.qualifiedName}'${hook.args})` },
+        };
+      }),
+    ),
   };
 }
