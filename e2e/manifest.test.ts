@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runFw } from './support/app.ts';
+import { createTestApp, runFw } from './support/app.ts';
 
 describe('fw manifest validate', () => {
   let dir: string;
@@ -26,7 +26,32 @@ describe('fw manifest validate', () => {
   it('reports a valid manifest', async () => {
     const r = await runFw(['manifest', 'validate', 'good.json', '--json'], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: true, file: path.join(dir, 'good.json'), service: 'billing', entries: 2, diagnostics: [] });
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true, file: path.join(dir, 'good.json'), service: 'billing', entries: 2, app: 'none', diagnostics: [] });
+  });
+
+  it('inside an app, checks the policies and effects the manifest names against it', async () => {
+    const app = await createTestApp('minimal-web', { 'src/policies.ts': "import { definePolicies } from 'fw';\n\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n" });
+    try {
+      const write = (name: string, entries: unknown[]) =>
+        writeFile(path.join(app.dir, name), JSON.stringify({ fwProtocol: '1.0', service: { name: 'billing', transport: 'http', baseUrl: 'http://localhost:8080' }, entries }));
+      await write('ours.json', [{ name: 'refund', kind: 'command', policy: 'admin', effects: [{ name: 'refunded', tables: ['notes'] }] }, { name: 'listInvoices', kind: 'query' }]);
+      const ours = await runFw(['manifest', 'validate', 'ours.json', '--json'], { cwd: app.dir });
+      expect(ours.code, ours.stderr).toBe(0);
+      expect(JSON.parse(ours.stdout)).toMatchObject({ ok: true, app: 'checked', diagnostics: [] });
+
+      await write('theirs.json', [{ name: 'refund', kind: 'command', policy: 'supervisor', effects: [{ name: 'refunded', tables: ['refunds'] }] }]);
+      const theirs = await runFw(['manifest', 'validate', 'theirs.json', '--json'], { cwd: app.dir });
+      expect(theirs.code).toBe(1);
+      const report = JSON.parse(theirs.stdout);
+      expect(report).toMatchObject({ ok: false, kind: 'invalid_manifest' });
+      expect(report.diagnostics.map((d: { path: string; code: string }) => [d.path, d.code])).toEqual([
+        ['entries[0].policy', 'unknown_policy'],
+        ['entries', 'unknown_effect_target'],
+      ]);
+      expect(report.diagnostics[0].hint).toContain('src/policies.ts');
+    } finally {
+      await app.remove();
+    }
   });
 
   it('fails with diagnostics for an invalid manifest', async () => {

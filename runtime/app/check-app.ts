@@ -1,4 +1,5 @@
 import type { AppDefinition } from '../core/app-definition.ts';
+import type { Manifest } from '../core/external-manifest.ts';
 import type { EntryDefinition } from '../core/entry-types.ts';
 import { entryRoute } from '../core/entry-routes.ts';
 import { effectProblems } from '../external/effects.ts';
@@ -30,18 +31,7 @@ export interface RegistryProblem {
 export function checkApp(app: AppDefinition): RegistryProblem[] {
   const problems: RegistryProblem[] = [];
   for (const service of app.external ?? []) {
-    for (const entry of service.manifest.entries) {
-      const policy = entry.policy ?? 'user';
-      if (policy !== 'public' && policy !== 'user' && policy !== 'system' && !(policy in app.policies)) {
-        problems.push({
-          file: service.source,
-          code: 'unknown_policy',
-          policy,
-          hint: `Define "${policy}" in src/policies.ts with definePolicies(), or use public, user or system in the manifest.`,
-          message: `external ${entry.kind} "${service.manifest.service.name}.${entry.name}" uses policy "${policy}", which is not defined. Define it in src/policies.ts with definePolicies().`,
-        });
-      }
-    }
+    for (const { policy, hint, message } of manifestPolicyProblems(app, service.manifest)) problems.push({ file: service.source, code: 'unknown_policy', policy, hint, message });
     // Effects naming a table or liveQuery the app does not have would invalidate nothing.
     for (const message of effectProblems(app, service)) problems.push({ file: service.source, message });
   }
@@ -71,4 +61,21 @@ export function checkApp(app: AppDefinition): RegistryProblem[] {
     }
   }
   return problems;
+}
+
+/**
+ * The entries of a manifest whose policy the app does not define (`fw manifest validate` reports them
+ * before an import; the app refuses to load with them).
+ */
+export function manifestPolicyProblems(app: Pick<AppDefinition, 'policies'>, manifest: Manifest): Array<{ index: number; policy: string; hint: string; message: string }> {
+  return manifest.entries.flatMap((entry, index) => {
+    const policy = entry.policy ?? 'user';
+    if (policy === 'public' || policy === 'user' || policy === 'system' || policy in app.policies) return [];
+    return [{
+      index,
+      policy,
+      hint: `Define "${policy}" in src/policies.ts with definePolicies(), or use public, user or system in the manifest.`,
+      message: `external ${entry.kind} "${manifest.service.name}.${entry.name}" uses policy "${policy}", which is not defined. Define it in src/policies.ts with definePolicies().`,
+    }];
+  });
 }
