@@ -55,6 +55,7 @@ export default defineCommand({
     else {
       const where = session.webUrl && session.webUrl === session.serverUrl ? `web and API on ${session.webUrl} ` : `${session.webUrl ? `web on ${session.webUrl}, ` : ''}${session.serverUrl ? `API on ${session.serverUrl} ` : ''}`;
       log(`fw dev: ${where}(${summary.database}, ${summary.entries} entries). Ctrl-C to stop.`);
+      if (summary.services?.length) log(`fw dev: started ${summary.services.join(', ')} (service.dev in its manifest); its output is prefixed with its name.`);
     }
     await untilSignal();
     await session.close();

@@ -44,6 +44,11 @@ export interface Manifest {
      * caller's token is valid against fw itself, so it goes only where the manifest says so.
      */
     forwardAuthorization?: boolean;
+    /**
+     * How `fw dev` starts the service beside the app (and restarts it when it exits): the program alone
+     * and its arguments, started in the app root without a shell. Only `fw dev` reads it.
+     */
+    dev?: { command: string; args?: string[] };
     /** Per-call timeout of the bridge, ms (default 5 000). */
     timeoutMs?: number;
     /** Largest response the bridge reads, bytes (default 1 MiB). */

@@ -153,7 +153,7 @@ function ruleDiagnostics(value: unknown): Finding[] {
 /** Fields a transport never reads: kept, but said (a warning), since they suggest a mix-up. */
 const unusedByTransport: Record<string, { fields: string[]; why: string }> = {
   http: { fields: ['command', 'commandArgs'], why: 'an http service is reached at service.baseUrl; fw starts no process for it' },
-  stdio: { fields: ['baseUrl', 'health', 'forwardAuthorization'], why: 'a stdio service is a process fw starts per call; it has no address' },
+  stdio: { fields: ['baseUrl', 'health', 'forwardAuthorization', 'dev'], why: 'a stdio service is a process fw starts per call; it has no address' },
 };
 
 function serviceDiagnostics(service: Record<string, unknown>): Finding[] {
@@ -187,6 +187,15 @@ function serviceDiagnostics(service: Record<string, unknown>): Finding[] {
         hint: `Put arguments in commandArgs: "command": ${JSON.stringify(program)}, "commandArgs": ${JSON.stringify([...rest, ...(Array.isArray(service.commandArgs) ? service.commandArgs : [])])}.`,
       });
     }
+  }
+  const dev = service.dev as { command?: unknown } | undefined;
+  if (typeof dev?.command === 'string' && (/\s/.test(dev.command) || !quotesBalanced(dev.command))) {
+    out.push({
+      path: 'service.dev.command',
+      code: 'malformed_command',
+      message: `service.dev.command "${dev.command}" contains whitespace or quotes; fw dev starts it without a shell and does not split it into arguments.`,
+      hint: 'Put only the program in "command" and each argument, unquoted, in "args".',
+    });
   }
   const unused = typeof transport === 'string' ? unusedByTransport[transport] : undefined;
   for (const field of unused?.fields ?? []) {

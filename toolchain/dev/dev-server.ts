@@ -15,6 +15,8 @@ import { shareRuntime } from '../../plugin/dev-server/shared-runtime.ts';
 import { listWebFiles } from '../../plugin/analyse/frontend/files.ts';
 import { listEntryFiles } from '../../plugin/load-app.ts';
 import { untilWatched } from './watcher-ready.ts';
+import { startDevServices } from './dev-services.ts';
+import { readExternalServices } from '../../plugin/external-manifests.ts';
 
 export type { DevOptions, DevSession } from './dev-session.ts';
 
@@ -28,9 +30,13 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
   const telemetry = await startTelemetry({ serviceName: serviceNameOf(options.root) });
   try {
     const session = await startDevSession(options);
+    // External services whose manifests say how to start them run beside the app (dev-services.ts).
+    const services = startDevServices((await readExternalServices(path.resolve(options.root))).services, { log: (line) => process.stderr.write(`${line}\n`) });
     return {
       ...session,
+      summary: { ...session.summary, services: services.status().map((s) => s.service) },
       close: async () => {
+        await services.close();
         await session.close();
         await telemetry?.shutdown();
       },

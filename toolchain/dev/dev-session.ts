@@ -42,6 +42,8 @@ export interface DevSummary {
   database: string;
   entries: number;
   worker: boolean;
+  /** External services fw dev started from their manifests' `service.dev` (dev-services.ts). */
+  services?: string[];
 }
 
 /** The summary of a runtime in this process. */
