@@ -82,7 +82,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 
   // One table per app, built here once: fw's own routes, then the app's endpoints.
   const table = createRouteTable<Route>();
-  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit });
+  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit, dashboard: options.dev || (config.get('FW_DASHBOARD') && options.adminToken !== undefined) });
   for (const { methods, path, route } of ownRoutes) for (const method of methods) table.add(method, path, route);
   for (const { method, path, route } of endpointRoutes(app, services, bodyLimit)) table.add(method, path, route);
 

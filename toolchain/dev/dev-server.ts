@@ -25,7 +25,8 @@ export type { DevOptions, DevSession } from './dev-session.ts';
  */
 export async function startDev(options: DevOptions): Promise<DevSession> {
   // OTEL_* set: spans of this process's runtime go to the configured exporter (docs/observability.md).
-  const telemetry = await startTelemetry({ serviceName: serviceNameOf(options.root) });
+  // Spans are also kept in memory for the dashboard's Requests view (recent-spans.ts).
+  const telemetry = await startTelemetry({ serviceName: serviceNameOf(options.root), recent: true });
   try {
     const session = await startDevSession(options);
     return {
