@@ -1,0 +1,115 @@
+import { api } from '../api.ts';
+import { ago, badge, h, mount, table } from '../h.ts';
+import type { View } from '../shell.ts';
+
+interface Span {
+  spanId: string;
+  parentId: string | null;
+  name: string;
+  kind: number;
+  start: number;
+  durationMs: number;
+  error: string | null;
+  attributes: Record<string, string | number | boolean>;
+}
+interface Trace {
+  traceId: string;
+  start: number;
+  spans: Span[];
+}
+
+/** The trace's first span without a parent in it: the request (or the rerun, the delivery). */
+function rootOf(trace: Trace): Span | undefined {
+  const ids = new Set(trace.spans.map((s) => s.spanId));
+  return trace.spans.find((s) => !s.parentId || !ids.has(s.parentId));
+}
+
+export const requestsView: View = {
+  id: 'requests',
+  title: 'Requests',
+  render(container, context) {
+    let selected = context.param;
+    let traces: Trace[] = [];
+    const search = h('input', { type: 'search', placeholder: 'Filter by route, entry or trace id', 'aria-label': 'Filter requests', style: 'width:min(420px,100%)' });
+    const listBox = h('div');
+    const detailBox = h('div');
+    mount(container, h('div', { class: 'toolbar' }, search), detailBox, listBox);
+    search.addEventListener('input', () => renderList());
+
+    const renderList = () => {
+      const q = search.value.trim().toLowerCase();
+      const shown = traces.filter((t) => !q || t.traceId.includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
+      mount(
+        listBox,
+        table(
+          'Recent requests',
+          [
+            ['Request', (t) => { const root = rootOf(t); return h('a', { href: `#/requests/${t.traceId}`, class: 'mono' }, root?.name ?? t.traceId); }],
+            ['Status', (t) => { const root = rootOf(t); const code = root?.attributes['http.response.status_code']; return code !== undefined ? badge(String(code), Number(code) >= 500 ? 'bad' : Number(code) >= 400 ? 'warn' : 'good') : root?.error ? badge(root.error, 'bad') : badge('ok', 'good'); }],
+            ['Entry', (t) => { const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined); return entry ? h('code', null, String(entry.attributes['fw.entry'])) : '—'; }],
+            ['Duration', (t) => `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`],
+            ['Spans', (t) => t.spans.length],
+            ['When', (t) => ago(t.start)],
+          ],
+          shown,
+          traces.length === 0 ? 'No request yet. Call an entry (the Functions view runs one) and it appears here.' : 'No request matches.',
+          { rowClass: (t) => (t.traceId === selected ? 'selected' : '') },
+        ),
+      );
+    };
+
+    const renderDetail = () => {
+      if (!selected) return mount(detailBox);
+      const trace = traces.find((t) => t.traceId === selected);
+      if (!trace) return mount(detailBox, h('p', { class: 'empty' }, `Trace ${selected} is not among the last ${traces.length} kept in memory.`));
+      const start = Math.min(...trace.spans.map((s) => s.start));
+      const end = Math.max(...trace.spans.map((s) => s.start + s.durationMs));
+      const total = Math.max(end - start, 0.001);
+      const depth = new Map<string, number>();
+      const depthOf = (s: Span): number => {
+        if (depth.has(s.spanId)) return depth.get(s.spanId)!;
+        const parent = trace.spans.find((p) => p.spanId === s.parentId);
+        const d = parent ? depthOf(parent) + 1 : 0;
+        depth.set(s.spanId, d);
+        return d;
+      };
+      const root = rootOf(trace);
+      mount(
+        detailBox,
+        h(
+          'article',
+          { class: 'card', 'aria-labelledby': 'trace-title' },
+          h('header', { class: 'card-head' }, h('h2', { id: 'trace-title' }, root?.name ?? 'Trace'), h('code', { class: 'muted' }, trace.traceId)),
+          h('p', { class: 'hint' }, `${total.toFixed(1)} ms · ${trace.spans.length} spans · ${new Date(start).toLocaleTimeString()}`),
+          h(
+            'div',
+            { class: 'waterfall', role: 'list', 'aria-label': 'Spans' },
+            trace.spans.map((s) =>
+              h(
+                'div',
+                { class: 'span-row', role: 'listitem', title: Object.entries(s.attributes).map(([k, v]) => `${k} = ${v}`).join('\n') },
+                h('span', { class: 'span-name', style: `padding-left:${depthOf(s) * 14}px` }, s.name, s.error ? [' ', badge(s.error, 'bad')] : null),
+                h('span', { class: 'span-track' }, h('span', { class: `span-bar${s.error ? ' error' : ''}`, style: `left:${((s.start - start) / total) * 100}%;width:${(s.durationMs / total) * 100}%` })),
+                h('span', { class: 'span-ms' }, `${s.durationMs.toFixed(1)} ms`),
+              ),
+            ),
+          ),
+          h('div', { class: 'actions' }, h('button', { type: 'button', on: { click: () => context.navigate('#/requests') } }, 'Close')),
+        ),
+      );
+    };
+
+    return {
+      async refresh() {
+        traces = (await api<{ traces: Trace[] }>('/_fw/dashboard/api/traces')).traces;
+        renderList();
+        renderDetail();
+      },
+      onParam(param) {
+        selected = param;
+        renderList();
+        renderDetail();
+      },
+    };
+  },
+};
