@@ -11,6 +11,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props | 
       continue;
     } else if (key === 'class') {
       el.className = String(value);
+    } else if (key === 'style') {
+      // Through the CSSOM: the dashboard's CSP (style-src 'self') refuses style attributes.
+      el.style.cssText = String(value);
     } else if (key in el && typeof value !== 'string') {
       (el as unknown as Record<string, unknown>)[key] = value;
     } else {

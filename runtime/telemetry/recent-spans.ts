@@ -44,6 +44,13 @@ export const recentSpanProcessor: SpanProcessor = {
       traces.set(context.traceId, trace);
       if (traces.size > RECENT_TRACES) traces.delete(traces.keys().next().value!);
     }
+    // The dashboard's own polling (`/_fw/…`) is not what the developer looks for; a run from its
+    // Functions view is (it has an entry span).
+    const route = span.attributes['http.route'];
+    if (!span.parentSpanContext && typeof route === 'string' && route.startsWith('/_fw/') && !trace.spans.some((s) => s.name.startsWith('fw.entry '))) {
+      traces.delete(context.traceId);
+      return;
+    }
     if (trace.spans.length >= SPANS_PER_TRACE) return;
     const attributes: RecentSpan['attributes'] = {};
     for (const [key, value] of Object.entries(span.attributes)) {

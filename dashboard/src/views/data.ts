@@ -84,7 +84,7 @@ export const dataView: View = {
 
     const renderTable = (t: TableInfo) => {
       const tenantSelect = h('select', { 'aria-label': 'Tenant', disabled: !t.tenantScoped }, h('option', { value: '' }, 'all tenants'), t.tenants.map((x) => h('option', { value: x.tenantId, selected: x.tenantId === browse.tenant }, x.tenantId)));
-      const asSelect = h('select', { 'aria-label': 'Read as' }, h('option', { value: 'owner', selected: browse.as === 'owner' }, 'owner (all rows)'), h('option', { value: 'tenant', selected: browse.as === 'tenant' }, 'the tenant at the top (row-level security)'));
+      const asSelect = h('select', { 'aria-label': 'Read as' }, h('option', { value: 'owner', selected: browse.as === 'owner' }, 'owner (all rows)'), h('option', { value: 'tenant', selected: browse.as === 'tenant' }, 'tenant at the top (RLS)'));
       const columnSelect = h('select', { 'aria-label': 'Filter column' }, t.columns.map((c) => h('option', { value: c.name, selected: c.name === browse.column }, c.name)));
       const valueInput = h('input', { type: 'search', 'aria-label': 'Filter value', placeholder: 'contains…', value: browse.value });
       const apply = () => {
@@ -174,11 +174,17 @@ export const dataView: View = {
     };
 
     let first = true;
+    // The migration plan reads the whole catalog: asked for on the overview only, at most every 10 s.
+    let statusAt = 0;
+    const loadStatus = async () => {
+      if (status && (selected !== OVERVIEW || Date.now() - statusAt < 10_000)) return;
+      status = await api<DbStatus>('/_fw/db/status');
+      statusAt = Date.now();
+    };
     return {
       async refresh() {
-        const [answer, db] = await Promise.all([api<{ tables: TableInfo[] }>('/_fw/dashboard/api/tables'), api<DbStatus>('/_fw/db/status')]);
+        const [answer] = await Promise.all([api<{ tables: TableInfo[] }>('/_fw/dashboard/api/tables'), loadStatus()]);
         tables = answer.tables;
-        status = db;
         if (first) {
           first = false;
           return show();
@@ -195,6 +201,7 @@ export const dataView: View = {
         selected = param;
         Object.assign(browse, { as: 'owner', tenant: '', column: '', value: '', offset: 0 });
         show();
+        if (selected === OVERVIEW) void loadStatus().then(() => selected === OVERVIEW && renderOverview());
       },
     };
   },

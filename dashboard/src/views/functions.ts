@@ -1,5 +1,5 @@
 import { api, ApiError } from '../api.ts';
-import { badge, h, json, mount } from '../h.ts';
+import { badge, h, json, mount, table } from '../h.ts';
 import type { View } from '../shell.ts';
 
 interface FunctionInfo {
@@ -21,11 +21,13 @@ interface RunAnswer {
   traceId: string;
 }
 
-/** A starting point for the args editor: each property of the schema with a value of its type. */
+/** A starting point for the args editor: each required property of the schema with a value of its type. */
 function skeleton(schema: Record<string, any> | null): unknown {
   if (!schema || schema.type !== 'object' || !schema.properties) return {};
   const out: Record<string, unknown> = {};
+  const required = new Set<string>(schema.required ?? []);
   for (const [key, prop] of Object.entries<Record<string, any>>(schema.properties)) {
+    if (!required.has(key)) continue;
     out[key] = prop.default ?? (prop.enum ? prop.enum[0] : prop.type === 'string' ? '' : prop.type === 'number' || prop.type === 'integer' ? 0 : prop.type === 'boolean' ? false : prop.type === 'array' ? [] : prop.type === 'object' ? {} : null);
   }
   return out;
@@ -71,7 +73,7 @@ export const functionsView: View = {
 
     const renderDetail = (f: FunctionInfo | undefined) => {
       if (!f) return mount(detail, h('p', { class: 'empty' }, functions.length ? 'Pick an entry to see its args and run it.' : ''));
-      const argsInput = h('textarea', { id: 'run-args', rows: 8, spellcheck: false, class: 'code' });
+      const argsInput = h('textarea', { id: 'run-args', rows: 6, spellcheck: false, class: 'code' });
       argsInput.value = drafts.get(f.name) ?? json(skeleton(f.args));
       argsInput.addEventListener('input', () => drafts.set(f.name, argsInput.value));
       const output = h('div', { class: 'run-output', 'aria-live': 'polite' });
@@ -110,8 +112,9 @@ export const functionsView: View = {
             h('dt', null, 'Source'),
             h('dd', null, f.file ? h('code', null, f.file) : '—'),
           ),
-          h('h3', null, 'Args schema'),
-          f.args ? h('pre', { class: 'code', tabindex: 0, 'aria-label': 'Args schema' }, json(f.args)) : h('p', { class: 'empty' }, 'No JSON Schema for these args.'),
+          h('h3', null, 'Args'),
+          f.args ? argsTable(f.args) : h('p', { class: 'empty' }, 'No JSON Schema for these args.'),
+          f.args ? h('details', { class: 'raw' }, h('summary', null, 'JSON Schema'), h('pre', { class: 'code', tabindex: 0, 'aria-label': 'Args JSON Schema' }, json(f.args))) : null,
           f.runnable && dev
             ? h(
                 'form',
@@ -136,7 +139,8 @@ export const functionsView: View = {
 
     void api<{ functions: FunctionInfo[]; dev: boolean }>('/_fw/dashboard/api/functions').then(
       (answer) => {
-        functions = answer.functions;
+        const order = ['command', 'query', 'liveQuery', 'endpoint', 'action', 'workflow'];
+        functions = [...answer.functions].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || a.name.localeCompare(b.name));
         dev = answer.dev;
         if (!selected && functions[0]) selected = functions[0].name;
         renderList();
@@ -154,6 +158,24 @@ export const functionsView: View = {
     };
   },
 };
+
+/** The args' properties at a glance: name, type, required, constraints (the raw schema is one click away). */
+function argsTable(schema: Record<string, any>): HTMLElement {
+  const props = Object.entries<Record<string, any>>(schema.type === 'object' && schema.properties ? schema.properties : {});
+  const required = new Set<string>(schema.required ?? []);
+  const typeOf = (p: Record<string, any>): string =>
+    p.enum ? p.enum.map((v: unknown) => JSON.stringify(v)).join(' | ') : p.anyOf ? p.anyOf.map(typeOf).join(' | ') : p.type === 'array' ? `${p.items ? typeOf(p.items) : 'unknown'}[]` : (p.format ? `${p.type} (${p.format})` : p.type) ?? 'any';
+  const rules = (p: Record<string, any>) =>
+    [
+      p.minLength !== undefined ? `min length ${p.minLength}` : '',
+      p.maxLength !== undefined ? `max length ${p.maxLength}` : '',
+      p.minimum !== undefined ? `≥ ${p.minimum}` : '',
+      p.maximum !== undefined ? `≤ ${p.maximum}` : '',
+      p.pattern ? `matches ${p.pattern}` : '',
+      p.default !== undefined ? `default ${JSON.stringify(p.default)}` : '',
+    ].filter(Boolean).join(', ');
+  return table('Args', [['Name', ([name]) => h('code', null, name)], ['Type', ([, p]) => h('code', null, typeOf(p))], ['', ([name]) => (required.has(name) ? badge('required') : badge('optional'))], ['Rules', ([, p]) => rules(p) || '—']], props, 'Takes no args.');
+}
 
 function renderAnswer(answer: RunAnswer, navigate: (hash: string) => void): HTMLElement {
   const trace = h('a', { href: `#/requests/${answer.traceId}`, on: { click: (e: Event) => { e.preventDefault(); navigate(`#/requests/${answer.traceId}`); } } }, 'trace');

@@ -9,8 +9,10 @@ interface Group {
   readSet: Record<string, string[]> | null;
   runs: number;
   unchangedRuns: number;
-  lastRunAt?: string | null;
-  lastResultBytes?: number | null;
+  lastRunAt: string | null;
+  lastRunMs: number;
+  resultBytes: number | null;
+  lastError: string | null;
 }
 interface LiveStatus {
   revision: number;
@@ -52,8 +54,8 @@ export const liveView: View = {
                   ['Subscribers', (g) => g.subscribers],
                   ['Read set', (g) => (g.readSet ? Object.entries(g.readSet).map(([t, c]) => h('div', null, h('code', null, t), ': ', c.join(' or '))) : h('span', { class: 'muted' }, 'not run yet'))],
                   ['Reruns', (g) => `${g.runs} (${g.unchangedRuns} unchanged)`],
-                  ['Last run', (g) => (g.lastRunAt === undefined ? '—' : ago(g.lastRunAt))],
-                  ['Result', (g) => (typeof g.lastResultBytes === 'number' ? bytes(g.lastResultBytes) : '—')],
+                  ['Last run', (g) => (g.lastRunAt ? [h('span', { title: g.lastRunAt }, ago(g.lastRunAt)), h('div', { class: 'muted' }, `${g.lastRunMs} ms`)] : '—')],
+                  ['Result', (g) => [g.resultBytes === null ? '—' : bytes(g.resultBytes), g.lastError ? [' ', badge(g.lastError, 'bad')] : null]],
                 ],
                 q.groupList,
                 'No group.',

@@ -36,6 +36,14 @@ export const requestsView: View = {
     mount(container, h('div', { class: 'toolbar' }, search), detailBox, listBox);
     search.addEventListener('input', () => renderList());
 
+    /** What the trace was: the request line, or the entry a dashboard run ran. */
+    const label = (t: Trace) => {
+      const root = rootOf(t);
+      const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined && s.name.startsWith('fw.entry '));
+      if (root?.attributes['http.route'] === '/_fw/dashboard/api/*' && entry) return `run ${entry.attributes['fw.entry']} (dashboard)`;
+      return root?.name ?? t.traceId;
+    };
+    const failure = (t: Trace) => t.spans.find((s) => s.error)?.error ?? null;
     const renderList = () => {
       const q = search.value.trim().toLowerCase();
       const shown = traces.filter((t) => !q || t.traceId.includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
@@ -44,8 +52,21 @@ export const requestsView: View = {
         table(
           'Recent requests',
           [
-            ['Request', (t) => { const root = rootOf(t); return h('a', { href: `#/requests/${t.traceId}`, class: 'mono' }, root?.name ?? t.traceId); }],
-            ['Status', (t) => { const root = rootOf(t); const code = root?.attributes['http.response.status_code']; return code !== undefined ? badge(String(code), Number(code) >= 500 ? 'bad' : Number(code) >= 400 ? 'warn' : 'good') : root?.error ? badge(root.error, 'bad') : badge('ok', 'good'); }],
+            ['Request', (t) => h('a', { href: `#/requests/${t.traceId}`, class: 'mono' }, label(t))],
+            [
+              'Status',
+              (t) => {
+                const root = rootOf(t);
+                // A dashboard run answers 200 whatever the entry did: its own outcome is what counts.
+                const code = root?.attributes['http.route'] === '/_fw/dashboard/api/*' ? undefined : root?.attributes['http.response.status_code'];
+                const outcome = t.spans.find((s) => s.attributes['fw.outbox.outcome'] !== undefined)?.attributes['fw.outbox.outcome'];
+                const error = failure(t) ?? (outcome === 'dead' || outcome === 'retry' ? String(outcome) : null);
+                return [
+                  code !== undefined ? badge(String(code), Number(code) >= 500 ? 'bad' : Number(code) >= 400 ? 'warn' : 'good') : null,
+                  error ? [' ', badge(error, 'bad')] : code === undefined ? badge('ok', 'good') : null,
+                ];
+              },
+            ],
             ['Entry', (t) => { const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined); return entry ? h('code', null, String(entry.attributes['fw.entry'])) : '—'; }],
             ['Duration', (t) => `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`],
             ['Spans', (t) => t.spans.length],
@@ -73,13 +94,12 @@ export const requestsView: View = {
         depth.set(s.spanId, d);
         return d;
       };
-      const root = rootOf(trace);
       mount(
         detailBox,
         h(
           'article',
           { class: 'card', 'aria-labelledby': 'trace-title' },
-          h('header', { class: 'card-head' }, h('h2', { id: 'trace-title' }, root?.name ?? 'Trace'), h('code', { class: 'muted' }, trace.traceId)),
+          h('header', { class: 'card-head' }, h('h2', { id: 'trace-title' }, label(trace)), h('code', { class: 'muted' }, trace.traceId)),
           h('p', { class: 'hint' }, `${total.toFixed(1)} ms · ${trace.spans.length} spans · ${new Date(start).toLocaleTimeString()}`),
           h(
             'div',
