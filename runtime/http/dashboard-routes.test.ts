@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { resolveConfig } from '../config/resolve-config.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
+import type { EntryDefinition } from '../core/entry-types.ts';
 import { command } from '../core/entries.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
@@ -18,7 +19,7 @@ const schema = defineSchema({ notes: table({ id: t.uuid().primaryKey().defaultRa
 const app: AppDefinition = {
   schema,
   policies: {},
-  entries: new Map([
+  entries: new Map<string, EntryDefinition>([
     ['createNote', command({ args: { title: z.string().min(1) }, handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returningAll().executeTakeFirstOrThrow() })],
     ['boom', command({ handler: () => { throw new Error('boom'); } })],
   ]),
