@@ -191,6 +191,27 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', () => {
     await shoot('requests');
   });
 
+  it('Logs: the last lines with links to their request; AI runs with their trace', async () => {
+    await open('logs');
+    const log = page.getByRole('log', { name: 'Log lines' });
+    await expect.poll(() => log.innerText().catch(() => ''), { timeout: WAIT }).toContain('fw dashboard: ran command failNote as user dash');
+    const link = page.getByRole('link', { name: /^Request of trace / }).first();
+    const href = await link.getAttribute('href');
+    expect(href).toMatch(/^#\/requests\/[0-9a-f]{32}$/);
+    await page.getByLabel('Level').selectOption('error');
+    await shoot('logs');
+
+    const agent = await fetch(`${serverUrl}/ai/agents/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...as }, body: JSON.stringify({ agent: 'assistant', prompt: 'hello', maxSteps: 1 }) });
+    expect(agent.status).toBe(200);
+    const { traceId } = (await agent.json()) as { traceId: string };
+    await open('ai');
+    const runs = page.getByRole('region', { name: 'AI runs' });
+    await expect.poll(() => runs.innerText().catch(() => ''), { timeout: WAIT }).toContain(traceId.slice(0, 12));
+    await page.getByRole('link', { name: traceId.slice(0, 12) }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'AI trace' }).isVisible(), { timeout: WAIT }).toBe(true);
+    expect(await page.locator('article.card').innerText()).toContain('assistant');
+  });
+
   it('reads at phone width and in dark mode, and moves between views with the keyboard', async () => {
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
     try {

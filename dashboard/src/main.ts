@@ -7,8 +7,10 @@ import { functionsView } from './views/functions.ts';
 import { liveView } from './views/live.ts';
 import { outboxView } from './views/outbox.ts';
 import { requestsView } from './views/requests.ts';
+import { logsView } from './views/logs.ts';
+import { aiView } from './views/ai.ts';
 
-const views: View[] = [functionsView, dataView, liveView, outboxView, requestsView];
+const views: View[] = [functionsView, dataView, liveView, outboxView, requestsView, logsView, aiView];
 const POLL_MS = 2000;
 const IDENTITY_KEY = 'fw.dashboard.identity';
 
@@ -138,7 +140,7 @@ function askForToken(): void {
 addEventListener('hashchange', route);
 document.addEventListener('visibilitychange', () => void poll());
 setInterval(() => void poll(), POLL_MS);
-// Keys 1–5 switch views (not while typing).
+// Keys 1–7 switch views (not while typing).
 document.addEventListener('keydown', (event) => {
   const target = event.target as HTMLElement;
   if (event.altKey || event.ctrlKey || event.metaKey || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName)) return;

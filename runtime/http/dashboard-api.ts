@@ -6,6 +6,7 @@ import { FwError } from '../core/errors.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { invokeEntry, type EntryServices } from '../entry/pipeline.ts';
 import { discardOutboxRow, listOutboxRows, type OutboxFilter, retryOutboxRow } from '../outbox/admin.ts';
+import { recentLogs } from '../telemetry/recent-logs.ts';
 import { recentTraces } from '../telemetry/recent-spans.ts';
 import { parseJsonBody, readBody } from './body.ts';
 import { listTables, readRows } from './dashboard-data.ts';
@@ -74,6 +75,7 @@ export async function serveDashboardApi(req: IncomingMessage, path: string, cont
     return { id, [what === 'retry' ? 'retried' : 'discarded']: true };
   }
   if (route === 'traces') return { traces: recentTraces() };
+  if (route === 'logs') return { lines: recentLogs(wholeParam(url, 'since', 0, Number.MAX_SAFE_INTEGER)) };
   throw new FwError('not_found', `No dashboard route ${path}.`);
 }
 

@@ -46,7 +46,7 @@ export const requestsView: View = {
     const failure = (t: Trace) => t.spans.find((s) => s.error)?.error ?? null;
     const renderList = () => {
       const q = search.value.trim().toLowerCase();
-      const shown = traces.filter((t) => !q || t.traceId.includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
+      const shown = traces.slice(0, 100).filter((t) => !q || t.traceId.includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
       mount(
         listBox,
         table(
@@ -86,14 +86,14 @@ export const requestsView: View = {
       const start = Math.min(...trace.spans.map((s) => s.start));
       const end = Math.max(...trace.spans.map((s) => s.start + s.durationMs));
       const total = Math.max(end - start, 0.001);
-      const depth = new Map<string, number>();
-      const depthOf = (s: Span): number => {
-        if (depth.has(s.spanId)) return depth.get(s.spanId)!;
-        const parent = trace.spans.find((p) => p.spanId === s.parentId);
-        const d = parent ? depthOf(parent) + 1 : 0;
-        depth.set(s.spanId, d);
-        return d;
+      // Depth-first from the roots, children by start: each span under its parent, as a waterfall reads.
+      const ids = new Set(trace.spans.map((s) => s.spanId));
+      const ordered: Array<{ span: Span; depth: number }> = [];
+      const visit = (span: Span, depth: number) => {
+        ordered.push({ span, depth });
+        for (const child of trace.spans.filter((c) => c.parentId === span.spanId)) visit(child, depth + 1);
       };
+      for (const root of trace.spans.filter((s) => !s.parentId || !ids.has(s.parentId))) visit(root, 0);
       mount(
         detailBox,
         h(
@@ -104,11 +104,11 @@ export const requestsView: View = {
           h(
             'div',
             { class: 'waterfall', role: 'list', 'aria-label': 'Spans' },
-            trace.spans.map((s) =>
+            ordered.map(({ span: s, depth }) =>
               h(
                 'div',
                 { class: 'span-row', role: 'listitem', title: Object.entries(s.attributes).map(([k, v]) => `${k} = ${v}`).join('\n') },
-                h('span', { class: 'span-name', style: `padding-left:${depthOf(s) * 14}px` }, s.name, s.error ? [' ', badge(s.error, 'bad')] : null),
+                h('span', { class: 'span-name', style: `padding-left:${depth * 14}px` }, s.name, s.error ? [' ', badge(s.error, 'bad')] : null),
                 h('span', { class: 'span-track' }, h('span', { class: `span-bar${s.error ? ' error' : ''}`, style: `left:${((s.start - start) / total) * 100}%;width:${(s.durationMs / total) * 100}%` })),
                 h('span', { class: 'span-ms' }, `${s.durationMs.toFixed(1)} ms`),
               ),
