@@ -7,10 +7,10 @@ import { freshTenantId } from './support/dev-tenant.ts';
 
 // Each view of the dashboard in Chromium, served by a real `fw dev` (the built CLI: run `npm run build`
 // first), with assertions on what it shows. Screenshots go to /tmp/fw-dashboard-*.png for a look.
-const WAIT = 60_000;
+const WAIT = 45_000;
 const shots = process.env.FW_DASHBOARD_SHOTS ?? '/tmp';
 
-describe.skipIf(!hasChromium)('the dashboard under fw dev', () => {
+describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }, () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let dev: RunningFw;
   let browser: Browser;
@@ -192,6 +192,8 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', () => {
   });
 
   it('Logs: the last lines with links to their request; AI runs with their trace', async () => {
+    // A line of its own to find: a failed run, which the dashboard logs with its trace id.
+    await fetch(`${serverUrl}/_fw/dashboard/api/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'failNote', args: { title: 'x' }, identity: { userId: 'dash', tenantId: tenant } }) });
     await open('logs');
     const log = page.getByRole('log', { name: 'Log lines' });
     await expect.poll(() => log.innerText().catch(() => ''), { timeout: WAIT }).toContain('fw dashboard: ran command failNote as user dash');
@@ -205,7 +207,7 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', () => {
     expect(agent.status).toBe(200);
     const { traceId } = (await agent.json()) as { traceId: string };
     await open('ai');
-    const runs = page.getByRole('region', { name: 'AI runs' });
+    const runs = page.getByRole('region', { name: 'Recorded AI runs' });
     await expect.poll(() => runs.innerText().catch(() => ''), { timeout: WAIT }).toContain(traceId.slice(0, 12));
     await page.getByRole('link', { name: traceId.slice(0, 12) }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'AI trace' }).isVisible(), { timeout: WAIT }).toBe(true);

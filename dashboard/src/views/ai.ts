@@ -37,7 +37,7 @@ export const aiView: View = {
         mount(
           listBox,
           table(
-            'AI runs',
+            'Recorded AI runs',
             [
               ['Trace', (t) => h('a', { href: `#/ai/${t.traceId}`, class: 'mono' }, t.traceId.slice(0, 12))],
               ['Kind', (t) => t.kind],
