@@ -200,7 +200,8 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     const link = page.getByRole('link', { name: /^Request of trace / }).first();
     const href = await link.getAttribute('href');
     expect(href).toMatch(/^#\/requests\/[0-9a-f]{32}$/);
-    await page.getByLabel('Level').selectOption('error');
+    await page.getByLabel('Level').selectOption('warn');
+    await expect.poll(() => log.innerText(), { timeout: WAIT }).not.toContain(': ok in ');
     await shoot('logs');
 
     const agent = await fetch(`${serverUrl}/ai/agents/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...as }, body: JSON.stringify({ agent: 'assistant', prompt: 'hello', maxSteps: 1 }) });

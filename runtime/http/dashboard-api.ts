@@ -71,7 +71,7 @@ export async function serveDashboardApi(req: IncomingMessage, path: string, cont
         diagnostics: [{ path: 'url', code: 'outbox_row_busy', message: 'Reload the outbox view and try again.' }],
       });
     }
-    console.error(`fw dashboard: ${what === 'retry' ? 'retried' : 'discarded'} outbox row ${id} [trace ${context.traceId}]`);
+    console.info(`fw dashboard: ${what === 'retry' ? 'retried' : 'discarded'} outbox row ${id} [trace ${context.traceId}]`);
     return { id, [what === 'retry' ? 'retried' : 'discarded']: true };
   }
   if (route === 'traces') return { traces: recentTraces() };
@@ -120,12 +120,12 @@ async function runEntry(req: IncomingMessage, context: DashboardApiContext) {
   try {
     const result = await invokeEntry(context.services, entry, { name, auth, traceId: context.traceId, external: true, args: body?.args ?? {} });
     const ms = Math.round(performance.now() - started);
-    console.error(`fw dashboard: ran ${entry.kind} ${name} as ${who}: ok in ${ms} ms [trace ${context.traceId}]`);
+    console.info(`fw dashboard: ran ${entry.kind} ${name} as ${who}: ok in ${ms} ms [trace ${context.traceId}]`);
     return { ok: true, result: result === undefined ? null : result, durationMs: ms, traceId: context.traceId };
   } catch (error) {
     const ms = Math.round(performance.now() - started);
     const failure = error instanceof FwError ? error : new FwError('internal', error instanceof Error ? error.message : String(error), { cause: error });
-    console.error(`fw dashboard: ran ${entry.kind} ${name} as ${who}: ${failure.code} in ${ms} ms [trace ${context.traceId}]`);
+    console.warn(`fw dashboard: ran ${entry.kind} ${name} as ${who}: ${failure.code} in ${ms} ms [trace ${context.traceId}]`);
     const location = locate(failure, context.app);
     return {
       ok: false,

@@ -2,7 +2,7 @@ import { format } from 'node:util';
 
 /**
  * The last log lines of this process, for the dashboard's Logs view: what fw and the app's handlers
- * print through `console` (fw's own lines name their request as `[trace <id>]`, which the view links
+ * print through `console` (fw's own lines name their request as `trace <id>`, which the view links
  * to the request). Only `fw dev` turns it on, and it keeps RECENT_LOGS lines: `fw start` logs as
  * before, with nothing kept.
  */
@@ -43,7 +43,7 @@ export function keepRecentLogs(): () => void {
 function record(level: LogLine['level'], args: unknown[]): void {
   try {
     const text = format(...args);
-    const traceId = /\[trace ([0-9a-f]{16,32})\]/i.exec(text)?.[1] ?? /"traceId":"([0-9a-f]{16,32})"/i.exec(text)?.[1] ?? null;
+    const traceId = /\btrace ([0-9a-f]{32})\b/i.exec(text)?.[1] ?? /"traceId":"([0-9a-f]{16,32})"/i.exec(text)?.[1] ?? null;
     lines.push({ seq: ++seq, at: Date.now(), level, text: text.length > MAX_LINE ? `${text.slice(0, MAX_LINE)}…` : text, traceId });
     if (lines.length > RECENT_LOGS) lines.splice(0, lines.length - RECENT_LOGS);
   } catch {

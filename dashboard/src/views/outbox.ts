@@ -112,7 +112,7 @@ export const outboxView: View = {
           h(
             'section',
             { class: 'card', style: 'margin:16px 0 0', 'aria-label': `Workflow run ${run.runId}` },
-            h('header', { class: 'card-head' }, h('h3', { style: 'margin:0' }, `${run.workflow} · ${run.runId}`), statusBadge(run.status)),
+            h('header', { class: 'card-head' }, h('h3', { class: 'plain' }, h('code', null, run.workflow), ' run ', h('code', { class: 'muted' }, run.runId)), statusBadge(run.status)),
             run.lastError ? h('p', { class: 'result error' }, run.lastError) : null,
             run.cancelRequested && !final ? h('p', { class: 'hint' }, 'Cancel requested: the run stops before its next step.') : null,
             table('Steps', [['Step', (s) => h('code', null, s.name)], ['Attempt', (s) => s.attempt], ['Duration', (s) => `${s.durationMs} ms`], ['Finished', (s) => ago(s.finishedAt)]], run.steps, 'No step finished yet.'),
