@@ -127,7 +127,7 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     try {
       await open('live');
       const card = page.getByRole('article', { name: 'liveQuery liveNotes' });
-      await expect.poll(() => card.innerText().catch(() => ''), { timeout: WAIT }).toContain('1 subscriptions');
+      await expect.poll(() => card.innerText().catch(() => ''), { timeout: WAIT }).toContain('1 subscription');
       const groups = page.getByRole('region', { name: 'Groups of liveNotes' });
       const before = await groups.innerText();
       expect(before).toMatch(/notes: all/);

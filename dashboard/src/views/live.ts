@@ -44,7 +44,7 @@ export const liveView: View = {
             h(
               'article',
               { class: 'card', 'aria-label': `liveQuery ${q.name}` },
-              h('header', { class: 'card-head' }, h('h2', null, q.name), badge(`${q.subscriptions} subscriptions`), badge(`${q.groups} groups`), q.preciseGroups === q.groups ? badge('precise', 'good') : badge(`${q.groups - q.preciseGroups} rerun on any write`, 'warn')),
+              h('header', { class: 'card-head' }, h('h2', null, q.name), badge(plural(q.subscriptions, 'subscription')), badge(plural(q.groups, 'group')), q.preciseGroups === q.groups ? badge('precise', 'good') : badge(`${plural(q.groups - q.preciseGroups, 'group')} rerun on any write`, 'warn')),
               h('p', { class: 'hint' }, 'Reads ', q.reads.length ? q.reads.map((t, i) => [i ? ', ' : '', h('code', null, t)]) : '—'),
               table(
                 `Groups of ${q.name}`,
@@ -70,6 +70,10 @@ export const liveView: View = {
 
 export function stat(label: string, value: string | number): HTMLElement {
   return h('div', { class: 'stat' }, h('div', { class: 'value' }, String(value)), h('div', { class: 'label' }, label));
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function bytes(n: number): string {
