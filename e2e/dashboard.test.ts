@@ -184,6 +184,8 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     // The dashboard's own polling is not listed; its runs are, by entry.
     expect(await list.innerText()).not.toContain('GET /_fw/');
     expect(await list.innerText()).toContain('run createNote (dashboard)');
+    // Who made it: the dev identity (kept beside the spans, not on them).
+    expect(await list.innerText()).toContain(`dash · tenant ${tenant.slice(0, 8)}…`);
     await open(`requests/${traceId}`);
     const spans = page.getByRole('list', { name: 'Spans' });
     await expect.poll(() => spans.innerText().catch(() => ''), { timeout: WAIT }).toContain('fw.entry createNote');

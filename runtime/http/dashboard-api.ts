@@ -7,7 +7,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { invokeEntry, type EntryServices } from '../entry/pipeline.ts';
 import { discardOutboxRow, listOutboxRows, type OutboxFilter, retryOutboxRow } from '../outbox/admin.ts';
 import { recentLogs } from '../telemetry/recent-logs.ts';
-import { recentTraces } from '../telemetry/recent-spans.ts';
+import { noteCaller, recentTraces } from '../telemetry/recent-spans.ts';
 import { parseJsonBody, readBody } from './body.ts';
 import { listTables, readRows } from './dashboard-data.ts';
 import { listEntries } from './list-entries.ts';
@@ -115,6 +115,7 @@ async function runEntry(req: IncomingMessage, context: DashboardApiContext) {
   }
   const userId = text(identity.userId);
   const auth: Auth = { kind: userId === null ? 'anonymous' : 'user', userId, tenantId: userId === null ? null : tenantId, role: userId === null ? null : text(identity.role) };
+  noteCaller(context.traceId, auth);
   const started = performance.now();
   const who = userId === null ? 'anonymous' : `user ${userId}${tenantId ? ` tenant ${tenantId}` : ''}${auth.role ? ` role ${auth.role}` : ''}`;
   try {

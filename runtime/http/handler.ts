@@ -10,6 +10,7 @@ import { FwError, toFwError } from '../core/errors.ts';
 import { assembleEntryServices } from '../app/entry-services.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
+import { noteCaller } from '../telemetry/recent-spans.ts';
 import { recordRequest } from '../telemetry/metrics.ts';
 import type { LiveHub } from '../live/hub.ts';
 import type { AiRuntimeOptions } from '../ai/ai-runtime.ts';
@@ -115,6 +116,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       });
     }
     const identity = await authenticate(req, found.route);
+    // fw dev's dashboard lists who made each request (a flag check when it is not keeping them).
+    if (identity.caller) noteCaller(traceId, identity.caller.auth);
     return found.route.serve({ req, res, params: found.params, traceId, ...identity });
   }
 

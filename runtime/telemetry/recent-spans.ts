@@ -25,9 +25,33 @@ export interface RecentTrace {
   traceId: string;
   start: number;
   spans: RecentSpan[];
+  /** Who made the request (kept beside the spans, never on them: spans carry no user). */
+  caller?: Caller;
+}
+
+export interface Caller {
+  kind: string;
+  userId: string | null;
+  tenantId: string | null;
+  role: string | null;
 }
 
 const traces = new Map<string, RecentTrace>();
+const callers = new Map<string, Caller>();
+let keeping = false;
+
+/** On while `startTelemetry({ recent: true })` has the processor registered (fw dev); off, noteCaller does nothing. */
+export function setKeepingRecentSpans(on: boolean): void {
+  keeping = on;
+  if (!on) callers.clear();
+}
+
+/** Remembers who made the request of `traceId`, for the dashboard's Requests view (fw dev only; bounded like the traces). */
+export function noteCaller(traceId: string, caller: Caller): void {
+  if (!keeping) return;
+  callers.set(traceId, { kind: caller.kind, userId: caller.userId, tenantId: caller.tenantId, role: caller.role });
+  if (callers.size > RECENT_TRACES * 2) callers.delete(callers.keys().next().value!);
+}
 
 function ms(time: readonly [number, number]): number {
   return time[0] * 1000 + time[1] / 1e6;
@@ -72,11 +96,15 @@ export const recentSpanProcessor: SpanProcessor = {
   forceFlush: () => Promise.resolve(),
   shutdown() {
     traces.clear();
+    callers.clear();
     return Promise.resolve();
   },
 };
 
 /** The kept traces, newest first, each with its spans in start order. */
 export function recentTraces(): RecentTrace[] {
-  return [...traces.values()].reverse().map((trace) => ({ ...trace, spans: [...trace.spans].sort((a, b) => a.start - b.start) }));
+  return [...traces.values()].reverse().map((trace) => {
+    const caller = callers.get(trace.traceId);
+    return { ...trace, spans: [...trace.spans].sort((a, b) => a.start - b.start), ...(caller ? { caller } : {}) };
+  });
 }

@@ -19,7 +19,7 @@ import { configOf, type FwConfig } from '../config/resolve-config.ts';
 import { fwVersion } from '../core/version.ts';
 import { setMetricsActive } from './metrics.ts';
 import { setTracingActive } from './tracing.ts';
-import { recentSpanProcessor } from './recent-spans.ts';
+import { recentSpanProcessor, setKeepingRecentSpans } from './recent-spans.ts';
 
 export interface Telemetry {
   /** Where spans and metrics go (`none`: that signal is off). */
@@ -115,8 +115,10 @@ async function registerSdk(options: TelemetryOptions): Promise<Telemetry | undef
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
     setTracingActive(true);
+    if (options.recent) setKeepingRecentSpans(true);
     stops.push(async () => {
       setTracingActive(false);
+      setKeepingRecentSpans(false);
       await provider.shutdown().catch((error: unknown) => console.error(`fw: exporting the last spans failed: ${(error as Error).message}`));
       trace.disable();
       propagation.disable();

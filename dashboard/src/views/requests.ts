@@ -16,6 +16,15 @@ interface Trace {
   traceId: string;
   start: number;
   spans: Span[];
+  caller?: { kind: string; userId: string | null; tenantId: string | null; role: string | null };
+}
+
+/** Who made the request, shortly: `u1 · tenant 3f2a…  · admin`. */
+function who(t: Trace): string {
+  const c = t.caller;
+  if (!c) return '—';
+  if (c.kind === 'anonymous') return 'anonymous';
+  return [c.userId ?? c.kind, c.tenantId ? `tenant ${c.tenantId.slice(0, 8)}…` : null, c.role].filter(Boolean).join(' · ');
 }
 
 /** The trace's first span without a parent in it: the request (or the rerun, the delivery). */
@@ -67,6 +76,7 @@ export const requestsView: View = {
                 ];
               },
             ],
+            ['Caller', (t) => h('span', { title: t.caller ? JSON.stringify(t.caller) : '' }, who(t))],
             ['Entry', (t) => { const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined); return entry ? h('code', null, String(entry.attributes['fw.entry'])) : '—'; }],
             ['Duration', (t) => `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`],
             ['Spans', (t) => t.spans.length],
@@ -100,7 +110,7 @@ export const requestsView: View = {
           'article',
           { class: 'card', 'aria-labelledby': 'trace-title' },
           h('header', { class: 'card-head' }, h('h2', { id: 'trace-title' }, label(trace)), h('code', { class: 'muted' }, trace.traceId)),
-          h('p', { class: 'hint' }, `${total.toFixed(1)} ms · ${trace.spans.length} spans · ${new Date(start).toLocaleTimeString()}`),
+          h('p', { class: 'hint' }, `${total.toFixed(1)} ms · ${trace.spans.length} spans · ${new Date(start).toLocaleTimeString()}`, trace.caller ? ` · by ${who(trace)}` : ''),
           h(
             'div',
             { class: 'waterfall', role: 'list', 'aria-label': 'Spans' },
