@@ -95,6 +95,20 @@ module.exports = {
       to: { path: '^runtime/', pathNot: '^runtime/core/' },
     },
     {
+      name: 'dashboard-stands-alone',
+      severity: 'error',
+      comment: 'dashboard/ is the web app fw dev serves prebuilt (dist/dashboard-ui/): it talks to fw over HTTP only, and nothing of fw imports it.',
+      from: { path: '^dashboard/' },
+      to: { path: '^(runtime|client|plugin|toolchain|cli|testing)/' },
+    },
+    {
+      name: 'nothing-imports-the-dashboard',
+      severity: 'error',
+      comment: 'The runtime serves the built dashboard as files (runtime/http/dashboard-static.ts), never its sources.',
+      from: { path: '^(runtime|client|plugin|toolchain|cli|testing)/' },
+      to: { path: '^dashboard/' },
+    },
+    {
       name: 'plugin-imports-no-toolchain',
       severity: 'error',
       comment: 'plugin/ is the compiler and the Vite plugin; the commands in toolchain/ build on it, never the reverse.',

@@ -50,12 +50,16 @@ export default defineCommand({
         else printFailure(outcome.error, false);
       },
     });
-    const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), ...session.summary };
+    // The dashboard is served by the runtime, on the API port (or the web port that serves it).
+    const runtimeUrl = session.serverUrl ?? session.webUrl;
+    const dashboardUrl = runtimeUrl ? `${runtimeUrl}/_fw/dashboard/` : undefined;
+    const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), ...(dashboardUrl ? { dashboardUrl } : {}), ...session.summary };
     if (args.json) printJson(summary);
     else {
       const where = session.webUrl && session.webUrl === session.serverUrl ? `web and API on ${session.webUrl} ` : `${session.webUrl ? `web on ${session.webUrl}, ` : ''}${session.serverUrl ? `API on ${session.serverUrl} ` : ''}`;
       log(`fw dev: ${where}(${summary.database}, ${summary.entries} entries). Ctrl-C to stop.`);
       if (summary.services?.length) log(`fw dev: started ${summary.services.join(', ')} (service.dev in its manifest); its output is prefixed with its name.`);
+      if (dashboardUrl) log(`fw dev: dashboard on ${dashboardUrl}`);
     }
     await untilSignal();
     await session.close();

@@ -36,6 +36,13 @@ export const VARIABLES = {
     doc: 'Opens `/_fw/…` to callers sending it in `x-fw-admin-token`; closed (403) without it.',
     see: 'deploy.md',
   },
+  FW_DASHBOARD: {
+    type: 'flag',
+    group: 'server',
+    default: false,
+    doc: 'Serves the dashboard (`/_fw/dashboard/`) outside dev mode too, to callers with `FW_ADMIN_TOKEN` only (`fw dev` always serves it).',
+    see: 'dashboard.md',
+  },
   FW_CSP: {
     type: 'text',
     group: 'server',

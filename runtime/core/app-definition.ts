@@ -17,6 +17,8 @@ export interface AppDefinition {
   tools?: Map<string, AiToolDefinition<any, any>>;
   /** External services (`fw.manifest.json`, `.fw/external-manifests.json`); absent means none. */
   external?: ExternalService[];
+  /** Each entry's file relative to the app root (`src/commands/createNote.ts`), when loaded from files (the dashboard shows it). */
+  sources?: ReadonlyMap<string, string>;
 }
 
 /** An external service the app uses: its validated manifest, where it came from, and how to run it. */

@@ -6,7 +6,6 @@ import { FwError } from '../core/errors.ts';
 import { invokeEntry, type EntryServices } from '../entry/pipeline.ts';
 import { allowedBy } from '../entry/policy.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { entryRoute } from '../core/entry-routes.ts';
 import { fwVersion } from '../core/version.ts';
 import type { LiveHub } from '../live/hub.ts';
 import type { AiRuntime } from '../ai/ai-runtime.ts';
@@ -18,6 +17,10 @@ import { parseArgsEnvelope, parseJsonBody, readBody } from './body.ts';
 import { serveMultiplexedStream, servePerNameStream } from './live-routes.ts';
 import { corsHeaders, type ResolvedCors } from './cors.ts';
 import { callerOf, type Route, type RouteCall } from './route.ts';
+import { listEntries } from './list-entries.ts';
+import { dashboardRoutes } from './dashboard-routes.ts';
+
+export { listEntries } from './list-entries.ts';
 
 /** What fw's own routes serve with, assembled once per app by the handler. */
 export interface FwRoutesContext {
@@ -32,6 +35,8 @@ export interface FwRoutesContext {
   cors: ResolvedCors;
   clock: Clock;
   bodyLimit: number;
+  /** Serve the dashboard (`/_fw/dashboard/`): dev mode, or `FW_DASHBOARD` with an admin token. Off, its routes are not registered. */
+  dashboard?: boolean;
 }
 
 /**
@@ -182,6 +187,7 @@ export function fwRoutes(context: FwRoutesContext): { methods: readonly string[]
     { methods: ['POST'], path: '/external/:service(.+)/commands/:name(.+)', route: external('command') },
     { methods: ['POST'], path: '/external/:service(.+)/queries/:name(.+)', route: external('query') },
     { methods: ['GET', 'POST'], path: `${ADMIN_PREFIX}*`, route: admin },
+    ...(context.dashboard ? dashboardRoutes({ app, db, dev, services, bodyLimit }) : []),
     { methods: ['POST'], path: '/commands/*', route: entry('/commands/') },
     { methods: ['POST'], path: '/queries/*', route: entry('/queries/') },
   ];
@@ -220,19 +226,4 @@ async function callableEntries(app: AppDefinition, auth: Auth) {
     }),
   );
   return admitted.filter((listed) => listed !== undefined);
-}
-
-export function listEntries(app: AppDefinition) {
-  return [...app.entries]
-    .map(([name, entry]) => {
-      const route = entryRoute(name, entry);
-      return {
-        name,
-        kind: entry.kind,
-        policy: entry.policy,
-        ...(route ? { route } : {}),
-        ...(entry.description ? { description: entry.description } : {}),
-      };
-    })
-    .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 }

@@ -10,6 +10,7 @@ import { FwError, toFwError } from '../core/errors.ts';
 import { assembleEntryServices } from '../app/entry-services.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
+import { noteCaller } from '../telemetry/recent-spans.ts';
 import { recordRequest } from '../telemetry/metrics.ts';
 import type { LiveHub } from '../live/hub.ts';
 import type { AiRuntimeOptions } from '../ai/ai-runtime.ts';
@@ -82,7 +83,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 
   // One table per app, built here once: fw's own routes, then the app's endpoints.
   const table = createRouteTable<Route>();
-  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit });
+  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit, dashboard: options.dev || (config.get('FW_DASHBOARD') && options.adminToken !== undefined) });
   for (const { methods, path, route } of ownRoutes) for (const method of methods) table.add(method, path, route);
   for (const { method, path, route } of endpointRoutes(app, services, bodyLimit)) table.add(method, path, route);
 
@@ -115,6 +116,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       });
     }
     const identity = await authenticate(req, found.route);
+    // fw dev's dashboard lists who made each request (a flag check when it is not keeping them).
+    if (identity.caller) noteCaller(traceId, identity.caller.auth);
     return found.route.serve({ req, res, params: found.params, traceId, ...identity });
   }
 

@@ -19,10 +19,11 @@ import { configOf, type FwConfig } from '../config/resolve-config.ts';
 import { fwVersion } from '../core/version.ts';
 import { setMetricsActive } from './metrics.ts';
 import { setTracingActive } from './tracing.ts';
+import { recentSpanProcessor, setKeepingRecentSpans } from './recent-spans.ts';
 
 export interface Telemetry {
   /** Where spans and metrics go (`none`: that signal is off). */
-  traces: 'otlp' | 'console' | 'none';
+  traces: 'otlp' | 'console' | 'memory' | 'none';
   metrics: 'otlp' | 'console' | 'none';
   /** Exports what is buffered and stops. */
   shutdown(): Promise<void>;
@@ -33,7 +34,7 @@ export interface Telemetry {
 let shared: { telemetry: Promise<Telemetry | undefined>; users: number } | undefined;
 
 /** Starts tracing when the environment configures it; undefined when it does not. */
-export async function startTelemetry(options: { serviceName: string; env?: FwConfig | Environment }): Promise<Telemetry | undefined> {
+export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry | undefined> {
   if (!shared) shared = { telemetry: registerSdk(options), users: 0 };
   const current = shared;
   current.users++;
@@ -61,6 +62,13 @@ export async function startTelemetry(options: { serviceName: string; env?: FwCon
 
 type Exporter = 'otlp' | 'console' | 'none';
 
+interface TelemetryOptions {
+  serviceName: string;
+  env?: FwConfig | Environment;
+  /** Keep the last traces in memory for the dashboard (recent-spans.ts), exporter or not: `fw dev` asks for it. */
+  recent?: boolean;
+}
+
 /** `OTEL_<SIGNAL>_EXPORTER`, defaulting to `otlp` once an OTLP endpoint (general or for the signal) is set. */
 function exporterFor(config: FwConfig, signal: 'TRACES' | 'METRICS'): Exporter {
   const configured = config.given(`OTEL_${signal}_EXPORTER`)?.split(',')[0]?.trim().toLowerCase();
@@ -73,10 +81,11 @@ function exporterFor(config: FwConfig, signal: 'TRACES' | 'METRICS'): Exporter {
   return exporter;
 }
 
-async function registerSdk(options: { serviceName: string; env?: FwConfig | Environment }): Promise<Telemetry | undefined> {
+async function registerSdk(options: TelemetryOptions): Promise<Telemetry | undefined> {
   const config = configOf(options.env);
   if (config.given('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined;
-  const traces = exporterFor(config, 'TRACES');
+  const exported = exporterFor(config, 'TRACES');
+  const traces = exported === 'none' && options.recent ? 'memory' : exported;
   const metricsExporter = exporterFor(config, 'METRICS');
   if (traces === 'none' && metricsExporter === 'none') return undefined;
   const resources = await import('@opentelemetry/resources');
@@ -92,20 +101,24 @@ async function registerSdk(options: { serviceName: string; env?: FwConfig | Envi
       import('@opentelemetry/context-async-hooks'),
       import('@opentelemetry/core'),
     ]);
-    const exporter = traces === 'console' ? new ConsoleSpanExporter() : new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+    const exporter =
+      traces === 'memory' ? undefined : traces === 'console' ? new ConsoleSpanExporter() : new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
     const batching = {
       scheduledDelayMillis: config.get('OTEL_BSP_SCHEDULE_DELAY'),
       exportTimeoutMillis: config.get('OTEL_BSP_EXPORT_TIMEOUT'),
       maxQueueSize: config.get('OTEL_BSP_MAX_QUEUE_SIZE'),
       maxExportBatchSize: config.get('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
     };
-    const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter, ...defined(batching) })] });
+    const spanProcessors = [...(exporter ? [new BatchSpanProcessor({ exporter, ...defined(batching) })] : []), ...(options.recent ? [recentSpanProcessor] : [])];
+    const provider = new TracerProvider({ resource, spanProcessors });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
     setTracingActive(true);
+    if (options.recent) setKeepingRecentSpans(true);
     stops.push(async () => {
       setTracingActive(false);
+      setKeepingRecentSpans(false);
       await provider.shutdown().catch((error: unknown) => console.error(`fw: exporting the last spans failed: ${(error as Error).message}`));
       trace.disable();
       propagation.disable();

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { ViteDevServer } from 'vite';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
+import { keepRecentLogs } from '../../runtime/telemetry/recent-logs.ts';
 import { type ApiServer, startApiServer } from '../../plugin/dev-server/api-server.ts';
 import { createDevRuntime, type DevRuntime } from '../../plugin/dev-server/dev-runtime.ts';
 import { type DevOptions, type DevSession, summarise } from './dev-session.ts';
@@ -27,7 +28,10 @@ export type { DevOptions, DevSession } from './dev-session.ts';
  */
 export async function startDev(options: DevOptions): Promise<DevSession> {
   // OTEL_* set: spans of this process's runtime go to the configured exporter (docs/observability.md).
-  const telemetry = await startTelemetry({ serviceName: serviceNameOf(options.root) });
+  // Spans are also kept in memory for the dashboard's Requests view (recent-spans.ts).
+  const telemetry = await startTelemetry({ serviceName: serviceNameOf(options.root), recent: true });
+  // …and the log lines, for its Logs view (recent-logs.ts).
+  const stopKeepingLogs = keepRecentLogs();
   try {
     const session = await startDevSession(options);
     // External services whose manifests say how to start them run beside the app (dev-services.ts).
@@ -39,10 +43,12 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
         await services.close();
         await session.close();
         await telemetry?.shutdown();
+        stopKeepingLogs();
       },
     };
   } catch (error) {
     await telemetry?.shutdown();
+    stopKeepingLogs();
     throw error;
   }
 }

@@ -137,6 +137,11 @@ export interface LiveGroupStatus {
   readSet: Record<string, string[]> | null;
   runs: number;
   unchangedRuns: number;
+  /** When the last run ended, how long it took, the size of the result it holds (JSON bytes), and the code of its failure if it failed. */
+  lastRunAt: string | null;
+  lastRunMs: number;
+  resultBytes: number | null;
+  lastError: string | null;
 }
 
 export interface SubscriptionDebug {

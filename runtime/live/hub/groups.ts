@@ -49,6 +49,8 @@ export interface Group {
   runCount: number;
   unchangedRuns: number;
   lastRunMs: number;
+  /** When the last run ended (epoch ms; 0 before one), for the status and the dashboard. */
+  lastRunAt: number;
   disposed: boolean;
   /** The next rerun a declared `refreshMs` asks for (armed after every run). */
   refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -142,6 +144,7 @@ export function createGroups(run: (group: Group) => Promise<void>): Groups {
         runCount: 0,
         unchangedRuns: 0,
         lastRunMs: 0,
+        lastRunAt: 0,
         disposed: false,
         refreshTimer: undefined,
       };

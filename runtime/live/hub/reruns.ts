@@ -85,6 +85,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       }
       delivered = true;
       group.lastRunMs = performance.now() - started;
+      group.lastRunAt = Date.now();
       counters.runs++;
       group.runCount++;
       if (group.disposed) return;
@@ -124,6 +125,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
         return;
       }
       group.lastRunMs = performance.now() - started;
+      group.lastRunAt = Date.now();
       counters.runs++;
       group.runCount++;
       failSpan(span, error);

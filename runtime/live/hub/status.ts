@@ -31,6 +31,10 @@ export function hubStatus(context: HubContext, { groups, subscriptions, reader }
         readSet: group.readSet ? describeReadSet(group.readSet) : null,
         runs: group.runCount,
         unchangedRuns: group.unchangedRuns,
+        lastRunAt: group.lastRunAt === 0 ? null : new Date(group.lastRunAt).toISOString(),
+        lastRunMs: Math.round(group.lastRunMs * 10) / 10,
+        resultBytes: group.json === undefined ? null : Buffer.byteLength(group.json),
+        lastError: group.lastError?.code ?? null,
       });
     }
     byName.set(group.name, entry);

@@ -1,0 +1,75 @@
+/** A tiny element builder: the dashboard needs no framework (it ships inside fw's package; kept small). */
+type Child = Node | string | number | null | undefined | false | Child[];
+type Props = Record<string, unknown> & { class?: string; on?: Record<string, (event: any) => void> };
+
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props | null = null, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props ?? {})) {
+    if (key === 'on') {
+      for (const [name, fn] of Object.entries(value as Record<string, (event: Event) => void>)) el.addEventListener(name, fn);
+    } else if (value === false || value === null || value === undefined) {
+      continue;
+    } else if (key === 'class') {
+      el.className = String(value);
+    } else if (key === 'style') {
+      // Through the CSSOM: the dashboard's CSP (style-src 'self') refuses style attributes.
+      el.style.cssText = String(value);
+    } else if (key in el && typeof value !== 'string') {
+      (el as unknown as Record<string, unknown>)[key] = value;
+    } else {
+      el.setAttribute(key, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Replaces what `el` holds. */
+export function mount(el: Element, ...children: Child[]): void {
+  el.replaceChildren();
+  append(el, children);
+}
+
+/** Pretty JSON for a <pre>. */
+export function json(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? 'undefined';
+}
+
+export function ago(iso: string | number | null | undefined): string {
+  if (iso === null || iso === undefined) return '—';
+  const t = typeof iso === 'number' ? iso : Date.parse(iso);
+  const s = Math.round((Date.now() - t) / 1000);
+  if (s < 5) return 'just now';
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(t).toLocaleString();
+}
+
+/** A table with a caption (its accessible name) and a row per item; `empty` when there is none. */
+export function table<T>(caption: string, columns: Array<[string, (item: T) => Child]>, items: readonly T[], empty: string, options: { rowClass?: (item: T) => string } = {}): HTMLElement {
+  if (items.length === 0) return h('p', { class: 'empty' }, empty);
+  return h(
+    'div',
+    { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: 0 },
+    h(
+      'table',
+      null,
+      h('caption', { class: 'sr-only' }, caption),
+      h('thead', null, h('tr', null, columns.map(([name]) => h('th', { scope: 'col' }, name)))),
+      h('tbody', null, items.map((item) => h('tr', { class: options.rowClass?.(item) ?? '' }, columns.map(([, cell]) => h('td', null, cell(item)))))),
+    ),
+  );
+}
+
+export function badge(text: string, tone = ''): HTMLElement {
+  return h('span', { class: `badge ${tone}` }, text);
+}

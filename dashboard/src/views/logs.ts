@@ -1,0 +1,59 @@
+import { api } from '../api.ts';
+import { badge, h, mount } from '../h.ts';
+import type { View } from '../shell.ts';
+
+interface LogLine {
+  seq: number;
+  at: number;
+  level: 'log' | 'info' | 'warn' | 'error' | 'debug';
+  text: string;
+  traceId: string | null;
+}
+
+const KEEP = 500;
+
+export const logsView: View = {
+  id: 'logs',
+  title: 'Logs',
+  render(container) {
+    const lines: LogLine[] = [];
+    let since = 0;
+    const search = h('input', { type: 'search', placeholder: 'Filter lines or trace id', 'aria-label': 'Filter logs', style: 'width:min(420px,100%)' });
+    const level = h('select', { 'aria-label': 'Level' }, h('option', { value: '' }, 'all levels'), h('option', { value: 'warn' }, 'warnings and errors'), h('option', { value: 'error' }, 'errors'));
+    const box = h('div', { class: 'log', role: 'log', 'aria-label': 'Log lines', tabindex: 0 });
+    mount(container, h('div', { class: 'toolbar' }, search, level), box);
+    const render = () => {
+      const q = search.value.trim().toLowerCase();
+      const min = level.value === 'error' ? ['error'] : level.value === 'warn' ? ['warn', 'error'] : null;
+      const shown = lines.filter((l) => (!min || min.includes(l.level)) && (!q || l.text.toLowerCase().includes(q)));
+      const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+      mount(
+        box,
+        shown.length === 0 ? h('p', { class: 'empty' }, lines.length === 0 ? 'Nothing logged yet.' : 'No line matches.') : null,
+        shown.map((l) =>
+          h(
+            'div',
+            { class: `log-line ${l.level}` },
+            h('time', { datetime: new Date(l.at).toISOString() }, new Date(l.at).toLocaleTimeString()),
+            l.level === 'error' || l.level === 'warn' ? badge(l.level, l.level === 'error' ? 'bad' : 'warn') : null,
+            h('span', { class: 'log-text' }, l.text),
+            l.traceId ? h('a', { href: `#/requests/${l.traceId}`, class: 'log-trace', 'aria-label': `Request of trace ${l.traceId}` }, 'request →') : null,
+          ),
+        ),
+      );
+      if (atBottom) box.scrollTop = box.scrollHeight;
+    };
+    search.addEventListener('input', render);
+    level.addEventListener('change', render);
+    return {
+      async refresh() {
+        const fresh = (await api<{ lines: LogLine[] }>(`/_fw/dashboard/api/logs?since=${since}`)).lines;
+        if (fresh.length === 0 && since > 0) return;
+        lines.push(...fresh);
+        if (lines.length > KEEP) lines.splice(0, lines.length - KEEP);
+        since = lines.at(-1)?.seq ?? since;
+        render();
+      },
+    };
+  },
+};
