@@ -86,12 +86,12 @@ export async function startTestApp<A extends ApiShape = ApiShape>(options: TestA
     app,
     client: (devAuth) => createClient({ apiUrl: url, api: options.api ?? (apiOf(app) as A), devAuth }),
     async deliverEvents() {
-      const total: DeliveredEvents = { claimed: 0, delivered: 0, retried: 0, dead: 0, leaseLost: 0, outcomes: [] };
+      const total: DeliveredEvents = { claimed: 0, delivered: 0, retried: 0, waiting: 0, dead: 0, leaseLost: 0, outcomes: [] };
       outcomes.length = 0;
       for (;;) {
         const batch = await worker.runOnce();
         if (batch.claimed === 0) break;
-        for (const key of ['claimed', 'delivered', 'retried', 'dead', 'leaseLost'] as const) total[key] += batch[key];
+        for (const key of ['claimed', 'delivered', 'retried', 'waiting', 'dead', 'leaseLost'] as const) total[key] += batch[key];
       }
       total.outcomes = [...outcomes];
       return total;

@@ -41,6 +41,30 @@ export interface CommandContext extends QueryContext {
    *   const { runId } = await ctx.startWorkflow('onboardCustomer', { customerId }, { idempotencyKey: customerId });
    */
   startWorkflow(workflow: string, args?: unknown, options?: { idempotencyKey?: string }): Promise<{ runId: string }>;
+  /** Calls of commands and actions later, scheduled in this command's transaction. See docs/scheduling.md. */
+  scheduler: Scheduler;
+}
+
+/**
+ * A command's `ctx.scheduler`. A call is scheduled if and only if the command commits; it runs once,
+ * as this command's caller (tenant, user, role, and the target's policy), through the same pipeline
+ * as a request; its args are checked against the target's `args` now. See docs/scheduling.md.
+ *
+ * @example
+ *   const id = await ctx.scheduler.runAfter(24 * 3600_000, 'sendReminder', { ticketId });
+ *   // later, in another command of the same tenant:
+ *   await ctx.scheduler.cancel(id);
+ */
+export interface Scheduler {
+  /** Calls the command or action `name` with `args` after `delayMs` milliseconds; resolves to the call's id. */
+  runAfter(delayMs: number, name: string, args?: unknown): Promise<string>;
+  /** Calls the command or action `name` with `args` at `at` (a Date or epoch ms); resolves to the call's id. */
+  runAt(at: Date | number, name: string, args?: unknown): Promise<string>;
+  /**
+   * Cancels a call of this tenant that has not started: true when it did (and the cancel commits with
+   * this command), false when the call ran, is running, was cancelled or is not this tenant's.
+   */
+  cancel(id: string): Promise<boolean>;
 }
 
 /**
