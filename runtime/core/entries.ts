@@ -256,7 +256,18 @@ export interface WorkflowContext extends ServerContext {
    * Step names are unique within a run. A cancelled run stops before its next step.
    */
   step<T>(name: string, fn: (step: StepInfo) => T | Promise<T>): Promise<Awaited<T>>;
+  /**
+   * A durable pause, a step named `name`: the run gives its worker back and resumes — in any process,
+   * after a restart too — once `duration` has passed (milliseconds, or `'30s'`, `'15m'`, `'2h'`, `'7d'`).
+   * The wake-up time is stored when the sleep is first reached, so a resumed run does not sleep again.
+   */
+  sleep(name: string, duration: number | Duration): Promise<void>;
+  /** As {@link sleep}, until `until` (a Date or epoch ms); a time already past returns at once. */
+  sleepUntil(name: string, until: Date | number): Promise<void>;
 }
+
+/** A duration as text: a whole number and a unit — `ms`, `s`, `m`, `h` or `d` (e.g. `'90s'`, `'2h'`). */
+export type Duration = `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
 
 /**
  * A durable multi-step process, run by the outbox worker: started by a command

@@ -23,13 +23,13 @@ const interval = (ms: number) => sql`(${ms}::double precision * interval '1 mill
 
 /**
  * Claims up to `limit` due rows for `owner` for `leaseMs`, oldest first, in one statement. A row is
- * due when it is pending, its `available_at` has come (by the worker's clock, `now`: tests move it;
- * leases stay on the database's time, which is what every process shares), and nobody holds a live lease on it — so a row
+ * due when it is pending, its `available_at` has come (by the database's time, which every process
+ * shares, or by an injected clock's `now` that tests move; leases always keep the database's time), and nobody holds a live lease on it — so a row
  * whose worker died mid-delivery comes back once its lease expires. `SKIP LOCKED` lets concurrent
  * claimers pass each other's rows instead of waiting or taking them twice. The claim counts as an
  * attempt (a delivery that crashes its worker every time still ends as dead).
  */
-export async function claimRows(admin: Kysely<any>, owner: string, limit: number, leaseMs: number, now: Date): Promise<OutboxRow[]> {
+export async function claimRows(admin: Kysely<any>, owner: string, limit: number, leaseMs: number, now: Date | null): Promise<OutboxRow[]> {
   const result = await sql<RawRow>`
     update "public"."_fw_outbox" as o set
       lease_owner = ${owner},
@@ -39,7 +39,7 @@ export async function claimRows(admin: Kysely<any>, owner: string, limit: number
         else left('The lease of ' || o.lease_owner || ' expired before attempt ' || o.attempts || ' finished.', 1000) end
     where o.id in (
       select id from "public"."_fw_outbox"
-      where status = 'pending' and available_at <= ${now.toISOString()}::timestamptz and (lease_until is null or lease_until < now())
+      where status = 'pending' and available_at <= ${now === null ? sql`now()` : sql`${now.toISOString()}::timestamptz`} and (lease_until is null or lease_until < now())
       order by id
       limit ${limit}
       for update skip locked)
@@ -80,7 +80,7 @@ export async function releaseLeases(admin: Kysely<any>, owner: string, ids: read
 /** How a delivery ended, as written to its row. */
 export type DeliveryOutcome =
   | { kind: 'delivered'; note?: string }
-  | { kind: 'retry'; error: string; delayMs: number; availableAt: Date }
+  | { kind: 'retry'; error: string; delayMs: number; availableAt: Date | null }
   | { kind: 'wait'; availableAt: Date }
   | { kind: 'dead'; error: string };
 
@@ -93,7 +93,7 @@ export async function finishDelivery(admin: Kysely<any>, owner: string, id: stri
     outcome.kind === 'delivered'
       ? sql`status = 'delivered', delivered_at = now(), last_error = ${outcome.note ?? null}`
       : outcome.kind === 'retry'
-        ? sql`available_at = ${outcome.availableAt.toISOString()}::timestamptz, last_error = ${outcome.error}`
+        ? sql`available_at = ${outcome.availableAt ? sql`${outcome.availableAt.toISOString()}::timestamptz` : sql`now() + ${interval(outcome.delayMs)}`}, last_error = ${outcome.error}`
         : outcome.kind === 'wait'
           ? // Waiting is not a failed attempt: the claim's count is given back.
             sql`available_at = ${outcome.availableAt.toISOString()}::timestamptz, attempts = greatest(attempts - 1, 0), last_error = null`

@@ -6,7 +6,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { type DeliveryResult, MAX_ERROR_LENGTH, type OutboxRow } from '../db/outbox.ts';
 import { inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { type Backoff, backoffDelay, checkBackoff } from '../core/backoff.ts';
-import { type Clock, systemClock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { claimRows, type DeliveryOutcome, finishDelivery, releaseLeases, renewLeases } from './store.ts';
 
 /**
@@ -41,7 +41,8 @@ export interface DeliveryWorkerSettings {
   onOutcome?: (outcome: OutboxOutcome) => void;
   /**
    * The time rows fall due by (scheduled calls, retries, sleeping workflow runs): tests pass one they
-   * move forward (default the system clock). Leases keep the database's time.
+   * move forward, started ahead of the database's time (rows written without a time are due at the
+   * database's `now()`). Default: the database's time. Leases always keep the database's time.
    */
   clock?: Clock;
 }
@@ -135,7 +136,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   const maxAttempts = wholeNumber('maxAttempts', options.maxAttempts ?? 8, 1);
   const backoff = checkBackoff({ baseMs: 1000, capMs: 5 * 60_000, ...options.backoff }, 'createOutboxWorker({ backoff })');
   const onError = options.onError ?? reportToStderr;
-  const clock = options.clock ?? systemClock;
+  // Without an injected clock, rows fall due by the database's time (as every process sees it).
+  const clock = options.clock;
 
   let delivery: RowDelivery;
   const setApp = (next: AppDefinition) => {
@@ -180,7 +182,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   };
 
   async function claim(limit: number): Promise<OutboxRow[]> {
-    const rows = await claimRows(db.admin, workerId, limit, leaseMs, new Date(clock.now()));
+    const rows = await claimRows(db.admin, workerId, limit, leaseMs, clock ? new Date(clock.now()) : null);
     lastClaimAt = new Date();
     totals.claimed += rows.length;
     return rows;
@@ -219,7 +221,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
         outcome =
           result.permanent || row.attempts >= maxAttempts
             ? { kind: 'dead', error: result.message }
-            : { kind: 'retry', error: result.message, delayMs, availableAt: new Date(clock.now() + delayMs) };
+            : { kind: 'retry', error: result.message, delayMs, availableAt: clock ? new Date(clock.now() + delayMs) : null };
       }
       settled = result.ok && result.settled === true;
     }

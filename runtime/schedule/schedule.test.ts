@@ -26,8 +26,8 @@ const schema = defineSchema({
   reminders: table({ id: t.uuid().primaryKey().defaultRandom(), text: t.text(), by: t.text(), role: t.text() }),
 });
 
-/** A clock the test moves: nothing waits for wall time. */
-function manualClock(start = Date.now()): Clock & { advance(ms: number): void } {
+/** A clock the test moves, a minute ahead of the database (rows written at its `now()` are due at once). */
+function manualClock(start = Date.now() + 60_000): Clock & { advance(ms: number): void } {
   let now = start;
   return { now: () => now, at: () => () => {}, advance: (ms) => void (now += ms) };
 }

@@ -6,7 +6,10 @@ import { type Kysely, sql } from 'kysely';
 import { WORKFLOW_RUNS_TABLE as RUNS, WORKFLOW_STEPS_TABLE as STEPS } from '../db/ddl.ts';
 import { runOutboxKey, WORKFLOW_EVENT_PREFIX } from './start.ts';
 
-export type RunStatus = 'pending' | 'running' | 'retrying' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus = 'pending' | 'running' | 'sleeping' | 'retrying' | 'completed' | 'failed' | 'cancelled';
+
+/** What a sleeping run waits for (`fw workflows show`). */
+export type WaitingFor = { kind: 'sleep'; step: string; until: string };
 const FINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 export function isFinal(status: RunStatus): boolean {
@@ -35,6 +38,7 @@ export async function beginRun(admin: Kysely<any>, run: BeginRun): Promise<{ sta
     on conflict (id) do update set
       status = case when r.status in ('completed', 'cancelled') then r.status else 'running' end,
       finished_at = case when r.status in ('completed', 'cancelled') then r.finished_at else null end,
+      waiting_for = case when r.status in ('completed', 'cancelled') then r.waiting_for else null end,
       attempts = greatest(r.attempts, excluded.attempts),
       outbox_id = excluded.outbox_id,
       updated_at = now()
@@ -75,11 +79,19 @@ export async function cancelRequested(admin: Kysely<any>, runId: string): Promis
   return result.rows[0]?.requested ?? false;
 }
 
+/** A run that gave its worker back until something happens (a time): `sleeping`, and what it waits for. */
+export async function waitRun(admin: Kysely<any>, runId: string, waitingFor: WaitingFor): Promise<void> {
+  await sql`
+    update "public"."${sql.raw(RUNS)}" set status = 'sleeping', waiting_for = ${JSON.stringify(waitingFor)}::jsonb, updated_at = now()
+    where id = ${runId}::uuid and status not in ('completed', 'failed', 'cancelled')`.execute(admin);
+}
+
 /** Ends a run: `completed` with its result (JSON text), or `cancelled`. */
 export async function endRun(admin: Kysely<any>, runId: string, end: { status: 'completed'; json: string } | { status: 'cancelled' }): Promise<void> {
   await sql`
     update "public"."${sql.raw(RUNS)}" set
       status = ${end.status},
+      waiting_for = null,
       result = ${end.status === 'completed' ? end.json : null}::jsonb,
       finished_at = now(), updated_at = now()
     where id = ${runId}::uuid and status not in ('completed', 'failed', 'cancelled')`.execute(admin);
@@ -154,6 +166,8 @@ export interface RunSummary {
   traceId: string | null;
   lastError: string | null;
   cancelRequested: boolean;
+  /** A sleeping run: what it waits for. */
+  waitingFor: WaitingFor | null;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -167,16 +181,17 @@ interface RawRun {
   trace_id: string | null;
   last_error: string | null;
   cancel_requested_at: Date | string | null;
+  waiting_for: WaitingFor | null;
   created_at: Date | string;
   finished_at: Date | string | null;
 }
 
 // Runs with a row, and runs whose start row waits unclaimed (`pending`).
 const allRuns = sql`
-  select id, workflow, status, attempts, tenant_id, trace_id, last_error, cancel_requested_at, created_at, finished_at
+  select id, workflow, status, attempts, tenant_id, trace_id, last_error, cancel_requested_at, waiting_for, created_at, finished_at
   from "public"."${sql.raw(RUNS)}"
   union all
-  select (o.payload->>'runId')::uuid, substr(o.event, ${WORKFLOW_EVENT_PREFIX.length + 1}), 'pending', o.attempts, o.tenant_id, o.trace_id, o.last_error, null, o.created_at, null
+  select (o.payload->>'runId')::uuid, substr(o.event, ${WORKFLOW_EVENT_PREFIX.length + 1}), 'pending', o.attempts, o.tenant_id, o.trace_id, o.last_error, null, null::jsonb, o.created_at, null
   from "public"."_fw_outbox" o
   where o.event like ${`${WORKFLOW_EVENT_PREFIX}%`} and o.status = 'pending'
     and not exists (select 1 from "public"."${sql.raw(RUNS)}" r where r.id = (o.payload->>'runId')::uuid)`;
@@ -214,6 +229,7 @@ function summary(row: RawRun): RunSummary {
     traceId: row.trace_id,
     lastError: row.last_error,
     cancelRequested: row.cancel_requested_at !== null,
+    waitingFor: row.waiting_for ?? null,
     createdAt: new Date(row.created_at).toISOString(),
     finishedAt: row.finished_at === null ? null : new Date(row.finished_at).toISOString(),
   };
