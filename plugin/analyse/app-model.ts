@@ -12,6 +12,7 @@ import { entryDefaults } from '../../runtime/core/external-manifest.ts';
 import { listAiFiles, listEntryFiles } from '../load-app.ts';
 import { entryAgentRuns } from './agent-calls.ts';
 import { entryWorkflowStarts } from './workflow-starts.ts';
+import { entryScheduledCalls } from './scheduled-calls.ts';
 import { type ArgsSchema, argsJsonSchema } from '../../runtime/core/args-schema.ts';
 import type { CheckDiagnostic, GenerateDiagnostic } from './check-diagnostic.ts';
 import { describeUnresolved, type EntryAccess, summarizeAccess, type Unresolved } from './entry-access.ts';
@@ -121,7 +122,7 @@ export interface AppModel {
   diagnostics: GenerateDiagnostic[];
   /** Agent or model runs in commands, queries and liveQueries (spec Errors 4): `agent_in_disallowed_context` errors. */
   agentRuns: CheckDiagnostic[];
-  /** `ctx.startWorkflow('name')` in commands naming no workflow: `unknown_workflow` errors. */
+  /** `ctx.startWorkflow('name')` in commands naming no workflow (`unknown_workflow`), `ctx.scheduler.runAfter(…, 'name')` naming no command or action (`unknown_scheduled_call`). */
   workflowStarts: CheckDiagnostic[];
 }
 
@@ -152,6 +153,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
   const tables = app.schema.tables;
   const names = [...app.entries.keys()].sort();
   const workflows = names.filter((name) => app.entries.get(name)!.kind === 'workflow');
+  const callables = names.filter((name) => ['command', 'action'].includes(app.entries.get(name)!.kind));
 
   const analysed = await Promise.all(
     names.map(async (name): Promise<{ model: EntryModel; diagnostics: GenerateDiagnostic[]; agentRuns: CheckDiagnostic[]; workflowStarts: CheckDiagnostic[] }> => {
@@ -182,7 +184,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
         model,
         diagnostics: entryDiagnostics(model, findings, tables),
         agentRuns: entryAgentRuns(model, source, parsed),
-        workflowStarts: entryWorkflowStarts(model, source, parsed, workflows),
+        workflowStarts: [...entryWorkflowStarts(model, source, parsed, workflows), ...entryScheduledCalls(model, source, parsed, callables)],
       };
     }),
   );

@@ -25,7 +25,7 @@ export interface CheckReport {
 
 const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed_context']);
 /** Backend findings that come with the contract checks but belong to the entry analysis. */
-const analysisCodes = new Set(['unknown_workflow']);
+const analysisCodes = new Set(['unknown_workflow', 'unknown_scheduled_call', 'unknown_cron_target', 'invalid_cron']);
 
 /**
  * Runs every static check of an app without writing anything: the app loads (policies defined),
