@@ -7,6 +7,7 @@ import { isWorkflowEvent, startEventWorkflows, workflowOfEvent, workflowsOn } fr
 import type { EntryServices } from '../entry/pipeline.ts';
 import { runScheduledCall } from '../schedule/deliver.ts';
 import { entryOfCallEvent, isCallEvent } from '../schedule/plan.ts';
+import { createCronTicker } from '../schedule/cron-ticks.ts';
 import { assembleEntryServices, type EntryServicesOptions } from './entry-services.ts';
 
 export interface OutboxWorkerOptions extends DeliveryWorkerSettings, EntryServicesOptions {
@@ -41,7 +42,9 @@ function appDelivery(services: EntryServices): RowDelivery {
   const { app } = services;
   const actions = actionsByEvent(app);
   const listeners = (event: string) => ({ actions: actions.get(event) ?? [], workflows: workflowsOn(app, event) });
+  const crons = createCronTicker(app, services.db.admin);
   return {
+    beforeClaim: (now) => crons.check(now),
     names(row) {
       if (isWorkflowEvent(row.event)) return [workflowOfEvent(row.event)];
       if (isCallEvent(row.event)) return [entryOfCallEvent(row.event)];

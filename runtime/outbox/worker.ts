@@ -19,6 +19,8 @@ export interface RowDelivery {
   deliver(row: OutboxRow): Promise<DeliveryResult>;
   /** After a failed attempt's outcome is written: `retrying`, or `failed` once the row is dead. */
   failed?(row: OutboxRow, status: 'retrying' | 'failed', error: string): Promise<void>;
+  /** Before each claim, at `now` (epoch ms): rows to add first (the crons' next ticks). */
+  beforeClaim?(now: number): Promise<void>;
 }
 
 /** How the worker claims, retries and gives up (every field has a default). */
@@ -182,6 +184,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   };
 
   async function claim(limit: number): Promise<OutboxRow[]> {
+    // What is due may include rows added now (a cron's tick): a failure here must not stop deliveries.
+    await delivery.beforeClaim?.(clock?.now() ?? Date.now()).catch((error: unknown) => report(error, { phase: 'claim' }));
     const rows = await claimRows(db.admin, workerId, limit, leaseMs, clock ? new Date(clock.now()) : null);
     lastClaimAt = new Date();
     totals.claimed += rows.length;
