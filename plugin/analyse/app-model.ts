@@ -109,6 +109,20 @@ export interface ExternalServiceModel {
 }
 
 /** The analysed app every artifact is built from: entries and tables sorted by name. */
+/** A cron as the contract records it (api.json): no next run times, which would change with the clock. */
+export interface CronModel {
+  name: string;
+  /** The command or action it calls. */
+  call: string;
+  /** A cron expression and the time zone it is read in, or null for an interval. */
+  cron: string | null;
+  timezone: string | null;
+  /** An interval (milliseconds or text like '15m'), or null for a cron expression. */
+  every: number | string | null;
+  /** The tenant it runs in, or null (the system, no tenant). */
+  tenant: string | null;
+}
+
 export interface AppModel {
   /** External services (the external runtime protocol), sorted by name. */
   external: ExternalServiceModel[];
@@ -119,6 +133,8 @@ export interface AppModel {
   tables: Array<{ name: string; table: Table }>;
   /** Names of the app's own policies (`src/policies.ts`), sorted. */
   policies: string[];
+  /** The crons of `src/crons.ts`, by name: what each calls, when, in which tenant. */
+  crons: CronModel[];
   diagnostics: GenerateDiagnostic[];
   /** Agent or model runs in commands, queries and liveQueries (spec Errors 4): `agent_in_disallowed_context` errors. */
   agentRuns: CheckDiagnostic[];
@@ -198,6 +214,9 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
     agents,
     tables: Object.keys(tables).sort().map((name) => ({ name, table: tables[name]! })),
     policies: Object.keys(app.policies).sort(),
+    crons: [...(app.crons ?? [])]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, c]) => ({ name, call: c.call, cron: c.cron ?? null, timezone: c.cron === undefined ? null : (c.timezone ?? 'UTC'), every: c.every ?? null, tenant: c.tenant ?? null })),
     // In entry-name order, and within an entry in source order.
     diagnostics: analysed.flatMap((a) => a.diagnostics),
     agentRuns: analysed.flatMap((a) => a.agentRuns),
