@@ -8,6 +8,7 @@ import type { EntryServices } from '../entry/pipeline.ts';
 import { runScheduledCall } from '../schedule/deliver.ts';
 import { entryOfCallEvent, isCallEvent } from '../schedule/plan.ts';
 import { createCronTicker } from '../schedule/cron-ticks.ts';
+import { deliverSignal, isSignalEvent, signalOfEvent } from '../workflows/signals.ts';
 import { assembleEntryServices, type EntryServicesOptions } from './entry-services.ts';
 
 export interface OutboxWorkerOptions extends DeliveryWorkerSettings, EntryServicesOptions {
@@ -48,12 +49,14 @@ function appDelivery(services: EntryServices): RowDelivery {
     names(row) {
       if (isWorkflowEvent(row.event)) return [workflowOfEvent(row.event)];
       if (isCallEvent(row.event)) return [entryOfCallEvent(row.event)];
+      if (isSignalEvent(row.event)) return [`signal ${signalOfEvent(row.event)}`];
       const { actions: bound, workflows } = listeners(row.event);
       return [...bound.map((b) => b.name), ...workflows];
     },
     deliver(row) {
       if (isWorkflowEvent(row.event)) return runWorkflowAttempt(services, row);
       if (isCallEvent(row.event)) return runScheduledCall(services, row);
+      if (isSignalEvent(row.event)) return deliverSignal(services, row);
       return deliverRow(services, row, listeners(row.event), (started, names) => startEventWorkflows(services.db.admin, app, started, names));
     },
     async failed(row, status, error) {

@@ -43,6 +43,12 @@ export interface CommandContext extends QueryContext {
   startWorkflow(workflow: string, args?: unknown, options?: { idempotencyKey?: string }): Promise<{ runId: string }>;
   /** Calls of commands and actions later, scheduled in this command's transaction. See docs/scheduling.md. */
   scheduler: Scheduler;
+  /**
+   * Sends signal `name` after this command commits: it wakes the workflow runs of this tenant that wait
+   * for it (`ctx.waitForEvent(step, name, { match })`) and whose `match` the payload's fields contain.
+   * See docs/workflows.md.
+   */
+  signal(name: string, payload?: Record<string, unknown>): void;
 }
 
 /**
@@ -264,6 +270,13 @@ export interface WorkflowContext extends ServerContext {
   sleep(name: string, duration: number | Duration): Promise<void>;
   /** As {@link sleep}, until `until` (a Date or epoch ms); a time already past returns at once. */
   sleepUntil(name: string, until: Date | number): Promise<void>;
+  /**
+   * A durable wait, a step named `name`, for the signal `event` (`ctx.signal(event, payload)` in a
+   * command of the run's tenant) whose payload contains every field of `match`. The run gives its
+   * worker back while it waits. Resolves to `{ ok: true, payload }`, or — once `timeout` (ms or text)
+   * has passed — `{ ok: false, timedOut: true }`. Only signals sent after the run started waiting count.
+   */
+  waitForEvent<P = unknown>(name: string, event: string, options?: { match?: Record<string, unknown>; timeout?: number | Duration }): Promise<{ ok: true; payload: P } | { ok: false; timedOut: true }>;
 }
 
 /** A duration as text: a whole number and a unit — `ms`, `s`, `m`, `h` or `d` (e.g. `'90s'`, `'2h'`). */

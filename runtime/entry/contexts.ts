@@ -51,6 +51,14 @@ export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEn
     outbox.push(start);
     return { runId };
   };
+  ctx.signal = (name: string, payload?: unknown) => {
+    if (typeof name !== 'string' || name.length === 0 || name.length > 200) throw new TypeError('ctx.signal(name, payload): name must be a string of 1 to 200 characters.');
+    if (payload !== undefined && payload !== null && (typeof payload !== 'object' || Array.isArray(payload))) {
+      throw new TypeError(`ctx.signal('${name}', payload): the payload is an object (waiting runs match its fields), or nothing.`);
+    }
+    // `fw.signal:` rows are delivered to the workflow runs waiting for them (workflows/signals.ts).
+    outbox.push({ event: `fw.signal:${name}`, payload: payload ?? null });
+  };
   ctx.scheduler = scheduler(db, outbox, services);
   return ctx;
 }

@@ -16,6 +16,7 @@ import { cancelRun, readRun } from './store.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';
 const alice: Auth = { kind: 'user', userId: 'alice', tenantId: TENANT_A, role: 'member' };
+const bob: Auth = { kind: 'user', userId: 'bob', tenantId: '00000000-0000-4000-8000-00000000000b', role: 'member' };
 const HOUR = 3600_000;
 
 const schema = defineSchema({ journal: table({ id: t.uuid().primaryKey().defaultRandom(), text: t.text() }) });
@@ -31,6 +32,19 @@ function testApp(ran: string[]): AppDefinition {
     begin: command({
       args: { trial: z.string() },
       handler: async (ctx, args) => ctx.startWorkflow('trial', args),
+    }),
+    approve: command({
+      args: { orderId: z.string(), by: z.string() },
+      handler: async (ctx, args) => ctx.signal('order.approved', { orderId: args.orderId, by: args.by }),
+    }),
+    awaitApproval: command({ args: { orderId: z.string() }, handler: (ctx, args) => ctx.startWorkflow('approval', args) }),
+    approval: workflow({
+      args: { orderId: z.string() },
+      handler: async (ctx, args) => {
+        const approved = await ctx.waitForEvent<{ by: string }>('approved', 'order.approved', { match: { orderId: args.orderId }, timeout: '1d' });
+        await ctx.step('after', () => void ran.push(approved.ok ? `approved by ${approved.payload.by}` : 'timed out'));
+        return approved;
+      },
     }),
     trial: workflow({
       args: { trial: z.string() },
@@ -72,6 +86,8 @@ for (const target of databaseTargets) {
       workers.push(worker);
       return worker;
     };
+    const callAs = async (auth: Auth, name: string, args: unknown) =>
+      (await invokeEntry(entryServices(app, db, { clock }), app.entries.get(name)!, { name, auth, traceId: randomBytes(16).toString('hex'), args, external: true })) as any;
     const start = async (trial: string) =>
       ((await invokeEntry(entryServices(app, db, { clock }), app.entries.get('begin')!, { name: 'begin', auth: alice, traceId: randomBytes(16).toString('hex'), args: { trial }, external: true })) as { runId: string })
         .runId;
@@ -144,6 +160,43 @@ for (const target of databaseTargets) {
       expect(ran).toEqual(['welcome', 'nudge', 'swallowed', 'close']);
       expect(await journal()).toEqual(['closed t2', 'welcome t2']);
       expect((await readRun(db.admin, runId))!.status).toBe('completed');
+    });
+
+    it('waitForEvent: a matching signal of the tenant wakes the run with its payload; others do not', async () => {
+      const { runId } = await callAs(alice, 'awaitApproval', { orderId: 'o-1' });
+      const worker = newWorker();
+      expect(await worker.runOnce()).toMatchObject({ claimed: 1, waiting: 1 });
+      expect((await readRun(db.admin, runId))!).toMatchObject({
+        status: 'sleeping',
+        waitingFor: { kind: 'event', step: 'approved', event: 'order.approved', match: { orderId: 'o-1' }, until: new Date(clock.now() + 24 * HOUR).toISOString() },
+      });
+      // Another order, and the same order in another tenant: delivered, nobody woken.
+      await callAs(alice, 'approve', { orderId: 'o-2', by: 'anna' });
+      await callAs(bob, 'approve', { orderId: 'o-1', by: 'bob' });
+      expect(await worker.runOnce()).toMatchObject({ claimed: 2, delivered: 2 });
+      expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
+      expect(ran).toEqual([]);
+
+      await callAs(alice, 'approve', { orderId: 'o-1', by: 'anna' });
+      expect(await worker.runOnce()).toMatchObject({ claimed: 1, delivered: 1 }); // the signal
+      expect(await worker.runOnce()).toMatchObject({ claimed: 1, delivered: 1 }); // the run, woken at once
+      expect(ran).toEqual(['approved by anna']);
+      const done = await db.admin.selectFrom('_fw_workflow_runs').select(['status', 'result', 'waiting_for']).where('id', '=', runId).executeTakeFirstOrThrow();
+      expect(done).toEqual({ status: 'completed', result: { ok: true, payload: { orderId: 'o-1', by: 'anna' } }, waiting_for: null });
+    });
+
+    it('waitForEvent times out with a typed result', async () => {
+      const { runId } = await callAs(alice, 'awaitApproval', { orderId: 'o-3' });
+      const worker = newWorker();
+      await worker.runOnce();
+      clock.advance(24 * HOUR);
+      expect(await worker.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+      expect(ran).toEqual(['timed out']);
+      // A signal after the timeout changes nothing.
+      await callAs(alice, 'approve', { orderId: 'o-3', by: 'late' });
+      expect(await worker.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+      const done = await db.admin.selectFrom('_fw_workflow_runs').select(['status', 'result']).where('id', '=', runId).executeTakeFirstOrThrow();
+      expect(done).toEqual({ status: 'completed', result: { ok: false, timedOut: true } });
     });
 
     it('a sleeping run is cancelled at once', async () => {

@@ -9,7 +9,10 @@ import { runOutboxKey, WORKFLOW_EVENT_PREFIX } from './start.ts';
 export type RunStatus = 'pending' | 'running' | 'sleeping' | 'retrying' | 'completed' | 'failed' | 'cancelled';
 
 /** What a sleeping run waits for (`fw workflows show`). */
-export type WaitingFor = { kind: 'sleep'; step: string; until: string };
+export type WaitingFor =
+  | { kind: 'sleep'; step: string; until: string }
+  /** `until`: when the wait times out (null: never). */
+  | { kind: 'event'; step: string; event: string; match: Record<string, unknown>; until: string | null };
 const FINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 export function isFinal(status: RunStatus): boolean {
@@ -84,6 +87,47 @@ export async function waitRun(admin: Kysely<any>, runId: string, waitingFor: Wai
   await sql`
     update "public"."${sql.raw(RUNS)}" set status = 'sleeping', waiting_for = ${JSON.stringify(waitingFor)}::jsonb, updated_at = now()
     where id = ${runId}::uuid and status not in ('completed', 'failed', 'cancelled')`.execute(admin);
+}
+
+/** Records what a running run is about to wait for (before it looks whether it came), so signals find it. */
+export async function announceWait(admin: Kysely<any>, runId: string, waitingFor: WaitingFor): Promise<void> {
+  await sql`
+    update "public"."${sql.raw(RUNS)}" set waiting_for = ${JSON.stringify(waitingFor)}::jsonb, updated_at = now()
+    where id = ${runId}::uuid and status not in ('completed', 'failed', 'cancelled')`.execute(admin);
+}
+
+/** One stored step's value, or undefined when it is not stored. */
+export async function readStep(admin: Kysely<any>, runId: string, name: string): Promise<unknown> {
+  const result = await sql<{ output: { value?: unknown } }>`
+    select output from "public"."${sql.raw(STEPS)}" where run_id = ${runId}::uuid and name = ${name}`.execute(admin);
+  return result.rows[0] ? (result.rows[0].output.value ?? null) : undefined;
+}
+
+/**
+ * Delivers a signal: every run of `tenantId` waiting for `event` whose `match` the payload contains
+ * gets the payload stored as its wait's outcome (the first outcome stored wins: a timeout that came
+ * first stays), and its start row is made due now. Returns the runs it woke, and those it could not
+ * wake yet because an attempt of theirs holds the row (the signal is retried for them).
+ */
+export async function signalRuns(admin: Kysely<any>, signal: { event: string; payload: unknown; tenantId: string | null }): Promise<{ woken: string[]; busy: string[] }> {
+  const payload = signal.payload !== null && typeof signal.payload === 'object' && !Array.isArray(signal.payload) ? signal.payload : {};
+  const waiting = await sql<{ id: string; step: string; outbox_id: string | null }>`
+    select id, waiting_for->>'step' as step, outbox_id from "public"."${sql.raw(RUNS)}"
+    where status in ('running', 'sleeping') and waiting_for->>'kind' = 'event' and waiting_for->>'event' = ${signal.event}
+      and tenant_id is not distinct from ${signal.tenantId}::uuid
+      and coalesce(waiting_for->'match', '{}'::jsonb) <@ ${JSON.stringify(payload)}::jsonb
+      and not exists (select 1 from "public"."${sql.raw(STEPS)}" s where s.run_id = id and s.name = waiting_for->>'step')`.execute(admin);
+  const woken: string[] = [];
+  const busy: string[] = [];
+  for (const run of waiting.rows) {
+    await saveStep(admin, { runId: run.id, name: run.step, json: JSON.stringify({ value: { payload: signal.payload ?? null } }), attempt: 0, durationMs: 0 });
+    const due = await sql`
+      update "public"."_fw_outbox" set available_at = now()
+      where id = ${run.outbox_id}::bigint and status = 'pending' and (lease_until is null or lease_until < now())
+      returning id`.execute(admin);
+    (due.rows.length > 0 ? woken : busy).push(String(run.id));
+  }
+  return { woken, busy };
 }
 
 /** Ends a run: `completed` with its result (JSON text), or `cancelled`. */
