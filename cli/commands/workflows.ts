@@ -35,6 +35,10 @@ const show = defineCommand({
     log(line(run));
     for (const step of run.steps) log(`  ✓ ${step.name} (attempt ${step.attempt}, ${step.durationMs} ms)`);
     if (run.waitingFor?.kind === 'sleep') log(`  … sleeping in ${run.waitingFor.step} until ${run.waitingFor.until}`);
+    if (run.waitingFor?.kind === 'event') {
+      const match = Object.keys(run.waitingFor.match ?? {}).length > 0 ? ` matching ${JSON.stringify(run.waitingFor.match)}` : '';
+      log(`  … waiting in ${run.waitingFor.step} for signal "${run.waitingFor.event}"${match}${run.waitingFor.until ? `, timing out at ${run.waitingFor.until}` : ''}`);
+    }
   },
 });
 
