@@ -82,6 +82,10 @@ describe.skipIf(!testDatabaseUrl)('scheduled calls, crons and a sleeping workflo
     await until(async () => (await rows('trial started')).length === 1, 'the workflow to start and sleep');
     // The call waits an hour; the cron's first tick (the next whole hour) too.
     expect(listed.calls.map((c: any) => c.entry).sort()).toEqual(expect.arrayContaining(['write']));
+    // The admin route that `fw schedule cancel` asks.
+    const cancel = (id: string) => fetch(`${first.base}/_fw/schedule/${id}/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect((await cancel('nope')).status).toBe(400);
+    expect(await (await cancel(crypto.randomUUID())).json()).toMatchObject({ ok: false, error: { code: 'not_found' } });
     await stop(first);
 
     now += 3 * HOUR; // three cron ticks, the call's hour and the workflow's two pass with no process up
