@@ -21,7 +21,7 @@ module.exports = {
       to: { path: '^(plugin|toolchain|client|cli)/' },
     },
     // Floors inside runtime/ (docs/architecture.md), bottom to top: core → config → telemetry → db → entry →
-    // the features (auth, live, outbox, workflows, ai, external) → app → http → the faces at its root
+    // the features (auth, live, outbox, workflows, schedule, ai, external) → app → http → the faces at its root
     // (index.ts, server.ts, create-runtime.ts). A folder imports only folders below it, and a feature no
     // other feature: so any cycle between runtime/ folders breaks one of these rules.
     {
@@ -63,8 +63,8 @@ module.exports = {
       name: 'runtime-features-apart',
       severity: 'error',
       comment: 'The features reach each other only through interfaces passed in by runtime/app/ (e.g. the worker gets a RowDelivery), never by importing each other.',
-      from: { path: '^runtime/(auth|live|outbox|workflows|ai|external)/' },
-      to: { path: '^runtime/(auth|live|outbox|workflows|ai|external|app|http)/', pathNot: '^runtime/$1/' },
+      from: { path: '^runtime/(auth|live|outbox|workflows|schedule|ai|external)/' },
+      to: { path: '^runtime/(auth|live|outbox|workflows|schedule|ai|external|app|http)/', pathNot: '^runtime/$1/' },
     },
     {
       name: 'runtime-app-below-http',

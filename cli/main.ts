@@ -26,6 +26,7 @@ const subCommands = {
   agent: () => import('./commands/agent.ts').then((m) => m.default),
   worker: () => import('./commands/worker.ts').then((m) => m.default),
   workflows: () => import('./commands/workflows.ts').then((m) => m.default),
+  schedule: () => import('./commands/schedule.ts').then((m) => m.default),
   build: () => import('./commands/build.ts').then((m) => m.default),
   start: () => import('./commands/start.ts').then((m) => m.default),
   config: () => import('./commands/config.ts').then((m) => m.default),

@@ -9,6 +9,8 @@ import { type AppDefinition } from '../runtime/core/app-definition.ts';
 import { checkApp, entryNameFromFile } from '../runtime/app/check-app.ts';
 import { readExternalServices } from './external-manifests.ts';
 import type { Schema } from '../runtime/core/schema.ts';
+import type { CronDefinition } from '../runtime/core/crons.ts';
+import { validateArgs } from '../runtime/core/validate-args.ts';
 
 /** Where each kind of entry lives in an app, and which kinds each folder may hold. */
 const entryFolders: ReadonlyArray<{ folder: string; kinds: readonly EntryKind[] }> = [
@@ -125,6 +127,15 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
     policies = (mod.default ?? {}) as Record<string, PolicyCheck>;
   }
 
+  let crons: Map<string, CronDefinition> | undefined;
+  const cronsFile = firstExisting(root, ['src/crons.ts', 'src/crons.js']);
+  if (cronsFile) {
+    const declared = (await importFile(cronsFile)).default;
+    if (!declared || typeof declared !== 'object' || Array.isArray(declared)) {
+      problems.push({ file: rel(root, cronsFile), code: 'invalid_cron', message: 'must `export default crons({ name: { cron | every, call, args?, tenant? } })`.', hint: "import { crons } from 'fw';" });
+    } else crons = new Map(Object.entries(declared as Record<string, CronDefinition>));
+  }
+
   const entries = new Map<string, EntryDefinition>();
   const origin = new Map<string, string>();
   const files = await listEntryFiles(root);
@@ -154,13 +165,40 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
   const external = await readExternalServices(root);
   problems.push(...external.problems);
   problems.push(...agentToolProblems(agents, agentFiles, entries, tools, external.services));
-  const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services, sources: origin };
-  for (const { entry, policy, ...problem } of checkApp(app)) {
-    const file = problem.file ?? (entry === undefined ? undefined : origin.get(entry));
-    problems.push({ ...problem, ...(file === undefined ? {} : { file }), ...(file && policy ? await placeOf(root, file, policy) : {}) });
+  const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services, sources: origin, ...(crons ? { crons } : {}) };
+  for (const { entry, policy, cron, ...problem } of checkApp(app)) {
+    const file = cron !== undefined && cronsFile ? rel(root, cronsFile) : (problem.file ?? (entry === undefined ? undefined : origin.get(entry)));
+    const place = file && policy ? await placeOf(root, file, policy) : file && cron !== undefined ? await keyPlace(root, file, cron) : {};
+    problems.push({ ...problem, ...(file === undefined ? {} : { file }), ...place });
+  }
+  // A cron's args against its target's schema (async, so here rather than in checkApp).
+  for (const [name, definition] of crons ?? []) {
+    const target = definition && typeof definition === 'object' ? entries.get(definition.call) : undefined;
+    if (!target || (target.kind !== 'command' && target.kind !== 'action') || !cronsFile) continue;
+    try {
+      await validateArgs(target.args, definition.args ?? {});
+    } catch (error) {
+      problems.push({
+        file: rel(root, cronsFile),
+        ...(await keyPlace(root, rel(root, cronsFile), name)),
+        code: 'invalid_cron',
+        message: `cron "${name}": its args do not pass ${target.kind} ${definition.call}'s args schema: ${error instanceof Error ? error.message : String(error)}`,
+        hint: `Give args that ${definition.call} accepts (fw inspect --json shows its args).`,
+      });
+    }
   }
   if (problems.length > 0) throw new AppLoadError(problems);
   return app;
+}
+
+/** Where the key `name` (`name:` or `'name':`) is first written in `file` (1-based), or nothing. */
+async function keyPlace(root: string, file: string, name: string): Promise<{ line?: number; column?: number }> {
+  const text = await readFile(path.join(root, file), 'utf8').catch(() => '');
+  const at = new RegExp(`(^|[\\s{,])(['"]?)${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\2\\s*:`, 'm').exec(text);
+  if (!at) return {};
+  const offset = at.index + at[1]!.length;
+  const before = text.slice(0, offset).split('\n');
+  return { line: before.length, column: before.at(-1)!.length + 1 };
 }
 
 /** Where `policy: '<name>'` is written in an entry's file (1-based), or nothing when it is built some other way. */
@@ -293,13 +331,14 @@ export async function listEntryFiles(root: string): Promise<EntryFile[]> {
   return found;
 }
 
-/** Every module `load()` imports, absolute, in load order: the schema, the policies, then the entries. */
+/** Every module `load()` imports, absolute, in load order: the schema, the policies, the crons, then the entries. */
 export async function appModuleFiles(root: string): Promise<string[]> {
   const schema = firstExisting(root, ['src/fw/schema.ts', 'src/fw/schema.js']);
   const policies = firstExisting(root, ['src/policies.ts', 'src/policies.js']);
+  const crons = firstExisting(root, ['src/crons.ts', 'src/crons.js']);
   const entries = (await listEntryFiles(root)).map(({ file }) => path.join(root, file));
   const ai = (await listAiFiles(root)).map(({ file }) => path.join(root, file));
-  return [...(schema ? [schema] : []), ...(policies ? [policies] : []), ...entries, ...ai];
+  return [...(schema ? [schema] : []), ...(policies ? [policies] : []), ...(crons ? [crons] : []), ...entries, ...ai];
 }
 
 function firstExisting(root: string, candidates: string[]): string | undefined {

@@ -72,7 +72,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   try {
     await hub?.start();
     if (workerOptions) {
-      worker = createOutboxWorker({ ...(handlerOptions.ai ? { ai: handlerOptions.ai } : {}), ...(workerOptions === true ? {} : workerOptions), app, db });
+      const shared = { ...(handlerOptions.ai ? { ai: handlerOptions.ai } : {}), ...(handlerOptions.clock ? { clock: handlerOptions.clock } : {}) };
+      worker = createOutboxWorker({ ...shared, ...(workerOptions === true ? {} : workerOptions), app, db });
       worker.start();
     }
   } catch (error) {

@@ -32,10 +32,13 @@ export {
   type QueryContext,
   type Register,
   type ServerContext,
+  type Duration,
+  type Scheduler,
   type StepInfo,
   type WorkflowContext,
   type WorkflowRun,
 } from './core/entries.ts';
+export { crons, type CronDefinition } from './core/crons.ts';
 export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './core/schema.ts';
 export { FwError, type Diagnostic, type FwErrorCode } from './core/errors.ts';
 export {

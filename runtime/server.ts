@@ -5,7 +5,7 @@ export { createRuntimeHandler, type RuntimeHandler, type RuntimeHandlerOptions }
 export { callEntry, type CallOptions } from './app/call-entry.ts';
 export { createAuthenticator, type AuthOption, type Authenticator, type AuthResult } from './auth/authenticator.ts';
 export { createJwtAuthenticator, type JwtAuthOptions } from './auth/jwt.ts';
-export { systemClock, type Clock } from './auth/clock.ts';
+export { systemClock, type Clock } from './core/clock.ts';
 export { parseAuthConfig } from './auth/config.ts';
 export type { AppDefinition } from './core/app-definition.ts';
 export { createLiveHub, type LiveHub, type LiveOptions } from './live/hub.ts';

@@ -15,6 +15,8 @@ import type { AiRuntimeOptions } from '../runtime/ai/ai-runtime.ts';
 import { createOutboxWorker } from '../runtime/app/outbox-worker.ts';
 import { type OutboxOutcome, type OutboxRunSummary } from '../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
+import type { Clock } from '../runtime/core/clock.ts';
+import { parseDuration } from '../runtime/core/duration.ts';
 
 export type { DevAuth } from '../client/client.ts';
 
@@ -47,6 +49,14 @@ export interface TestApp<A extends ApiShape> {
    * until none is due; an action that throws is reported in `outcomes` (as `retry`) and is not retried here.
    */
   deliverEvents(): Promise<DeliveredEvents>;
+  /**
+   * Moves the test's clock forward by `ms` (or text like `'2h'`): scheduled calls, cron ticks and
+   * sleeping workflow runs that fall due by then run at the next `deliverEvents()`. Nothing waits for
+   * wall time. The clock starts a minute ahead of the database's.
+   */
+  advanceTime(ms: number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`): void;
+  /** The test's clock now (epoch ms): what `ctx.scheduler.runAfter` counts from. */
+  now(): number;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -66,7 +76,10 @@ export async function startTestApp<A extends ApiShape = ApiShape>(options: TestA
   const root = path.resolve(options.root ?? process.cwd());
   const app = await loadAppOnce(root);
   const ai: Omit<AiRuntimeOptions, 'app' | 'db'> = options.ai === 'environment' ? {} : { resolveModel: defaultModelResolver({ FW_AI: 'mock' }) };
-  const runtime = await createMemoryRuntime(root, app, { auth: 'dev-headers', ai });
+  // A clock the test moves (advanceTime), ahead of the database so rows written at its now() are due.
+  let now = Date.now() + 60_000;
+  const clock: Clock = { now: () => now, at: () => () => {} };
+  const runtime = await createMemoryRuntime(root, app, { auth: 'dev-headers', ai, clock });
   let server;
   try {
     server = await startApiServer({ root, port: 0, runtime });
@@ -75,7 +88,7 @@ export async function startTestApp<A extends ApiShape = ApiShape>(options: TestA
     throw error;
   }
   const outcomes: OutboxOutcome[] = [];
-  const worker = createOutboxWorker({ app, db: runtime.db, ai, onOutcome: (outcome) => outcomes.push(outcome), onError: () => {} });
+  const worker = createOutboxWorker({ app, db: runtime.db, ai, clock, onOutcome: (outcome) => outcomes.push(outcome), onError: () => {} });
   const { url } = server;
   const close = async () => {
     await server.close();
@@ -86,16 +99,20 @@ export async function startTestApp<A extends ApiShape = ApiShape>(options: TestA
     app,
     client: (devAuth) => createClient({ apiUrl: url, api: options.api ?? (apiOf(app) as A), devAuth }),
     async deliverEvents() {
-      const total: DeliveredEvents = { claimed: 0, delivered: 0, retried: 0, dead: 0, leaseLost: 0, outcomes: [] };
+      const total: DeliveredEvents = { claimed: 0, delivered: 0, retried: 0, waiting: 0, dead: 0, leaseLost: 0, outcomes: [] };
       outcomes.length = 0;
       for (;;) {
         const batch = await worker.runOnce();
         if (batch.claimed === 0) break;
-        for (const key of ['claimed', 'delivered', 'retried', 'dead', 'leaseLost'] as const) total[key] += batch[key];
+        for (const key of ['claimed', 'delivered', 'retried', 'waiting', 'dead', 'leaseLost'] as const) total[key] += batch[key];
       }
       total.outcomes = [...outcomes];
       return total;
     },
+    advanceTime(ms) {
+      now += parseDuration(ms, 'advanceTime(ms)');
+    },
+    now: () => now,
     close,
     [Symbol.asyncDispose]: close,
   };

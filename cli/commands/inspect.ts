@@ -3,7 +3,7 @@ import { type CheckDiagnostic, formatDiagnostic } from '../../plugin/analyse/che
 import type { AgentToolsJson } from '../../plugin/generate/agent-tools.ts';
 import type { CapabilityMap } from '../../plugin/generate/capability-map.ts';
 import type { FrontendGraphJson } from '../../plugin/generate/frontend-graph.ts';
-import { type ClientSurface, type InspectTarget, inspectApp } from '../../toolchain/inspect/inspect.ts';
+import { type ClientSurface, type CronList, type InspectTarget, inspectApp } from '../../toolchain/inspect/inspect.ts';
 import { log, printJson } from '../output.ts';
 
 const commonArgs = {
@@ -24,14 +24,21 @@ function inspectCommand<T>(target: InspectTarget, description: string, print: (v
 }
 
 export default defineCommand({
-  meta: { name: 'inspect', description: 'Show what fw knows about the app: its client surface, frontend graph, capability map or agent tools' },
+  meta: { name: 'inspect', description: 'Show what fw knows about the app: its client surface, frontend graph, capability map, agent tools or crons' },
   subCommands: {
     client: inspectCommand<ClientSurface>('client', 'The generated api: each entry with kind, route, args schema and hook names', printClient),
     frontend: inspectCommand<FrontendGraphJson>('frontend', 'The frontend graph (routes, components, hooks, UI actions, provider) and its diagnostics', printFrontend),
     capabilities: inspectCommand<CapabilityMap>('capabilities', 'The capability map: UI action → component → route → hook → entry → tables → policy', printCapabilities),
     'agent-tools': inspectCommand<AgentToolsJson>('agent-tools', 'The tools agents can call (agentTools.json): risk, approval, tables, policy', printAgentTools),
+    crons: inspectCommand<CronList>('crons', 'The crons of src/crons.ts: schedule, what each calls, next run', printCrons),
   },
 });
+
+function printCrons(value: CronList): void {
+  if (value.crons.length === 0) return log('No crons (src/crons.ts).');
+  log(`${value.crons.length} cron(s)`);
+  for (const c of value.crons) log(`  ${c.name.padEnd(24)} ${c.schedule.padEnd(32)} → ${c.call}${c.tenant ? ` in tenant ${c.tenant}` : ''} · next ${c.nextRun ?? '(none)'}`);
+}
 
 export function printAgentTools(value: Pick<AgentToolsJson, 'tools'>): void {
   log(`${value.tools.length} tool(s)`);

@@ -41,6 +41,8 @@ function describe(outcome: OutboxOutcome): string {
       return `fw worker: delivered ${row}${to}${outcome.message ? `: ${outcome.message}` : ''}`;
     case 'retry':
       return `fw worker: failed ${row}${to}, retrying in ${Math.round((outcome.delayMs ?? 0) / 100) / 10} s: ${outcome.message}`;
+    case 'wait':
+      return `fw worker: ${row}${to} waits until ${outcome.resumeAt}`;
     case 'dead':
       return `fw worker: dead ${row}${to}: ${outcome.message}`;
     case 'lease-lost':

@@ -10,7 +10,7 @@ const list = defineCommand({
   meta: { name: 'list', description: 'Recent workflow runs, newest first' },
   args: {
     ...adminArgs,
-    status: { type: 'string', description: 'Only runs in this status (pending, running, retrying, completed, failed, cancelled)' },
+    status: { type: 'string', description: 'Only runs in this status (pending, running, sleeping, retrying, completed, failed, cancelled)' },
     workflow: { type: 'string', description: 'Only runs of this workflow' },
     limit: { type: 'string', description: 'At most this many runs (default 50, max 1000)' },
   },
@@ -34,6 +34,11 @@ const show = defineCommand({
     if (args.json) return printJson({ ok: true, ...run });
     log(line(run));
     for (const step of run.steps) log(`  ✓ ${step.name} (attempt ${step.attempt}, ${step.durationMs} ms)`);
+    if (run.waitingFor?.kind === 'sleep') log(`  … sleeping in ${run.waitingFor.step} until ${run.waitingFor.until}`);
+    if (run.waitingFor?.kind === 'event') {
+      const match = Object.keys(run.waitingFor.match ?? {}).length > 0 ? ` matching ${JSON.stringify(run.waitingFor.match)}` : '';
+      log(`  … waiting in ${run.waitingFor.step} for signal "${run.waitingFor.event}"${match}${run.waitingFor.until ? `, timing out at ${run.waitingFor.until}` : ''}`);
+    }
   },
 });
 

@@ -12,6 +12,7 @@ import { entryDefaults } from '../../runtime/core/external-manifest.ts';
 import { listAiFiles, listEntryFiles } from '../load-app.ts';
 import { entryAgentRuns } from './agent-calls.ts';
 import { entryWorkflowStarts } from './workflow-starts.ts';
+import { entryScheduledCalls } from './scheduled-calls.ts';
 import { type ArgsSchema, argsJsonSchema } from '../../runtime/core/args-schema.ts';
 import type { CheckDiagnostic, GenerateDiagnostic } from './check-diagnostic.ts';
 import { describeUnresolved, type EntryAccess, summarizeAccess, type Unresolved } from './entry-access.ts';
@@ -110,6 +111,20 @@ export interface ExternalServiceModel {
 }
 
 /** The analysed app every artifact is built from: entries and tables sorted by name. */
+/** A cron as the contract records it (api.json): no next run times, which would change with the clock. */
+export interface CronModel {
+  name: string;
+  /** The command or action it calls. */
+  call: string;
+  /** A cron expression and the time zone it is read in, or null for an interval. */
+  cron: string | null;
+  timezone: string | null;
+  /** An interval (milliseconds or text like '15m'), or null for a cron expression. */
+  every: number | string | null;
+  /** The tenant it runs in, or null (the system, no tenant). */
+  tenant: string | null;
+}
+
 export interface AppModel {
   /** External services (the external runtime protocol), sorted by name. */
   external: ExternalServiceModel[];
@@ -120,10 +135,12 @@ export interface AppModel {
   tables: Array<{ name: string; table: Table }>;
   /** Names of the app's own policies (`src/policies.ts`), sorted. */
   policies: string[];
+  /** The crons of `src/crons.ts`, by name: what each calls, when, in which tenant. */
+  crons: CronModel[];
   diagnostics: GenerateDiagnostic[];
   /** Agent or model runs in commands, queries and liveQueries (spec Errors 4): `agent_in_disallowed_context` errors. */
   agentRuns: CheckDiagnostic[];
-  /** `ctx.startWorkflow('name')` in commands naming no workflow: `unknown_workflow` errors. */
+  /** `ctx.startWorkflow('name')` in commands naming no workflow (`unknown_workflow`), `ctx.scheduler.runAfter(…, 'name')` naming no command or action (`unknown_scheduled_call`). */
   workflowStarts: CheckDiagnostic[];
 }
 
@@ -154,6 +171,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
   const tables = app.schema.tables;
   const names = [...app.entries.keys()].sort();
   const workflows = names.filter((name) => app.entries.get(name)!.kind === 'workflow');
+  const callables = names.filter((name) => ['command', 'action'].includes(app.entries.get(name)!.kind));
 
   const analysed = await Promise.all(
     names.map(async (name): Promise<{ model: EntryModel; diagnostics: GenerateDiagnostic[]; agentRuns: CheckDiagnostic[]; workflowStarts: CheckDiagnostic[] }> => {
@@ -184,7 +202,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
         model,
         diagnostics: entryDiagnostics(model, findings, tables),
         agentRuns: entryAgentRuns(model, source, parsed),
-        workflowStarts: entryWorkflowStarts(model, source, parsed, workflows),
+        workflowStarts: [...entryWorkflowStarts(model, source, parsed, workflows), ...entryScheduledCalls(model, source, parsed, callables)],
       };
     }),
   );
@@ -198,6 +216,9 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
     agents,
     tables: Object.keys(tables).sort().map((name) => ({ name, table: tables[name]! })),
     policies: Object.keys(app.policies).sort(),
+    crons: [...(app.crons ?? [])]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, c]) => ({ name, call: c.call, cron: c.cron ?? null, timezone: c.cron === undefined ? null : (c.timezone ?? 'UTC'), every: c.every ?? null, tenant: c.tenant ?? null })),
     // In entry-name order, and within an entry in source order.
     diagnostics: analysed.flatMap((a) => a.diagnostics),
     agentRuns: analysed.flatMap((a) => a.agentRuns),

@@ -14,7 +14,7 @@ import type { DevRuntime } from './dev-runtime.ts';
 export async function createMemoryRuntime(
   root: string,
   app: AppDefinition,
-  options: Pick<RuntimeHandlerOptions, 'auth' | 'ai' | 'onError'> = {},
+  options: Pick<RuntimeHandlerOptions, 'auth' | 'ai' | 'onError' | 'clock'> = {},
 ): Promise<DevRuntime> {
   const db = await createDatabase({ dataDir: 'memory://' });
   try {

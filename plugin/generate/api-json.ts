@@ -1,6 +1,6 @@
 import type { EntryKind } from '../../runtime/core/entry-types.ts';
 import { fwVersion } from '../../runtime/core/version.ts';
-import type { AppModel, ExternalEntryModel } from '../analyse/app-model.ts';
+import type { AppModel, CronModel, ExternalEntryModel } from '../analyse/app-model.ts';
 
 /** `src/fw/_generated/api.json`: every entry's route, args JSON Schema, policy and tenant scope. */
 export interface ApiJson {
@@ -17,6 +17,8 @@ export interface ApiJson {
   }>;
   /** The entries of external services, called through `POST /external/<service>/…`. */
   external: Array<Pick<ExternalEntryModel, 'qualifiedName' | 'service' | 'name' | 'kind' | 'route' | 'policy' | 'risk' | 'tenantScoped' | 'description' | 'args'>>;
+  /** The crons of `src/crons.ts` (docs/scheduling.md), by name; absent when the app has none. */
+  crons?: CronModel[];
 }
 
 /**
@@ -52,5 +54,6 @@ export function buildApiJson(model: AppModel): ApiJson {
         args: e.args,
       })),
     ),
+    ...(model.crons.length > 0 ? { crons: model.crons } : {}),
   };
 }

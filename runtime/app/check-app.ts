@@ -3,6 +3,7 @@ import type { Manifest } from '../core/external-manifest.ts';
 import type { EntryDefinition } from '../core/entry-types.ts';
 import { entryRoute } from '../core/entry-routes.ts';
 import { effectProblems } from '../external/effects.ts';
+import { cronProblems } from '../schedule/cron-spec.ts';
 
 const namePattern = /^[a-z][A-Za-z0-9]*$/;
 
@@ -16,7 +17,9 @@ export interface RegistryProblem {
   file?: string;
   /** The entry the problem is about, so a loader that knows its file can name it. */
   entry?: string;
-  code?: 'unknown_policy' | 'duplicate_route' | 'invalid_entry_name';
+  code?: 'unknown_policy' | 'duplicate_route' | 'invalid_entry_name' | 'unknown_cron_target' | 'invalid_cron';
+  /** The cron of `src/crons.ts` the problem is about, so a loader can point at it. */
+  cron?: string;
   /** For an unknown policy: the name to find in the entry's file. */
   policy?: string;
   hint?: string;
@@ -60,6 +63,7 @@ export function checkApp(app: AppDefinition): RegistryProblem[] {
       });
     }
   }
+  for (const problem of cronProblems(app)) problems.push({ file: CRONS_FILE, ...problem });
   return problems;
 }
 
@@ -79,3 +83,6 @@ export function manifestPolicyProblems(app: Pick<AppDefinition, 'policies'>, man
     }];
   });
 }
+
+/** Where an app declares its crons. */
+export const CRONS_FILE = 'src/crons.ts';

@@ -4,6 +4,8 @@ import type { EntryServices } from '../entry/pipeline.ts';
 import { type AiRuntime, type AiRuntimeOptions, createAiRuntime } from '../ai/ai-runtime.ts';
 import { callExternalEntry } from '../external/services.ts';
 import { planCommandStart } from '../workflows/start.ts';
+import { planScheduledCall } from '../schedule/plan.ts';
+import type { Clock } from '../core/clock.ts';
 
 /** How the app's entries and agents run in one runtime (the AI settings; the rest comes with the app). */
 export interface EntryServicesOptions {
@@ -11,15 +13,19 @@ export interface EntryServicesOptions {
   ai?: Omit<AiRuntimeOptions, 'app' | 'db' | 'services'>;
   /** Entry spans carry the tenant id (`FW_TRACE_TENANT=1`). */
   traceTenant?: boolean;
+  /** The time scheduled calls count from (default the system clock; tests move one). */
+  clock?: Clock;
 }
 
 /** The pipeline's services without AI: enough for commands (with `ctx.startWorkflow`), queries and liveQueries. */
-export function entryServices(app: AppDefinition, db: FwDatabase, options: Pick<EntryServicesOptions, 'traceTenant'> = {}): EntryServices {
+export function entryServices(app: AppDefinition, db: FwDatabase, options: Pick<EntryServicesOptions, 'traceTenant' | 'clock'> = {}): EntryServices {
   return {
     app,
     db,
     planWorkflowStart: (name, args, startOptions) => planCommandStart(app, name, args, startOptions),
+    planScheduledCall: (name, args, at, where) => planScheduledCall(app, name, args, at, where),
     ...(options.traceTenant ? { traceTenant: true } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   };
 }
 

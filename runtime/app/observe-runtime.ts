@@ -14,7 +14,8 @@ export function observeRuntime(runtime: { db: FwDatabase; live?: LiveHub }): () 
     ...(live ? { live } : {}),
     outbox: async () => {
       const overview = await outboxOverview(db.admin, { deadLimit: 0 });
-      return { pending: overview.counts.pending, oldestPendingAt: overview.oldestPending?.createdAt ?? null };
+      // Due rows only: a call scheduled for next week is not late. How late the oldest is counts from when it fell due.
+      return { pending: overview.counts.due, scheduled: overview.counts.scheduled, oldestPendingAt: overview.oldestPending?.availableAt ?? null };
     },
   });
 }

@@ -5,6 +5,10 @@ import { createDeliveryWorker, type DeliveryWorkerSettings, type OutboxWorker, t
 import { runWorkflowAttempt, settleWorkflowRun } from '../workflows/engine.ts';
 import { isWorkflowEvent, startEventWorkflows, workflowOfEvent, workflowsOn } from '../workflows/start.ts';
 import type { EntryServices } from '../entry/pipeline.ts';
+import { runScheduledCall } from '../schedule/deliver.ts';
+import { entryOfCallEvent, isCallEvent } from '../schedule/plan.ts';
+import { createCronTicker } from '../schedule/cron-ticks.ts';
+import { deliverSignal, isSignalEvent, signalOfEvent } from '../workflows/signals.ts';
 import { assembleEntryServices, type EntryServicesOptions } from './entry-services.ts';
 
 export interface OutboxWorkerOptions extends DeliveryWorkerSettings, EntryServicesOptions {
@@ -29,23 +33,30 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const { ai, traceTenant, ...settings } = options;
   return createDeliveryWorker({
     ...settings,
-    deliveryFor: (app) => appDelivery(assembleEntryServices(app, options.db, { ...(ai ? { ai } : {}), ...(traceTenant ? { traceTenant } : {}) }).services),
+    deliveryFor: (app) =>
+      appDelivery(assembleEntryServices(app, options.db, { ...(ai ? { ai } : {}), ...(traceTenant ? { traceTenant } : {}), ...(options.clock ? { clock: options.clock } : {}) }).services),
   });
 }
 
-/** What a row of the app runs: a workflow run's attempt, or the actions and workflows listening for its event. */
+/** What a row of the app runs: a workflow run's attempt, a scheduled call, or the actions and workflows listening for its event. */
 function appDelivery(services: EntryServices): RowDelivery {
   const { app } = services;
   const actions = actionsByEvent(app);
   const listeners = (event: string) => ({ actions: actions.get(event) ?? [], workflows: workflowsOn(app, event) });
+  const crons = createCronTicker(app, services.db.admin);
   return {
+    beforeClaim: (now) => crons.check(now),
     names(row) {
       if (isWorkflowEvent(row.event)) return [workflowOfEvent(row.event)];
+      if (isCallEvent(row.event)) return [entryOfCallEvent(row.event)];
+      if (isSignalEvent(row.event)) return [`signal ${signalOfEvent(row.event)}`];
       const { actions: bound, workflows } = listeners(row.event);
       return [...bound.map((b) => b.name), ...workflows];
     },
     deliver(row) {
       if (isWorkflowEvent(row.event)) return runWorkflowAttempt(services, row);
+      if (isCallEvent(row.event)) return runScheduledCall(services, row);
+      if (isSignalEvent(row.event)) return deliverSignal(services, row);
       return deliverRow(services, row, listeners(row.event), (started, names) => startEventWorkflows(services.db.admin, app, started, names));
     },
     async failed(row, status, error) {

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import type { Authenticator, AuthResult } from './auth-result.ts';
-import { type Clock, systemClock } from './clock.ts';
+import { type Clock, systemClock } from '../core/clock.ts';
 import { ANONYMOUS, authFromDevHeaders } from './dev-headers.ts';
 import { createJwtAuthenticator, type JwtAuthOptions } from './jwt.ts';
 

@@ -4,7 +4,7 @@ import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import { FwFailure } from '../core/failure.ts';
 import type { Authenticator, AuthResult } from './auth-result.ts';
-import { type Clock, systemClock } from './clock.ts';
+import { type Clock, systemClock } from '../core/clock.ts';
 import { uuidPattern } from './dev-headers.ts';
 
 /**

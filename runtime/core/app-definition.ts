@@ -2,6 +2,7 @@ import type { AgentDefinition, AiToolDefinition } from './ai-definitions.ts';
 import type { EntryDefinition, PolicyCheck } from './entry-types.ts';
 import type { Manifest } from './external-manifest.ts';
 import type { Schema } from './schema.ts';
+import type { CronDefinition } from './crons.ts';
 
 // The shape of a loaded app, below every module that serves one (registry, execute, ai, external),
 // so they can all name it without importing each other.
@@ -19,6 +20,8 @@ export interface AppDefinition {
   external?: ExternalService[];
   /** Each entry's file relative to the app root (`src/commands/createNote.ts`), when loaded from files (the dashboard shows it). */
   sources?: ReadonlyMap<string, string>;
+  /** Crons by name (`src/crons.ts`); absent means none. */
+  crons?: Map<string, CronDefinition>;
 }
 
 /** An external service the app uses: its validated manifest, where it came from, and how to run it. */

@@ -41,6 +41,36 @@ export interface CommandContext extends QueryContext {
    *   const { runId } = await ctx.startWorkflow('onboardCustomer', { customerId }, { idempotencyKey: customerId });
    */
   startWorkflow(workflow: string, args?: unknown, options?: { idempotencyKey?: string }): Promise<{ runId: string }>;
+  /** Calls of commands and actions later, scheduled in this command's transaction. See docs/scheduling.md. */
+  scheduler: Scheduler;
+  /**
+   * Sends signal `name` after this command commits: it wakes the workflow runs of this tenant that wait
+   * for it (`ctx.waitForEvent(step, name, { match })`) and whose `match` the payload's fields contain.
+   * See docs/workflows.md.
+   */
+  signal(name: string, payload?: Record<string, unknown>): void;
+}
+
+/**
+ * A command's `ctx.scheduler`. A call is scheduled if and only if the command commits; it runs once,
+ * as this command's caller (tenant, user, role, and the target's policy), through the same pipeline
+ * as a request; its args are checked against the target's `args` now. See docs/scheduling.md.
+ *
+ * @example
+ *   const id = await ctx.scheduler.runAfter(24 * 3600_000, 'sendReminder', { ticketId });
+ *   // later, in another command of the same tenant:
+ *   await ctx.scheduler.cancel(id);
+ */
+export interface Scheduler {
+  /** Calls the command or action `name` with `args` after `delayMs` milliseconds; resolves to the call's id. */
+  runAfter(delayMs: number, name: string, args?: unknown): Promise<string>;
+  /** Calls the command or action `name` with `args` at `at` (a Date or epoch ms); resolves to the call's id. */
+  runAt(at: Date | number, name: string, args?: unknown): Promise<string>;
+  /**
+   * Cancels a call of this tenant that has not started: true when it did (and the cancel commits with
+   * this command), false when the call ran, is running, was cancelled or is not this tenant's.
+   */
+  cancel(id: string): Promise<boolean>;
 }
 
 /**
@@ -232,7 +262,25 @@ export interface WorkflowContext extends ServerContext {
    * Step names are unique within a run. A cancelled run stops before its next step.
    */
   step<T>(name: string, fn: (step: StepInfo) => T | Promise<T>): Promise<Awaited<T>>;
+  /**
+   * A durable pause, a step named `name`: the run gives its worker back and resumes — in any process,
+   * after a restart too — once `duration` has passed (milliseconds, or `'30s'`, `'15m'`, `'2h'`, `'7d'`).
+   * The wake-up time is stored when the sleep is first reached, so a resumed run does not sleep again.
+   */
+  sleep(name: string, duration: number | Duration): Promise<void>;
+  /** As {@link sleep}, until `until` (a Date or epoch ms); a time already past returns at once. */
+  sleepUntil(name: string, until: Date | number): Promise<void>;
+  /**
+   * A durable wait, a step named `name`, for the signal `event` (`ctx.signal(event, payload)` in a
+   * command of the run's tenant) whose payload contains every field of `match`. The run gives its
+   * worker back while it waits. Resolves to `{ ok: true, payload }`, or — once `timeout` (ms or text)
+   * has passed — `{ ok: false, timedOut: true }`. Only signals sent after the run started waiting count.
+   */
+  waitForEvent<P = unknown>(name: string, event: string, options?: { match?: Record<string, unknown>; timeout?: number | Duration }): Promise<{ ok: true; payload: P } | { ok: false; timedOut: true }>;
 }
+
+/** A duration as text: a whole number and a unit — `ms`, `s`, `m`, `h` or `d` (e.g. `'90s'`, `'2h'`). */
+export type Duration = `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
 
 /**
  * A durable multi-step process, run by the outbox worker: started by a command

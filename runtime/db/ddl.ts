@@ -490,15 +490,19 @@ export const OUTBOX_TABLE = '_fw_outbox';
  * `idempotency_key` gets a fresh value per existing row (a volatile default is evaluated row by row).
  * Statuses: `pending` → `delivered` | `dead`.
  */
-export const OUTBOX_WORKER_COLUMNS = ['lease_owner', 'lease_until', 'last_error', 'idempotency_key', 'delivered_at', 'dead_at'] as const;
+export const OUTBOX_WORKER_COLUMNS = ['lease_owner', 'lease_until', 'last_error', 'idempotency_key', 'delivered_at', 'dead_at', 'caller_kind', 'caller_role'] as const;
 export const outboxWorkerSql: readonly string[] = [
+  // `caller_kind` and `caller_role` complete the caller (tenant_id, user_id): a scheduled call
+  // (runtime/schedule/) runs as all four. Rows already there, and the worker's own, get NULL.
   `alter table "public"."${OUTBOX_TABLE}"
     add column if not exists lease_owner text,
     add column if not exists lease_until timestamptz,
     add column if not exists last_error text,
     add column if not exists idempotency_key text not null default gen_random_uuid()::text,
     add column if not exists delivered_at timestamptz,
-    add column if not exists dead_at timestamptz`,
+    add column if not exists dead_at timestamptz,
+    add column if not exists caller_kind text default nullif(current_setting('fw.kind', true), ''),
+    add column if not exists caller_role text default nullif(current_setting('fw.role', true), '')`,
   `create unique index if not exists "_fw_outbox_idempotency_key" on "public"."${OUTBOX_TABLE}" (idempotency_key)`,
   // What the worker's claim scans: pending rows by availability, oldest first.
   `create index if not exists "_fw_outbox_pending" on "public"."${OUTBOX_TABLE}" (available_at, id) where status = 'pending'`,
@@ -523,16 +527,83 @@ export const systemGrantsSql: readonly string[] = [
  * missing (`ensureSystemTables` checks `pg_policy` for this name; an older policy is replaced): policy
  * DDL locks the table.
  */
-export const OUTBOX_POLICY = 'fw_outbox_verified_caller';
+export const OUTBOX_POLICY = 'fw_outbox_verified_caller_2';
 export const outboxPolicySql: readonly string[] = [
   // A row written without them is the caller's own (what the policy demands anyway).
   `alter table "public"."${OUTBOX_TABLE}" alter column tenant_id set default ${CURRENT_TENANT},
     alter column user_id set default nullif(current_setting('fw.user_id', true), '')`,
   `alter table "public"."${OUTBOX_TABLE}" enable row level security`,
   `drop policy if exists "fw_outbox_caller" on "public"."${OUTBOX_TABLE}"`,
+  `drop policy if exists "fw_outbox_verified_caller" on "public"."${OUTBOX_TABLE}"`,
   `drop policy if exists "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}"`,
+  // The kind and role too: a scheduled call runs as them, so a row may not claim a role (or `system`)
+  // its writer does not hold.
   `create policy "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}" for insert to ${app}
-    with check (${VERIFIED_IDENTITY} and tenant_id is not distinct from (select "_fw"."tenant_id"()) and user_id is not distinct from (select "_fw"."user_id"()))`,
+    with check (${VERIFIED_IDENTITY} and tenant_id is not distinct from (select "_fw"."tenant_id"()) and user_id is not distinct from (select "_fw"."user_id"())
+      and caller_kind is not distinct from (select "_fw"."kind"()) and caller_role is not distinct from (select "_fw"."role"()))`,
+];
+
+/**
+ * What a request may do to scheduled calls (runtime/schedule/) besides inserting them: the app role
+ * has no UPDATE on the outbox, so these SECURITY DEFINER functions do it for a verified caller, on rows
+ * of its own tenant only, and only on `fw.call:` rows.
+ *
+ * - `_fw_cancel_call(key)`: `ctx.scheduler.cancel(id)` — a pending call not being run now becomes
+ *   `cancelled`; answers whether it did.
+ * - `_fw_settle_call(id, owner)`: a scheduled command marks its own row delivered inside its own
+ *   transaction, so the command's writes and the row's `delivered` commit together (exactly once); it
+ *   raises when `owner` no longer holds the row's lease (another worker took it over), which rolls the
+ *   command back.
+ */
+export const SCHEDULE_FUNCTIONS_MARKER = 'fw schedule functions v1';
+export const scheduleFunctionsSql: readonly string[] = [
+  `create or replace function "public"."_fw_cancel_call"(p_key text) returns boolean
+  language plpgsql security definer set search_path = pg_catalog, public as $fw$
+declare
+  v_found integer;
+begin
+  if not coalesce("_fw"."verified"(), false) then
+    raise exception 'fw: cancelling a scheduled call needs a verified request identity' using errcode = '42501';
+  end if;
+  update "public"."${OUTBOX_TABLE}" set status = 'cancelled', dead_at = now(), last_error = 'Cancelled by ctx.scheduler.cancel.'
+  where idempotency_key = p_key and event like 'fw.call:%' and status = 'pending'
+    and (lease_until is null or lease_until < now())
+    and tenant_id is not distinct from "_fw"."tenant_id"();
+  get diagnostics v_found = row_count;
+  return v_found > 0;
+end
+$fw$`,
+  `create or replace function "public"."_fw_settle_call"(p_id bigint, p_owner text) returns void
+  language plpgsql security definer set search_path = pg_catalog, public as $fw$
+declare
+  v_found integer;
+begin
+  if not coalesce("_fw"."verified"(), false) then
+    raise exception 'fw: settling a scheduled call needs a verified request identity' using errcode = '42501';
+  end if;
+  update "public"."${OUTBOX_TABLE}" set status = 'delivered', delivered_at = now(), lease_owner = null, lease_until = null
+  where id = p_id and event like 'fw.call:%' and status = 'pending' and lease_owner = p_owner
+    and tenant_id is not distinct from "_fw"."tenant_id"();
+  get diagnostics v_found = row_count;
+  if v_found = 0 then
+    raise exception 'fw: scheduled call #% is no longer held by this worker (its lease expired and another worker took it)', p_id using errcode = '40001';
+  end if;
+end
+$fw$`,
+  `revoke all on function "public"."_fw_cancel_call"(text) from public`,
+  `revoke all on function "public"."_fw_settle_call"(bigint, text) from public`,
+  `grant execute on function "public"."_fw_cancel_call"(text) to ${app}`,
+  `grant execute on function "public"."_fw_settle_call"(bigint, text) to ${app}`,
+  `comment on function "public"."_fw_cancel_call"(text) is '${SCHEDULE_FUNCTIONS_MARKER}'`,
+];
+
+/**
+ * Columns added to system tables after their first release, created when missing (a table made by an
+ * earlier fw gets them): `[table, column, type]`.
+ */
+export const addedSystemColumns: ReadonlyArray<readonly [string, string, string]> = [
+  // What a sleeping or waiting workflow run waits for (`{ kind: 'sleep', step, until }`).
+  ['_fw_workflow_runs', 'waiting_for', 'jsonb'],
 ];
 
 /**

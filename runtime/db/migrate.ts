@@ -32,6 +32,9 @@ import {
   systemGrantsSql,
   OUTBOX_POLICY,
   outboxPolicySql,
+  addedSystemColumns,
+  SCHEDULE_FUNCTIONS_MARKER,
+  scheduleFunctionsSql,
   systemTables,
 } from './ddl.ts';
 import { databaseSecret, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES } from './secrets.ts';
@@ -95,6 +98,15 @@ export async function ensureSystemTables(db: FwDatabase): Promise<void> {
     const outboxPolicy = await sql`select 1 from pg_policy where polrelid = 'public._fw_outbox'::regclass and polname = ${OUTBOX_POLICY}`.execute(conn);
     if (outboxPolicy.rows.length === 0) {
       for (const statement of outboxPolicySql) await sql.raw(statement).execute(conn);
+    }
+    const scheduleFunctions = await sql<{ current: boolean }>`
+      select coalesce(obj_description(to_regprocedure('public._fw_cancel_call(text)'), 'pg_proc') = ${SCHEDULE_FUNCTIONS_MARKER}, false) as current`.execute(conn);
+    if (!scheduleFunctions.rows[0]?.current) {
+      for (const statement of scheduleFunctionsSql) await sql.raw(statement).execute(conn);
+    }
+    for (const [table, column, type] of addedSystemColumns) {
+      const present = await sql`select 1 from pg_attribute where attrelid = ${`public.${table}`}::regclass and attname = ${column} and not attisdropped`.execute(conn);
+      if (present.rows.length === 0) await sql.raw(`alter table "public"."${table}" add column if not exists "${column}" ${type}`).execute(conn);
     }
     const functions = await sql<{ current: boolean }>`
       select coalesce(obj_description(to_regprocedure('public._fw_live_record(text, uuid)'), 'pg_proc') = ${LIVE_FUNCTIONS_MARKER}

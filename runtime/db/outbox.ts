@@ -14,6 +14,8 @@ export interface OutboxEntry {
   payload: unknown;
   /** Rows with a key are added once: a second row with the same key is skipped (`on conflict do nothing`). */
   idempotencyKey?: string;
+  /** When the row falls due (default: at once). A scheduled call's or a cron tick's time. */
+  availableAt?: Date;
 }
 
 /** Who caused the rows: the actions they wake run as this user and tenant. */
@@ -21,6 +23,12 @@ export interface OutboxCaller {
   tenantId: string | null;
   userId: string | null;
   traceId: string | null;
+  /**
+   * The caller's auth kind and role, written only by the owner (the worker, crons). A request's rows
+   * take them from its verified identity (column defaults the outbox's policy checks).
+   */
+  kind?: string | null;
+  role?: string | null;
 }
 
 /**
@@ -36,6 +44,9 @@ export async function enqueue(conn: Kysely<any>, caller: OutboxCaller, entries: 
     user_id: caller.userId,
     trace_id: caller.traceId,
     ...(entry.idempotencyKey === undefined ? {} : { idempotency_key: entry.idempotencyKey }),
+    ...(entry.availableAt === undefined ? {} : { available_at: sql`${entry.availableAt.toISOString()}::timestamptz` }),
+    ...(caller.kind === undefined ? {} : { caller_kind: caller.kind }),
+    ...(caller.role === undefined ? {} : { caller_role: caller.role }),
   }));
   const insert = conn.insertInto(OUTBOX_TABLE).values(rows);
   await (entries.some((entry) => entry.idempotencyKey !== undefined) ? insert.onConflict((oc) => oc.doNothing()) : insert).execute();
@@ -49,13 +60,27 @@ export interface OutboxRow {
   tenantId: string | null;
   userId: string | null;
   traceId: string | null;
+  /** The caller's auth kind and role (scheduled calls run as them); null on rows the worker wrote. */
+  callerKind: string | null;
+  callerRole: string | null;
+  /** The worker holding the row's lease (the claimer). */
+  leaseOwner: string;
   /** Counting this claim: 1 on the first delivery attempt. */
   attempts: number;
   idempotencyKey: string;
 }
 
 /** What delivering one row came to; `permanent` failures are not worth retrying. */
-export type DeliveryResult = { ok: true; note?: string } | { ok: false; permanent: boolean; message: string; action: string; error: unknown };
+export type DeliveryResult =
+  | {
+      ok: true;
+      note?: string;
+      /** The row is not done: it sleeps until then (epoch ms) — a workflow run waiting — without counting an attempt. */
+      resumeAt?: number;
+      /** The delivery marked its row delivered itself, in its own transaction (a scheduled command). */
+      settled?: boolean;
+    }
+  | { ok: false; permanent: boolean; message: string; action: string; error: unknown };
 
 /** The longest `last_error` kept: a message, never a stack. */
 export const MAX_ERROR_LENGTH = 1000;

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { type Clock, systemClock } from '../core/clock.ts';
 import type { AiContext } from '../core/ai-context.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
@@ -13,6 +14,16 @@ export interface Caller {
 /** How a command's `ctx.startWorkflow` plans a start: the workflow and its args are checked now, the row written before commit. */
 export type PlanWorkflowStart = (workflow: unknown, args: unknown, options: { idempotencyKey?: unknown }) => Promise<OutboxEntry & { runId: string }>;
 
+/** How a command's `ctx.scheduler` plans a call: the target and its args are checked now, the row written before commit. */
+export type PlanScheduledCall = (name: unknown, args: unknown, at: Date, where: string) => Promise<OutboxEntry & { id: string; idempotencyKey: string }>;
+
+/** What a command's ctx needs beyond its transaction: how to plan workflow starts and scheduled calls, and the time. */
+export interface CommandServices {
+  planWorkflowStart?: PlanWorkflowStart | undefined;
+  planScheduledCall?: PlanScheduledCall | undefined;
+  clock?: Clock | undefined;
+}
+
 /** The ctx of a query or liveQuery: its transaction and caller, and no AI (see {@link aiRefusal}). */
 export function queryContext(kind: string, db: Kysely<any>, caller: Caller): Record<string, unknown> {
   const ctx: Record<string, unknown> = Object.create(aiRefusal(kind));
@@ -26,7 +37,8 @@ export function queryContext(kind: string, db: Kysely<any>, caller: Caller): Rec
  * The ctx of a command: a query's, plus `ctx.emit` and `ctx.startWorkflow`, which collect rows into
  * `outbox` — written in the command's transaction just before it commits.
  */
-export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEntry[], planStart: PlanWorkflowStart | undefined): Record<string, unknown> {
+export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEntry[], services: CommandServices): Record<string, unknown> {
+  const planStart = services.planWorkflowStart;
   const ctx = queryContext('command', db, caller);
   ctx.emit = (event: string, payload?: unknown) => {
     if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
@@ -39,7 +51,56 @@ export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEn
     outbox.push(start);
     return { runId };
   };
+  ctx.signal = (name: string, payload?: unknown) => {
+    if (typeof name !== 'string' || name.length === 0 || name.length > 200) throw new TypeError('ctx.signal(name, payload): name must be a string of 1 to 200 characters.');
+    if (payload !== undefined && payload !== null && (typeof payload !== 'object' || Array.isArray(payload))) {
+      throw new TypeError(`ctx.signal('${name}', payload): the payload is an object (waiting runs match its fields), or nothing.`);
+    }
+    // `fw.signal:` rows are delivered to the workflow runs waiting for them (workflows/signals.ts).
+    outbox.push({ event: `fw.signal:${name}`, payload: payload ?? null });
+  };
+  ctx.scheduler = scheduler(db, outbox, services);
   return ctx;
+}
+
+/**
+ * A command's `ctx.scheduler`: calls planned now and written with the command's other outbox rows just
+ * before it commits (scheduled exactly when it commits); `cancel` of a call planned in this same
+ * command drops it from that list, any other goes through `_fw_cancel_call` in this transaction (its
+ * tenant's calls only).
+ */
+function scheduler(db: Kysely<any>, outbox: OutboxEntry[], services: CommandServices) {
+  const clock = services.clock ?? systemClock;
+  const plan = async (where: string, at: Date, name: unknown, args: unknown): Promise<string> => {
+    if (!services.planScheduledCall) throw new FwError('internal', `${where} is not available here: this runtime was assembled without scheduled calls.`);
+    const { id, ...call } = await services.planScheduledCall(name, args, at, where);
+    outbox.push(call);
+    return id;
+  };
+  return Object.freeze({
+    runAfter(delayMs: number, name: string, args?: unknown): Promise<string> {
+      const where = `ctx.scheduler.runAfter(${String(delayMs)}, '${String(name)}')`;
+      if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
+        return Promise.reject(new TypeError(`${where}: the delay must be a number of milliseconds ≥ 0.`));
+      }
+      return plan(where, new Date(clock.now() + delayMs), name, args);
+    },
+    runAt(at: Date | number, name: string, args?: unknown): Promise<string> {
+      const where = `ctx.scheduler.runAt(…, '${String(name)}')`;
+      return plan(where, typeof at === 'number' ? new Date(at) : at, name, args);
+    },
+    async cancel(id: string): Promise<boolean> {
+      if (typeof id !== 'string' || id.length === 0) throw new TypeError('ctx.scheduler.cancel(id): id must be the string runAfter or runAt returned.');
+      const key = `call:${id}`;
+      const planned = outbox.findIndex((row) => row.idempotencyKey === key);
+      if (planned >= 0) {
+        outbox.splice(planned, 1);
+        return true;
+      }
+      const result = await sql<{ cancelled: boolean }>`select "public"."_fw_cancel_call"(${key}) as cancelled`.execute(db);
+      return result.rows[0]?.cancelled === true;
+    },
+  });
 }
 
 /**

@@ -20,10 +20,11 @@ import { createAutocommitKysely } from '../db/autocommit.ts';
 import { type FwDatabase, withTransactionPlugins } from '../db/database.ts';
 import { enqueue, type OutboxEntry } from '../db/outbox.ts';
 import { type Attributes, inSpan } from '../telemetry/tracing.ts';
-import { type Caller, commandContext, type PlanWorkflowStart, queryContext, serverContext } from './contexts.ts';
+import { type Caller, commandContext, type PlanScheduledCall, type PlanWorkflowStart, queryContext, serverContext } from './contexts.ts';
+import type { Clock } from '../core/clock.ts';
 import { authorizePolicy } from './policy.ts';
 
-export type { Caller, PlanWorkflowStart } from './contexts.ts';
+export type { Caller, PlanScheduledCall, PlanWorkflowStart } from './contexts.ts';
 
 /** What the pipeline runs: an entry, or an agent's `aiTool` seen as one. */
 export interface Invocable {
@@ -45,6 +46,10 @@ export interface EntryServices {
   ai?: (caller: Caller) => AiContext;
   /** A command's `ctx.startWorkflow`. */
   planWorkflowStart?: PlanWorkflowStart;
+  /** A command's `ctx.scheduler.runAfter` / `runAt`. */
+  planScheduledCall?: PlanScheduledCall;
+  /** The time `ctx.scheduler.runAfter` counts from (default the system clock; tests move one). */
+  clock?: Clock;
   /** Entry spans carry the tenant (`FW_TRACE_TENANT=1`; off: a tenant id can be personal data). */
   traceTenant?: boolean;
 }
@@ -74,6 +79,11 @@ export interface Invocation extends Caller {
    * without waiting for a COMMIT that cannot change what was read. What it throws fails the run.
    */
   onReadResult?: (result: unknown) => void;
+  /**
+   * Read-write kinds: runs in the transaction after the handler, before COMMIT (a scheduled command
+   * marks its outbox row delivered there, so both commit together). What it throws rolls back.
+   */
+  beforeCommit?: (trx: Kysely<any>) => Promise<void>;
   /** Its own span (default true); a live rerun has one already. */
   span?: boolean;
 }
@@ -161,8 +171,9 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
       const result = await db.transaction({ readOnly: false, ...caller, plugins: call.plugins, label }, async (trx) => {
         if (entry.kind === 'aiTool') return entry.handler({ db: trx, ...caller, ...call.context }, args);
         const outbox: OutboxEntry[] = [];
-        const value = await entry.handler(commandContext(trx, caller, outbox, services.planWorkflowStart), args);
+        const value = await entry.handler(commandContext(trx, caller, outbox, services), args);
         await enqueue(trx, { tenantId: caller.auth.tenantId, userId: caller.auth.userId, traceId: caller.traceId }, outbox);
+        await call.beforeCommit?.(trx);
         return value;
       });
       return checkOutput(entry, call, result);

@@ -9,6 +9,7 @@ import { listInvalidations, logBounds } from '../live/log.ts';
 import { listTraces, readTrace } from '../ai/traces.ts';
 import { outboxOverview } from '../outbox/overview.ts';
 import { cancelRun, listRuns, readRun } from '../workflows/store.ts';
+import { cancelCall, listCalls } from '../schedule/store.ts';
 
 export const ADMIN_PREFIX = '/_fw/';
 export const ADMIN_TOKEN_HEADER = 'x-fw-admin-token';
@@ -28,14 +29,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * Ops and debug routes (`/_fw/live/status`, `/_fw/live/invalidations`, `/_fw/live/subscriptions/:id`,
  * `/_fw/ai/traces`, `/_fw/ai/traces/:traceId`, `/_fw/outbox`, `/_fw/db/status`, `/_fw/workflows`, `/_fw/workflows/:runId`,
- * `POST /_fw/workflows/:runId/cancel`): open in dev mode, otherwise only with the admin token in
- * `x-fw-admin-token`. The one POST needs a JSON content type, so a browser page cannot send it
+ * `POST /_fw/workflows/:runId/cancel`, `/_fw/schedule`, `POST /_fw/schedule/:id/cancel`): open in dev mode, otherwise only with the admin token in
+ * `x-fw-admin-token`. The POSTs need a JSON content type, so a browser page cannot send it
  * without a CORS preflight (which the allow-list refuses). The caller has passed `authorizeAdmin`.
  */
 export async function serveAdmin(req: IncomingMessage, path: string, context: AdminContext): Promise<unknown> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const workflows = await serveWorkflows(req, path, url, context);
   if (workflows !== undefined) return workflows;
+  const schedule = await serveSchedule(req, path, url, context);
+  if (schedule !== undefined) return schedule;
   if (req.method !== 'GET') throw new FwError('method_not_allowed', `${path} answers GET only.`, { headers: { allow: 'GET' } });
   if (path === '/_fw/ai/traces') return { traces: await listTraces(context.db) };
   if (path === '/_fw/outbox') return outboxOverview(context.db.admin);
@@ -146,4 +149,46 @@ export function authorizeAdmin(req: IncomingMessage, context: Pick<AdminContext,
   if (!timingSafeEqual(digest(token), digest(context.adminToken))) {
     throw new FwError('forbidden', 'The admin token is not valid.');
   }
+}
+
+const CALL_STATUSES = new Set(['pending', 'running', 'delivered', 'dead', 'cancelled']);
+
+/** The scheduled-call routes (`fw schedule`), or undefined when `path` is none of them. */
+async function serveSchedule(req: IncomingMessage, path: string, url: URL, context: AdminContext): Promise<unknown> {
+  const match = /^\/_fw\/schedule(?:\/([^/]+)\/cancel)?$/.exec(path);
+  if (!match) return undefined;
+  const [, rawId] = match;
+  const method = rawId === undefined ? 'GET' : 'POST';
+  if (req.method !== method) throw new FwError('method_not_allowed', `${path} answers ${method} only.`, { headers: { allow: method } });
+  if (rawId === undefined) {
+    const limit = url.searchParams.get('limit');
+    const status = url.searchParams.get('status');
+    if (limit !== null && !/^\d{1,4}$/.test(limit)) {
+      throw new FwError('validation_failed', `limit must be a whole number, got "${limit.slice(0, 20)}".`, {
+        diagnostics: [{ path: 'query.limit', code: 'invalid_limit', message: 'e.g. ?limit=50' }],
+      });
+    }
+    if (status !== null && !CALL_STATUSES.has(status)) {
+      throw new FwError('validation_failed', `status must be one of ${[...CALL_STATUSES].join(', ')}, got "${status.slice(0, 20)}".`, {
+        diagnostics: [{ path: 'query.status', code: 'invalid_status', message: 'e.g. ?status=dead' }],
+      });
+    }
+    return { calls: await listCalls(context.db.admin, { limit: limit === null ? 50 : Math.min(Number(limit), 1000), ...(status ? { status } : {}) }) };
+  }
+  const id = decodeURIComponent(rawId);
+  if (!UUID.test(id)) {
+    throw new FwError('validation_failed', `A scheduled call's id is a UUID, got "${id.slice(0, 40)}".`, {
+      diagnostics: [{ path: 'url', code: 'invalid_call_id', message: 'fw schedule list --json shows the calls and their ids.' }],
+    });
+  }
+  if (!/^application\/json\b/i.test(String(req.headers['content-type'] ?? ''))) {
+    throw new FwError('unsupported_media_type', 'POST /_fw/schedule/:id/cancel needs Content-Type: application/json.');
+  }
+  const result = await cancelCall(context.db.admin, id);
+  if (!result) {
+    throw new FwError('not_found', `No scheduled call ${id}.`, {
+      diagnostics: [{ path: 'url', code: 'unknown_call', message: 'fw schedule list --json shows the calls and their ids.' }],
+    });
+  }
+  return result;
 }

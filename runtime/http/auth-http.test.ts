@@ -8,7 +8,7 @@ import { createLiveConnection, type LiveStatus } from '../../client/live.ts';
 import { requestHeaders } from '../../client/request-headers.ts';
 import { startTestIssuer, type TestIssuer } from '../../e2e/support/test-issuer.ts';
 import { until } from '../../e2e/support/until.ts';
-import type { Clock } from '../auth/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../core/entries.ts';

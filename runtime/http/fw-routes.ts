@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Clock } from '../auth/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import type { FwDatabase } from '../db/database.ts';
 import type { Auth, EntryDefinition } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';

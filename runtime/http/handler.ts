@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AuthOption, createAuthenticator } from '../auth/authenticator.ts';
-import { type Clock, systemClock } from '../auth/clock.ts';
+import { type Clock, systemClock } from '../core/clock.ts';
 import { parseAuthConfig } from '../auth/config.ts';
 import { type FwConfig, resolveConfig } from '../config/resolve-config.ts';
 import type { FwDatabase } from '../db/database.ts';
@@ -79,7 +79,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       console.error(`fw: ${error.code} [trace ${traceId}] ${printable(error.message)}${causeMessage}${diagnostics}\n${printableFrames(cause)}`);
     });
   const { app, db } = options;
-  const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: config.get('FW_TRACE_TENANT') });
+  const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: config.get('FW_TRACE_TENANT'), clock });
 
   // One table per app, built here once: fw's own routes, then the app's endpoints.
   const table = createRouteTable<Route>();

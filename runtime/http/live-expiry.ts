@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '../auth/clock.ts';
+import { type Clock, systemClock } from '../core/clock.ts';
 import { FwError } from '../core/errors.ts';
 import { errorEvent, eventHead } from '../live/live-wire.ts';
 import type { SseConnection } from '../live/sse-connection.ts';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Clock } from '../auth/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { type Diagnostic, FwError } from '../core/errors.ts';
 import type { LiveHub } from '../live/hub.ts';

@@ -189,7 +189,7 @@ for (const target of databaseTargets) {
       expect(script.calls).toEqual([]);
 
       const worker = newWorker({ workerId: 'w1' });
-      expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
+      expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, waiting: 0, dead: 0, leaseLost: 0 });
       expect(script.calls).toEqual([
         {
           action: 'onNoteCreated',
@@ -242,7 +242,7 @@ for (const target of databaseTargets) {
         onOutcome: (outcome) => outcome.kind === 'retry' && delays.push(outcome.delayMs!),
       });
       for (let attempt = 1; attempt <= 3; attempt++) {
-        expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 1, dead: 0, leaseLost: 0 });
+        expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 1, waiting: 0, dead: 0, leaseLost: 0 });
         const [row] = await rows(traceId);
         expect(row).toMatchObject({ status: 'pending', attempts: attempt, lease_owner: null, lease_until: null, last_error: `flaky: upstream said no (attempt ${attempt})` });
         // The row waits the attempt's delay, by the database's clock (less the moments since it was written).
@@ -257,7 +257,7 @@ for (const target of databaseTargets) {
       // The ceiling doubles per attempt (random 1 takes the ceiling itself).
       expect(delays).toEqual([60_000, 120_000, 240_000]);
 
-      expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 1, leaseLost: 0 });
+      expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, waiting: 0, dead: 1, leaseLost: 0 });
       const [dead] = await rows(traceId);
       expect(dead).toMatchObject({ status: 'dead', attempts: 4, last_error: 'flaky: upstream said no (attempt 4)', lease_owner: null });
       expect(script.calls.map((c) => c.event.attempt)).toEqual([1, 2, 3, 4]);
@@ -286,7 +286,7 @@ for (const target of databaseTargets) {
         return lease.rows[0]?.expired === true;
       }, 'worker-a’s lease to run out');
       const b = newWorker({ workerId: 'worker-b', leaseMs: 60_000 });
-      expect(await b.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
+      expect(await b.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, waiting: 0, dead: 0, leaseLost: 0 });
       const [row] = await rows(traceId);
       expect(row).toMatchObject({ status: 'delivered', attempts: 2, lease_owner: null, last_error: null });
       expect(script.calls.map((c) => c.event.attempt)).toEqual([1, 2]);
@@ -295,7 +295,7 @@ for (const target of databaseTargets) {
 
       // The stopped worker's handler finally returns: its outcome is dropped, b's stands.
       release();
-      expect(await aRun).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 0, leaseLost: 0 });
+      expect(await aRun).toEqual({ claimed: 1, delivered: 0, retried: 0, waiting: 0, dead: 0, leaseLost: 0 });
       expect((await rows(traceId))[0]).toMatchObject({ status: 'delivered', attempts: 2 });
       expect(errors).toEqual([]);
     });
@@ -326,7 +326,7 @@ for (const target of databaseTargets) {
       }, 'a renewed lease outliving the first one');
       expect(await b.runOnce()).toMatchObject({ claimed: 0 });
       release();
-      expect(await aRun).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
+      expect(await aRun).toEqual({ claimed: 1, delivered: 1, retried: 0, waiting: 0, dead: 0, leaseLost: 0 });
       expect((await rows(traceId))[0]).toMatchObject({ status: 'delivered', attempts: 1, lease_owner: null });
       expect(script.calls).toHaveLength(1);
       expect(errors).toEqual([]);
@@ -401,7 +401,7 @@ for (const target of databaseTargets) {
           const first = await stream.next(30_000);
           expect(first.json.result).toEqual([]);
           expect((await post('/commands/createNote', { title: 'Bread' })).status).toBe(200);
-          expect(await newWorker().runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
+          expect(await newWorker().runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, waiting: 0, dead: 0, leaseLost: 0 });
           const update = await stream.nextWhere((e) => e.event === 'snapshot' && e.json.result.length > 0, 30_000);
           expect(update.json.result).toEqual([{ text: 'created Bread' }]);
           expect(update.json.revision).not.toBe(first.json.revision); // a later revision (opaque per tenant)
@@ -423,7 +423,7 @@ for (const target of databaseTargets) {
 
       it('GET /_fw/outbox shows counts, the oldest pending row and dead rows with their last error', async () => {
         await run('emit', { event: 'note.created', payload: { noteId: 'bad' } });
-        expect(await newWorker().runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 1, leaseLost: 0 });
+        expect(await newWorker().runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, waiting: 0, dead: 1, leaseLost: 0 });
         await run('emit', { event: 'counted', payload: { n: 1 } });
         const overview = (await (await fetch(`${url}/_fw/outbox`)).json()) as any;
         expect(overview).toMatchObject({ counts: { pending: 1, delivered: 0, dead: 1 }, leased: 0, oldestPending: { event: 'counted', attempts: 0 } });

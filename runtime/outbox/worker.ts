@@ -6,6 +6,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { type DeliveryResult, MAX_ERROR_LENGTH, type OutboxRow } from '../db/outbox.ts';
 import { inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { type Backoff, backoffDelay, checkBackoff } from '../core/backoff.ts';
+import type { Clock } from '../core/clock.ts';
 import { claimRows, type DeliveryOutcome, finishDelivery, releaseLeases, renewLeases } from './store.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface RowDelivery {
   deliver(row: OutboxRow): Promise<DeliveryResult>;
   /** After a failed attempt's outcome is written: `retrying`, or `failed` once the row is dead. */
   failed?(row: OutboxRow, status: 'retrying' | 'failed', error: string): Promise<void>;
+  /** Before each claim, at `now` (epoch ms): rows to add first (the crons' next ticks). */
+  beforeClaim?(now: number): Promise<void>;
 }
 
 /** How the worker claims, retries and gives up (every field has a default). */
@@ -38,6 +41,12 @@ export interface DeliveryWorkerSettings {
   onError?: (error: unknown, context: OutboxErrorContext) => void;
   /** Every row's outcome, e.g. for logs. */
   onOutcome?: (outcome: OutboxOutcome) => void;
+  /**
+   * The time rows fall due by (scheduled calls, retries, sleeping workflow runs): tests pass one they
+   * move forward, started ahead of the database's time (rows written without a time are due at the
+   * database's `now()`). Default: the database's time. Leases always keep the database's time.
+   */
+  clock?: Clock;
 }
 
 export interface DeliveryWorkerOptions extends DeliveryWorkerSettings {
@@ -57,8 +66,11 @@ export interface OutboxErrorContext {
 }
 
 export interface OutboxOutcome {
-  /** `lease-lost`: the lease expired and another worker took the row; this worker's outcome was dropped. */
-  kind: 'delivered' | 'retry' | 'dead' | 'lease-lost';
+  /**
+   * `lease-lost`: the lease expired and another worker took the row; this worker's outcome was dropped.
+   * `wait`: the row sleeps until `resumeAt` (a workflow run's `ctx.sleep`), without counting an attempt.
+   */
+  kind: 'delivered' | 'retry' | 'wait' | 'dead' | 'lease-lost';
   outboxId: string;
   event: string;
   attempt: number;
@@ -68,12 +80,16 @@ export interface OutboxOutcome {
   message?: string;
   /** `retry`: the wait before the row is due again. */
   delayMs?: number;
+  /** `wait`: when the row is due again (ISO). */
+  resumeAt?: string;
 }
 
 export interface OutboxRunSummary {
   claimed: number;
   delivered: number;
   retried: number;
+  /** Rows put back to sleep (workflow runs waiting for a time). */
+  waiting: number;
   dead: number;
   leaseLost: number;
 }
@@ -122,6 +138,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   const maxAttempts = wholeNumber('maxAttempts', options.maxAttempts ?? 8, 1);
   const backoff = checkBackoff({ baseMs: 1000, capMs: 5 * 60_000, ...options.backoff }, 'createOutboxWorker({ backoff })');
   const onError = options.onError ?? reportToStderr;
+  // Without an injected clock, rows fall due by the database's time (as every process sees it).
+  const clock = options.clock;
 
   let delivery: RowDelivery;
   const setApp = (next: AppDefinition) => {
@@ -137,7 +155,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   /** Rows this worker gave up on while their actions ran: their outcomes are not written. */
   const abandoned = new Set<string>();
   let renewTimer: NodeJS.Timeout | undefined;
-  const totals: OutboxRunSummary = { claimed: 0, delivered: 0, retried: 0, dead: 0, leaseLost: 0 };
+  const totals: OutboxRunSummary = { claimed: 0, delivered: 0, retried: 0, waiting: 0, dead: 0, leaseLost: 0 };
   let lastClaimAt: Date | null = null;
   let lastError: string | null = null;
 
@@ -166,7 +184,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   };
 
   async function claim(limit: number): Promise<OutboxRow[]> {
-    const rows = await claimRows(db.admin, workerId, limit, leaseMs);
+    // What is due may include rows added now (a cron's tick): a failure here must not stop deliveries.
+    await delivery.beforeClaim?.(clock?.now() ?? Date.now()).catch((error: unknown) => report(error, { phase: 'claim' }));
+    const rows = await claimRows(db.admin, workerId, limit, leaseMs, clock ? new Date(clock.now()) : null);
     lastClaimAt = new Date();
     totals.claimed += rows.length;
     return rows;
@@ -185,6 +205,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
     const current = delivery;
     const names = current.names(row);
     let outcome: DeliveryOutcome;
+    let settled = false;
     if (row.attempts > maxAttempts) {
       // The last attempt's worker stopped mid-delivery (the lease expired): nothing is left to try.
       outcome = { kind: 'dead', error: `Attempt ${maxAttempts} of ${maxAttempts} did not finish: its worker stopped mid-delivery.` };
@@ -196,31 +217,35 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
         error,
         message: (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_LENGTH),
       }));
-      if (result.ok) outcome = { kind: 'delivered', ...(result.note ? { note: result.note } : {}) };
+      if (result.ok && result.resumeAt !== undefined) outcome = { kind: 'wait', availableAt: new Date(result.resumeAt) };
+      else if (result.ok) outcome = { kind: 'delivered', ...(result.note ? { note: result.note } : {}) };
       else {
         report(result.error, { phase: 'deliver', outboxId: row.id, event: row.event, action: result.action, attempt: row.attempts, traceId: row.traceId });
+        const delayMs = backoffDelay(row.attempts - 1, backoff);
         outcome =
           result.permanent || row.attempts >= maxAttempts
             ? { kind: 'dead', error: result.message }
-            : { kind: 'retry', error: result.message, delayMs: backoffDelay(row.attempts - 1, backoff) };
+            : { kind: 'retry', error: result.message, delayMs, availableAt: clock ? new Date(clock.now() + delayMs) : null };
       }
+      settled = result.ok && result.settled === true;
     }
     if (abandoned.has(row.id)) return undefined;
     let written: boolean;
     try {
-      written = await finishDelivery(db.admin, workerId, row.id, outcome);
+      // A delivery that settled its row in its own transaction (a scheduled command) has nothing left to write.
+      written = settled || (await finishDelivery(db.admin, workerId, row.id, outcome));
     } catch (error) {
       report(error, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId });
       return undefined; // The lease runs out and the row is delivered again.
     }
-    if (written && outcome.kind !== 'delivered' && current.failed) {
+    if (written && (outcome.kind === 'retry' || outcome.kind === 'dead') && current.failed) {
       await current.failed(row, outcome.kind === 'retry' ? 'retrying' : 'failed', outcome.error).catch((error: unknown) =>
         report(error, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId }),
       );
     }
     const kind = written ? outcome.kind : 'lease-lost';
-    totals[kind === 'delivered' ? 'delivered' : kind === 'retry' ? 'retried' : kind === 'dead' ? 'dead' : 'leaseLost']++;
-    const message = outcome.kind === 'delivered' ? outcome.note : outcome.error;
+    totals[kind === 'delivered' ? 'delivered' : kind === 'retry' ? 'retried' : kind === 'wait' ? 'waiting' : kind === 'dead' ? 'dead' : 'leaseLost']++;
+    const message = outcome.kind === 'delivered' ? outcome.note : outcome.kind === 'wait' ? undefined : outcome.error;
     options.onOutcome?.({
       kind,
       outboxId: row.id,
@@ -230,6 +255,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
       traceId: row.traceId,
       ...(message ? { message } : {}),
       ...(outcome.kind === 'retry' && written ? { delayMs: outcome.delayMs } : {}),
+      ...(outcome.kind === 'wait' && written ? { resumeAt: outcome.availableAt.toISOString() } : {}),
     });
     return kind;
   }
@@ -311,7 +337,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
       const rows = await claim(batchSize);
       const kinds = await Promise.all(rows.map(track));
       const count = (kind: OutboxOutcome['kind']) => kinds.filter((k) => k === kind).length;
-      return { claimed: rows.length, delivered: count('delivered'), retried: count('retry'), dead: count('dead'), leaseLost: count('lease-lost') };
+      return { claimed: rows.length, delivered: count('delivered'), retried: count('retry'), waiting: count('wait'), dead: count('dead'), leaseLost: count('lease-lost') };
     },
     status() {
       return {

@@ -9,7 +9,8 @@
  * | `fw.live.reruns` | counter | `fw.live.query`, `fw.live.changed` |
  * | `fw.live.lag` (s) | histogram | `fw.live.query` — from the write's log row to the frame sent |
  * | `fw.live.connections`, `fw.live.subscriptions`, `fw.live.groups` | gauges | |
- * | `fw.outbox.pending`, `fw.outbox.oldest_pending_age` (s) | gauges | |
+ * | `fw.outbox.pending`, `fw.outbox.oldest_pending_age` (s) | gauges | due rows, and how long the oldest has been due |
+ * | `fw.outbox.scheduled` | gauge | rows not due yet: scheduled calls, cron ticks, sleeping workflow runs |
  * | `fw.db.pool.connections` | gauge | `fw.db.pool` (`owner`, `requests`), `state` (`used`, `idle`, `waiting`) |
  */
 import { type Attributes, metrics } from '@opentelemetry/api';
@@ -60,8 +61,8 @@ export interface GaugeSources {
   pools(): ReadonlyArray<{ pool: string; used: number; idle: number; waiting: number }>;
   /** The live hub, where the process serves live queries. */
   live?: { status(): { connections: number; subscriptions: number; groups: number } };
-  /** The outbox: rows waiting, and when the oldest was written (ISO 8601); undefined when it cannot tell now. */
-  outbox(): Promise<{ pending: number; oldestPendingAt: string | null } | undefined>;
+  /** The outbox: rows due, rows scheduled for later, and since when the oldest due row is due (ISO 8601); undefined when it cannot tell now. */
+  outbox(): Promise<{ pending: number; scheduled?: number; oldestPendingAt: string | null } | undefined>;
 }
 
 /**
@@ -74,10 +75,11 @@ export function registerRuntimeGauges(runtime: GaugeSources): () => void {
   const connections = meter.createObservableGauge('fw.live.connections', { description: 'Open live streams.' });
   const subscriptions = meter.createObservableGauge('fw.live.subscriptions', { description: 'Live subscriptions.' });
   const groups = meter.createObservableGauge('fw.live.groups', { description: 'liveQuery groups (one query run serves every subscriber of a group).' });
-  const pending = meter.createObservableGauge('fw.outbox.pending', { description: 'Events waiting for delivery.' });
-  const oldest = meter.createObservableGauge('fw.outbox.oldest_pending_age', { unit: 's', description: 'Age of the oldest event waiting for delivery.' });
+  const pending = meter.createObservableGauge('fw.outbox.pending', { description: 'Outbox rows due for delivery.' });
+  const scheduled = meter.createObservableGauge('fw.outbox.scheduled', { description: 'Outbox rows not due yet: scheduled calls, cron ticks, sleeping workflow runs.' });
+  const oldest = meter.createObservableGauge('fw.outbox.oldest_pending_age', { unit: 's', description: 'How long the oldest due outbox row has been due.' });
   const pool = meter.createObservableGauge('fw.db.pool.connections', { description: 'Database connections by pool and state.' });
-  const observables = [connections, subscriptions, groups, pending, oldest, pool];
+  const observables = [connections, subscriptions, groups, pending, scheduled, oldest, pool];
   const callback = async (result: { observe(observable: (typeof observables)[number], value: number, attributes?: Attributes): void }) => {
     const live = runtime.live?.status();
     if (live) {
@@ -91,6 +93,7 @@ export function registerRuntimeGauges(runtime: GaugeSources): () => void {
     const outbox = await runtime.outbox().catch(() => undefined);
     if (outbox) {
       result.observe(pending, outbox.pending);
+      if (outbox.scheduled !== undefined) result.observe(scheduled, outbox.scheduled);
       const since = outbox.oldestPendingAt ? Date.parse(outbox.oldestPendingAt) : Date.now();
       result.observe(oldest, Math.max(0, Date.now() - since) / 1000);
     }

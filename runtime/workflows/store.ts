@@ -6,7 +6,13 @@ import { type Kysely, sql } from 'kysely';
 import { WORKFLOW_RUNS_TABLE as RUNS, WORKFLOW_STEPS_TABLE as STEPS } from '../db/ddl.ts';
 import { runOutboxKey, WORKFLOW_EVENT_PREFIX } from './start.ts';
 
-export type RunStatus = 'pending' | 'running' | 'retrying' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus = 'pending' | 'running' | 'sleeping' | 'retrying' | 'completed' | 'failed' | 'cancelled';
+
+/** What a sleeping run waits for (`fw workflows show`). */
+export type WaitingFor =
+  | { kind: 'sleep'; step: string; until: string }
+  /** `until`: when the wait times out (null: never). */
+  | { kind: 'event'; step: string; event: string; match: Record<string, unknown>; until: string | null };
 const FINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 export function isFinal(status: RunStatus): boolean {
@@ -35,6 +41,7 @@ export async function beginRun(admin: Kysely<any>, run: BeginRun): Promise<{ sta
     on conflict (id) do update set
       status = case when r.status in ('completed', 'cancelled') then r.status else 'running' end,
       finished_at = case when r.status in ('completed', 'cancelled') then r.finished_at else null end,
+      waiting_for = case when r.status in ('completed', 'cancelled') then r.waiting_for else null end,
       attempts = greatest(r.attempts, excluded.attempts),
       outbox_id = excluded.outbox_id,
       updated_at = now()
@@ -75,11 +82,60 @@ export async function cancelRequested(admin: Kysely<any>, runId: string): Promis
   return result.rows[0]?.requested ?? false;
 }
 
+/** A run that gave its worker back until something happens (a time): `sleeping`, and what it waits for. */
+export async function waitRun(admin: Kysely<any>, runId: string, waitingFor: WaitingFor): Promise<void> {
+  await sql`
+    update "public"."${sql.raw(RUNS)}" set status = 'sleeping', waiting_for = ${JSON.stringify(waitingFor)}::jsonb, updated_at = now()
+    where id = ${runId}::uuid and status not in ('completed', 'failed', 'cancelled')`.execute(admin);
+}
+
+/** Records what a running run is about to wait for (before it looks whether it came), so signals find it. */
+export async function announceWait(admin: Kysely<any>, runId: string, waitingFor: WaitingFor): Promise<void> {
+  await sql`
+    update "public"."${sql.raw(RUNS)}" set waiting_for = ${JSON.stringify(waitingFor)}::jsonb, updated_at = now()
+    where id = ${runId}::uuid and status not in ('completed', 'failed', 'cancelled')`.execute(admin);
+}
+
+/** One stored step's value, or undefined when it is not stored. */
+export async function readStep(admin: Kysely<any>, runId: string, name: string): Promise<unknown> {
+  const result = await sql<{ output: { value?: unknown } }>`
+    select output from "public"."${sql.raw(STEPS)}" where run_id = ${runId}::uuid and name = ${name}`.execute(admin);
+  return result.rows[0] ? (result.rows[0].output.value ?? null) : undefined;
+}
+
+/**
+ * Delivers a signal: every run of `tenantId` waiting for `event` whose `match` the payload contains
+ * gets the payload stored as its wait's outcome (the first outcome stored wins: a timeout that came
+ * first stays), and its start row is made due now. Returns the runs it woke, and those it could not
+ * wake yet because an attempt of theirs holds the row (the signal is retried for them).
+ */
+export async function signalRuns(admin: Kysely<any>, signal: { event: string; payload: unknown; tenantId: string | null }): Promise<{ woken: string[]; busy: string[] }> {
+  const payload = signal.payload !== null && typeof signal.payload === 'object' && !Array.isArray(signal.payload) ? signal.payload : {};
+  const waiting = await sql<{ id: string; step: string; outbox_id: string | null }>`
+    select id, waiting_for->>'step' as step, outbox_id from "public"."${sql.raw(RUNS)}"
+    where status in ('running', 'sleeping') and waiting_for->>'kind' = 'event' and waiting_for->>'event' = ${signal.event}
+      and tenant_id is not distinct from ${signal.tenantId}::uuid
+      and coalesce(waiting_for->'match', '{}'::jsonb) <@ ${JSON.stringify(payload)}::jsonb
+      and not exists (select 1 from "public"."${sql.raw(STEPS)}" s where s.run_id = id and s.name = waiting_for->>'step')`.execute(admin);
+  const woken: string[] = [];
+  const busy: string[] = [];
+  for (const run of waiting.rows) {
+    await saveStep(admin, { runId: run.id, name: run.step, json: JSON.stringify({ value: { payload: signal.payload ?? null } }), attempt: 0, durationMs: 0 });
+    const due = await sql`
+      update "public"."_fw_outbox" set available_at = now()
+      where id = ${run.outbox_id}::bigint and status = 'pending' and (lease_until is null or lease_until < now())
+      returning id`.execute(admin);
+    (due.rows.length > 0 ? woken : busy).push(String(run.id));
+  }
+  return { woken, busy };
+}
+
 /** Ends a run: `completed` with its result (JSON text), or `cancelled`. */
 export async function endRun(admin: Kysely<any>, runId: string, end: { status: 'completed'; json: string } | { status: 'cancelled' }): Promise<void> {
   await sql`
     update "public"."${sql.raw(RUNS)}" set
       status = ${end.status},
+      waiting_for = null,
       result = ${end.status === 'completed' ? end.json : null}::jsonb,
       finished_at = now(), updated_at = now()
     where id = ${runId}::uuid and status not in ('completed', 'failed', 'cancelled')`.execute(admin);
@@ -154,6 +210,8 @@ export interface RunSummary {
   traceId: string | null;
   lastError: string | null;
   cancelRequested: boolean;
+  /** A sleeping run: what it waits for. */
+  waitingFor: WaitingFor | null;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -167,16 +225,17 @@ interface RawRun {
   trace_id: string | null;
   last_error: string | null;
   cancel_requested_at: Date | string | null;
+  waiting_for: WaitingFor | null;
   created_at: Date | string;
   finished_at: Date | string | null;
 }
 
 // Runs with a row, and runs whose start row waits unclaimed (`pending`).
 const allRuns = sql`
-  select id, workflow, status, attempts, tenant_id, trace_id, last_error, cancel_requested_at, created_at, finished_at
+  select id, workflow, status, attempts, tenant_id, trace_id, last_error, cancel_requested_at, waiting_for, created_at, finished_at
   from "public"."${sql.raw(RUNS)}"
   union all
-  select (o.payload->>'runId')::uuid, substr(o.event, ${WORKFLOW_EVENT_PREFIX.length + 1}), 'pending', o.attempts, o.tenant_id, o.trace_id, o.last_error, null, o.created_at, null
+  select (o.payload->>'runId')::uuid, substr(o.event, ${WORKFLOW_EVENT_PREFIX.length + 1}), 'pending', o.attempts, o.tenant_id, o.trace_id, o.last_error, null, null::jsonb, o.created_at, null
   from "public"."_fw_outbox" o
   where o.event like ${`${WORKFLOW_EVENT_PREFIX}%`} and o.status = 'pending'
     and not exists (select 1 from "public"."${sql.raw(RUNS)}" r where r.id = (o.payload->>'runId')::uuid)`;
@@ -214,6 +273,7 @@ function summary(row: RawRun): RunSummary {
     traceId: row.trace_id,
     lastError: row.last_error,
     cancelRequested: row.cancel_requested_at !== null,
+    waitingFor: row.waiting_for ?? null,
     createdAt: new Date(row.created_at).toISOString(),
     finishedAt: row.finished_at === null ? null : new Date(row.finished_at).toISOString(),
   };

@@ -205,11 +205,11 @@ for (const target of databaseTargets) {
         return lease.rows.length === 1 && lease.rows[0]!.expired;
       }, 'worker-a’s lease to run out');
       const b = newWorker({ workerId: 'worker-b', leaseMs: 60_000 });
-      expect(await b.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, leaseLost: 0 });
+      expect(await b.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, waiting: 0, dead: 0, leaseLost: 0 });
       expect(script.ran).toEqual(['charge@1', 'fulfil@1', 'fulfil@2', 'journal@2']);
       expect(await run(result.runId)).toMatchObject({ status: 'completed', attempts: 2 });
       release();
-      expect(await aRun).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 0, leaseLost: 0 }); // a's late outcome is dropped
+      expect(await aRun).toEqual({ claimed: 1, delivered: 0, retried: 0, waiting: 0, dead: 0, leaseLost: 0 }); // a's late outcome is dropped
       expect((await run(result.runId)).steps.map((s) => [s.name, s.attempt])).toEqual([['charge', 1], ['fulfil', 2], ['journal', 2]]);
       expect(errors).toEqual([]);
     });
@@ -304,7 +304,7 @@ for (const target of databaseTargets) {
         .insertInto('_fw_outbox')
         .values({ event: 'fw.workflow:twice', payload: sql`${JSON.stringify({ runId: crypto.randomUUID(), args: {} })}::jsonb`, idempotency_key: 'workflow:twice-test' })
         .execute();
-      expect(await newWorker({ maxAttempts: 1 }).runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, dead: 1, leaseLost: 0 });
+      expect(await newWorker({ maxAttempts: 1 }).runOnce()).toEqual({ claimed: 1, delivered: 0, retried: 0, waiting: 0, dead: 1, leaseLost: 0 });
       const [run, ...more] = await listRuns(db.admin, { workflow: 'twice' });
       expect(more).toEqual([]);
       expect(run).toMatchObject({ status: 'failed', lastError: expect.stringContaining("ctx.step('same') ran twice in one run") });

@@ -25,7 +25,7 @@ export interface CheckReport {
 
 const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed_context']);
 /** Backend findings that come with the contract checks but belong to the entry analysis. */
-const analysisCodes = new Set(['unknown_workflow']);
+const analysisCodes = new Set(['unknown_workflow', 'unknown_scheduled_call', 'unknown_cron_target', 'invalid_cron']);
 
 /**
  * Runs every static check of an app without writing anything: the app loads (policies defined),
@@ -45,7 +45,7 @@ export async function runChecks(options: { root: string }): Promise<CheckReport>
     if (!(error instanceof AppLoadError)) throw error;
     const diagnostics = sortDiagnostics(error.problems.map(loadProblem));
     const group = (name: CheckName, codes: (code: string) => boolean) => result(name, diagnostics.filter((d) => codes(d.code)));
-    return { ok: false, checks: [group('load', (c) => c === 'app_invalid'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
+    return { ok: false, checks: [group('load', (c) => c !== 'unknown_policy'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
   }
   const generated = await generateFromApp(app, { root, check: true });
   const drift = generated.files.flatMap((f) =>
@@ -78,10 +78,13 @@ function result(name: CheckName, diagnostics: readonly CheckDiagnostic[]): Check
   return { name, ok: count('error') === 0, errors: count('error'), warnings: count('warning'), infos: count('info') };
 }
 
+/** Load problems that keep a code of their own (the rest are `app_invalid`). */
+const ownLoadCodes = new Set(['unknown_policy', 'invalid_cron', 'unknown_cron_target']);
+
 function loadProblem(problem: AppLoadProblem): CheckDiagnostic {
   const policy = problem.code === 'unknown_policy';
   return checkDiagnostic({
-    code: policy ? 'unknown_policy' : 'app_invalid',
+    code: problem.code && ownLoadCodes.has(problem.code) ? (problem.code as CheckDiagnostic['code']) : 'app_invalid',
     severity: 'error',
     message: problem.message,
     file: problem.file ?? (policy ? 'src/policies.ts' : '.'),

@@ -8,6 +8,7 @@ import { type AgentToolsJson, buildAgentTools } from '../../plugin/generate/agen
 import { buildCapabilityMap, type CapabilityMap } from '../../plugin/generate/capability-map.ts';
 import { buildFrontendGraphJson, type FrontendGraphJson } from '../../plugin/generate/frontend-graph.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
+import { nextCronTicks } from '../../runtime/schedule/cron-ticks.ts';
 
 /** `fw inspect client`: the generated api surface and how the web app calls each entry. */
 export interface ClientSurface {
@@ -40,8 +41,13 @@ export interface ClientSurface {
   }>;
 }
 
-export type InspectTarget = 'client' | 'frontend' | 'capabilities' | 'agent-tools';
-export type Inspection = ClientSurface | FrontendGraphJson | CapabilityMap | AgentToolsJson;
+export type InspectTarget = 'client' | 'frontend' | 'capabilities' | 'agent-tools' | 'crons';
+export type Inspection = ClientSurface | FrontendGraphJson | CapabilityMap | AgentToolsJson | CronList;
+
+/** `fw inspect crons`: the crons of `src/crons.ts` with their next run (by this machine's clock). */
+export interface CronList {
+  crons: ReturnType<typeof nextCronTicks>;
+}
 
 const callables = {
   command: { react: 'useCommand', vue: 'useFwCommand', section: 'commands' },
@@ -58,7 +64,9 @@ const callables = {
  */
 export async function inspectApp(options: { root: string; target: InspectTarget }): Promise<Inspection> {
   const root = path.resolve(options.root);
-  const model = await analyseApp(root, await loadAppOnce(root));
+  const app = await loadAppOnce(root);
+  if (options.target === 'crons') return { crons: nextCronTicks(app, Date.now()) };
+  const model = await analyseApp(root, app);
   if (options.target === 'agent-tools') return buildAgentTools(model);
   const frontend = await analyseFrontend(root, model.entries);
   switch (options.target) {

@@ -1,6 +1,7 @@
 /**
- * The time tokens are checked by, and live streams opened with a token end by. Tests inject a clock
- * they move forward instead of waiting for a token to expire; everything else uses {@link systemClock}.
+ * The runtime's time: what tokens are checked by, live streams opened with a token end by, scheduled
+ * calls, crons and sleeping workflow runs fall due by. Tests inject a clock they move forward instead
+ * of waiting for wall time; everything else uses {@link systemClock}.
  */
 export interface Clock {
   /** Epoch ms. */

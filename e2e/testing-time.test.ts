@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp } from './support/app.ts';
+import { startTestApp, type TestApp } from '../testing/index.ts';
+
+const ACME = '00000000-0000-4000-8000-000000000001';
+
+const files = {
+  'src/commands/noteLater.ts': [
+    "import { command, z } from 'fw';",
+    'export default command({',
+    '  args: { title: z.string() },',
+    "  handler: async (ctx, args) => ({ id: await ctx.scheduler.runAfter(3600_000, 'createNote', { title: args.title }) }),",
+    '});',
+    '',
+  ].join('\n'),
+  'src/commands/stampNote.ts': [
+    "import { command } from 'fw';",
+    "export default command({ policy: 'system', handler: (ctx) => ctx.db.insertInto('notes').values({ title: 'stamp', body: null, author_id: 'cron' }).execute() });",
+    '',
+  ].join('\n'),
+  'src/crons.ts': `import { crons } from 'fw';\nexport default crons({ stamp: { every: '1d', call: 'stampNote', tenant: '${ACME}' } });\n`,
+};
+
+describe('fw/testing moves time', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>> | undefined;
+  let fw: TestApp<any>;
+  beforeAll(async () => {
+    app = await createTestApp('minimal-web', files);
+    fw = await startTestApp({ root: app.dir });
+  }, 60_000);
+  afterAll(async () => {
+    await fw?.close();
+    await app?.remove();
+  });
+
+  it('runs a scheduled call and a cron tick when the test advances the clock past them', async () => {
+    const alice = fw.client({ userId: 'alice', tenantId: ACME, role: 'member' });
+    await alice.command('noteLater' as never, { title: 'later' } as never);
+    expect(await fw.deliverEvents()).toMatchObject({ delivered: 0 });
+    const titles = async () => ((await alice.query('listNotes' as never, {} as never)) as Array<{ title: string }>).map((n) => n.title).sort();
+    expect(await titles()).toEqual([]);
+
+    // The cron ticks at midnight UTC (intervals are aligned to the epoch): the hour may cross one.
+    const DAY = 86_400_000;
+    const crossed = Math.floor((fw.now() + 3600_000) / DAY) > Math.floor(fw.now() / DAY);
+    fw.advanceTime('1h');
+    expect(await fw.deliverEvents()).toMatchObject({ delivered: crossed ? 2 : 1 });
+    expect(await titles()).toEqual(crossed ? ['later', 'stamp'] : ['later']);
+
+    fw.advanceTime('1d');
+    expect(await fw.deliverEvents()).toMatchObject({ delivered: 1 });
+    expect(await titles()).toEqual(crossed ? ['later', 'stamp', 'stamp'] : ['later', 'stamp']);
+  });
+});

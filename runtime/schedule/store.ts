@@ -1,0 +1,81 @@
+/**
+ * Scheduled calls as operators see them (`fw schedule`, `GET /_fw/schedule`): `fw.call:` rows of the
+ * outbox, read and cancelled as the owner (`db.admin`).
+ */
+import { type Kysely, sql } from 'kysely';
+import { CALL_EVENT_PREFIX, callKey } from './plan.ts';
+
+export type CallStatus = 'pending' | 'running' | 'delivered' | 'dead' | 'cancelled';
+
+export interface CallSummary {
+  id: string;
+  /** The command or action it calls. */
+  entry: string;
+  status: CallStatus;
+  runAt: string;
+  attempts: number;
+  tenantId: string | null;
+  userId: string | null;
+  traceId: string | null;
+  lastError: string | null;
+  createdAt: string;
+}
+
+interface RawCall {
+  idempotency_key: string;
+  event: string;
+  status: string;
+  running: boolean;
+  available_at: Date | string;
+  attempts: number;
+  tenant_id: string | null;
+  user_id: string | null;
+  trace_id: string | null;
+  last_error: string | null;
+  created_at: Date | string;
+}
+
+const columns = sql`idempotency_key, event, status, coalesce(lease_until > now(), false) as running, available_at, attempts, tenant_id, user_id, trace_id, last_error, created_at`;
+
+/** Scheduled calls, soonest first; by default those still to run. */
+export async function listCalls(admin: Kysely<any>, options: { status?: string; limit?: number } = {}): Promise<CallSummary[]> {
+  const status = options.status ?? null;
+  const result = await sql<RawCall>`
+    select ${columns} from "public"."_fw_outbox"
+    where event like ${`${CALL_EVENT_PREFIX}%`}
+      and (case when ${status}::text is null then status = 'pending'
+                when ${status}::text = 'running' then status = 'pending' and lease_until > now()
+                else status = ${status} end)
+    order by available_at, id limit ${options.limit ?? 50}`.execute(admin);
+  return result.rows.map(summary);
+}
+
+/**
+ * Cancels a call that has not run: `cancelled` (pending, not running now), or what it is when it ran,
+ * is running or was cancelled already. `null` when there is no such call.
+ */
+export async function cancelCall(admin: Kysely<any>, id: string): Promise<{ id: string; cancelled: boolean; status: CallStatus } | null> {
+  const updated = await sql<RawCall>`
+    update "public"."_fw_outbox" set status = 'cancelled', dead_at = now(), last_error = 'Cancelled by an operator (fw schedule cancel).'
+    where idempotency_key = ${callKey(id)} and event like ${`${CALL_EVENT_PREFIX}%`} and status = 'pending' and (lease_until is null or lease_until < now())
+    returning ${columns}`.execute(admin);
+  if (updated.rows[0]) return { id, cancelled: true, status: 'cancelled' };
+  const found = await sql<RawCall>`select ${columns} from "public"."_fw_outbox" where idempotency_key = ${callKey(id)} and event like ${`${CALL_EVENT_PREFIX}%`}`.execute(admin);
+  const row = found.rows[0];
+  return row ? { id, cancelled: false, status: summary(row).status } : null;
+}
+
+function summary(row: RawCall): CallSummary {
+  return {
+    id: row.idempotency_key.slice('call:'.length),
+    entry: row.event.slice(CALL_EVENT_PREFIX.length),
+    status: row.status === 'pending' && row.running ? 'running' : (row.status as CallStatus),
+    runAt: new Date(row.available_at).toISOString(),
+    attempts: Number(row.attempts),
+    tenantId: row.tenant_id,
+    userId: row.user_id,
+    traceId: row.trace_id,
+    lastError: row.last_error,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
