@@ -1,0 +1,56 @@
+import path from 'node:path';
+import type { Diagnostic } from '../runtime/core/errors.ts';
+import { FwFailure } from '../runtime/core/failure.ts';
+import { AppLoadError } from './load-app.ts';
+
+type Located = Diagnostic & { file?: string; line?: number; column?: number };
+
+/** What Vite's error overlay is sent for a backend failure (`server.ws.send({ type: 'error', err })`). */
+export interface OverlayError {
+  message: string;
+  stack: string;
+  plugin: 'fw';
+  /** The file to open (absolute), and where in it. */
+  id?: string;
+  loc?: { file: string; line: number; column: number };
+}
+
+/**
+ * A backend failure as Vite's overlay shows it: the whole story in the message (every diagnostic with
+ * its place and fix, then what to run), and the first place that is known as the overlay's link.
+ * The same text goes to the terminal.
+ */
+export function overlayError(root: string, error: unknown): OverlayError {
+  const message = failureText(error);
+  const place = firstPlace(error);
+  if (!place) return { message, stack: '', plugin: 'fw' };
+  const file = path.resolve(root, place.file);
+  return { message, stack: '', plugin: 'fw', id: file, loc: { file, line: place.line, column: place.column } };
+}
+
+/** A failure as lines: its message, one line per diagnostic (place, message) and its fix, then suggestions. */
+export function failureText(error: unknown): string {
+  if (!(error instanceof FwFailure)) return error instanceof Error ? error.message : String(error);
+  const lines = [error.message];
+  for (const d of error.diagnostics as Located[]) {
+    const where = d.file ? ` (${d.file}${d.line ? `:${d.line}:${d.column ?? 1}` : ''})` : '';
+    lines.push(`  • ${d.path}${where}: ${d.message}`);
+    if (d.hint) lines.push(`    fix: ${d.hint}`);
+  }
+  for (const suggestion of error.suggestions) lines.push(`  → ${suggestion}`);
+  return lines.join('\n');
+}
+
+function firstPlace(error: unknown): { file: string; line: number; column: number } | undefined {
+  if (error instanceof AppLoadError) {
+    const problem = error.problems.find((p) => p.file);
+    if (!problem?.file) return undefined;
+    const match = /\(line (\d+)(?:, column (\d+))?\)/.exec(problem.message);
+    return { file: problem.file, line: problem.line ?? Number(match?.[1] ?? 1), column: problem.column ?? Number(match?.[2] ?? 1) };
+  }
+  if (error instanceof FwFailure) {
+    const located = (error.diagnostics as Located[]).find((d) => d.file && d.line);
+    if (located) return { file: located.file!, line: located.line!, column: located.column ?? 1 };
+  }
+  return undefined;
+}
