@@ -67,7 +67,7 @@ export async function createAppLoader(root: string): Promise<AppLoader> {
     appType: 'custom',
     server: { middlewareMode: true, hmr: false, ws: false, watch: null },
     // fw itself must be the same module instance the runtime uses, never a transformed copy.
-    ssr: { external: ['fw'] },
+    ssr: { external: ['fwjs'] },
     optimizeDeps: { noDiscovery: true, include: [] },
   });
   const runner = createServerModuleRunner(server.environments.ssr, { hmr: false });

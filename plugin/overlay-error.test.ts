@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemaBlockedFailure } from './dev-server/schema-hold.ts';
 import { overlayError } from './overlay-error.ts';
 
-const schema = `import { defineSchema, t, table } from 'fw';
+const schema = `import { defineSchema, t, table } from 'fwjs';
 
 export default defineSchema({
   tickets: table({

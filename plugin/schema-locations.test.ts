@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { locateSchemaDiagnostics } from './schema-locations.ts';
 
-const source = `import { defineSchema, t, table } from 'fw';
+const source = `import { defineSchema, t, table } from 'fwjs';
 
 export default defineSchema({
   tickets: table(

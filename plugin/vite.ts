@@ -26,7 +26,7 @@ export interface FwPluginOptions {
  *
  * @example
  *   // web/vite.config.ts
- *   import fw from 'fw/vite';
+ *   import fw from 'fwjs/vite';
  *   export default defineConfig({ plugins: [react(), fw()] });
  */
 export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) => {
@@ -54,7 +54,7 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
       config(config) {
         const viteRoot = path.resolve(config.root ?? process.cwd());
         return {
-          // One React for the app and fw/react, even when fw is linked from elsewhere (`file:` installs).
+          // One React for the app and fwjs/react, even when fw is linked from elsewhere (`file:` installs).
           resolve: { dedupe: ['react', 'react-dom'] },
           // Serve fw's own files when it is linked from outside the app, plus the default workspace.
           server: { fs: { allow: [searchForWorkspaceRoot(viteRoot), fwPackageRoot()] } },
