@@ -229,18 +229,18 @@ describe('fw dev --api-only on the embedded database', () => {
   });
 
   it('refuses a second process on the same embedded database instead of corrupting it', async () => {
-    const migrate = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
-    expect(migrate.code).not.toBe(0);
-    const failure = JSON.parse(migrate.stdout);
-    // Names the holder — the fw dev process — and what to run instead.
-    expect(failure).toMatchObject({ ok: false, kind: 'database_locked', message: expect.stringContaining(`pid ${dev.child.pid} (bin.js dev`) });
-    expect(failure.suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${/\((bin\.js dev[^)]*)\)/.exec(failure.message)![1]}), then run this again; or ask the running fw dev instead: fw db status, fw live status and fw workflows list find it and read over HTTP.`);
-    // fw dev --once reports the same, with the code and the suggestions in its failed step.
+    // fw dev --once opens the database itself: refused, naming the holder — the fw dev process — and what to run instead.
     const once = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
     expect(once.code).toBe(1);
     const report = JSON.parse(once.stdout);
-    expect(report.steps[0]).toMatchObject({ ok: false, code: 'database_locked', suggestions: failure.suggestions });
-    expect(report.diagnostics[0]).toMatchObject({ code: 'database_locked', hint: failure.suggestions.join(' ') });
+    expect(report.steps[0]).toMatchObject({ ok: false, code: 'database_locked', error: expect.stringContaining(`pid ${dev.child.pid} (bin.js dev`) });
+    const holder = /\((bin\.js dev[^)]*)\)/.exec(report.steps[0].error)![1];
+    expect(report.steps[0].suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${holder}), then run this again; or ask the running fw dev instead: fw db status, fw live status and fw workflows list find it and read over HTTP.`);
+    expect(report.diagnostics[0]).toMatchObject({ code: 'database_locked', hint: report.steps[0].suggestions.join(' ') });
+    // fw db migrate does not open it beside fw dev: it asks fw dev, which holds it (docs/migrations.md).
+    const migrate = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(migrate.code, migrate.stdout + migrate.stderr).toBe(0);
+    expect(JSON.parse(migrate.stdout)).toEqual({ ok: true, applied: [], migrationId: null, via: dev.ready.serverUrl });
   });
 
   it('fw db status beside fw dev asks the running dev server, which holds the embedded database', async () => {
