@@ -154,7 +154,7 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
   const external = await readExternalServices(root);
   problems.push(...external.problems);
   problems.push(...agentToolProblems(agents, agentFiles, entries, tools, external.services));
-  const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services };
+  const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services, sources: { root, files: origin } };
   for (const { entry, policy, ...problem } of checkApp(app)) {
     const file = problem.file ?? (entry === undefined ? undefined : origin.get(entry));
     problems.push({ ...problem, ...(file === undefined ? {} : { file }), ...(file && policy ? await placeOf(root, file, policy) : {}) });

@@ -17,6 +17,11 @@ export interface AppDefinition {
   tools?: Map<string, AiToolDefinition<any, any>>;
   /** External services (`fw.manifest.json`, `.fw/external-manifests.json`); absent means none. */
   external?: ExternalService[];
+  /**
+   * Where the entries were loaded from (the app root, and each entry's file relative to it), so a
+   * failure can point at its handler's source; absent for apps assembled in code.
+   */
+  sources?: { root: string; files: Map<string, string> };
 }
 
 /** An external service the app uses: its validated manifest, where it came from, and how to run it. */
