@@ -2,6 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FwError } from '../runtime/core/errors.ts';
 import { schemaBlockedFailure } from './dev-server/schema-hold.ts';
 import { overlayError } from './overlay-error.ts';
 
@@ -44,5 +45,19 @@ describe('overlayError', () => {
       '    fix: Declare it again.',
     ]);
     expect(err.message).toContain('fw db migrate --accept-data-loss');
+  });
+
+  it('shows a request failure with its entry and trace id, linked at the source line it names', () => {
+    const error = new FwError('internal', 'command createNote: column "stauts" does not exist', {
+      diagnostics: [{ path: 'src/commands/createNote.ts:12:7', code: 'entry_failed', message: 'command createNote failed: column "stauts" does not exist' }],
+    });
+    const file = path.join(root, 'src/commands/createNote.ts');
+    expect(overlayError(root, error, 'abc123')).toEqual({
+      plugin: 'fw',
+      stack: '',
+      message: 'internal [trace abc123]: command createNote: column "stauts" does not exist\n  • src/commands/createNote.ts:12:7: command createNote failed: column "stauts" does not exist',
+      id: file,
+      loc: { file, line: 12, column: 7 },
+    });
   });
 });

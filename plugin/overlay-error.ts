@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Diagnostic } from '../runtime/core/errors.ts';
+import { type FwError, isFwError } from '../runtime/core/errors.ts';
 import { FwFailure } from '../runtime/core/failure.ts';
 import { AppLoadError } from './load-app.ts';
 
@@ -16,12 +17,12 @@ export interface OverlayError {
 }
 
 /**
- * A backend failure as Vite's overlay shows it: the whole story in the message (every diagnostic with
+ * A backend failure (a reload's, or a request's 5xx with its `traceId`) as Vite's overlay shows it: the whole story in the message (every diagnostic with
  * its place and fix, then what to run), and the first place that is known as the overlay's link.
  * The same text goes to the terminal.
  */
-export function overlayError(root: string, error: unknown): OverlayError {
-  const message = failureText(error);
+export function overlayError(root: string, error: unknown, traceId?: string): OverlayError {
+  const message = isFwError(error) ? requestErrorText(error, traceId) : failureText(error);
   const place = firstPlace(error);
   if (!place) return { message, stack: '', plugin: 'fw' };
   const file = path.resolve(root, place.file);
@@ -41,7 +42,22 @@ export function failureText(error: unknown): string {
   return lines.join('\n');
 }
 
+/** A request's server-side failure (runtime/entry/failure-place.ts says where): code, trace id, message, diagnostics. */
+function requestErrorText(error: FwError, traceId: string | undefined): string {
+  const lines = [`${error.code}${traceId ? ` [trace ${traceId}]` : ''}: ${error.message}`];
+  for (const d of error.diagnostics) lines.push(`  • ${d.path}: ${d.message}`);
+  return lines.join('\n');
+}
+
 function firstPlace(error: unknown): { file: string; line: number; column: number } | undefined {
+  if (isFwError(error)) {
+    // A diagnostic whose path is a place in the app's files (`src/commands/x.ts:12:7`).
+    for (const d of error.diagnostics) {
+      const match = /^(src\/[^:]+):(\d+):(\d+)$/.exec(d.path);
+      if (match) return { file: match[1]!, line: Number(match[2]), column: Number(match[3]) };
+    }
+    return undefined;
+  }
   if (error instanceof AppLoadError) {
     const problem = error.problems.find((p) => p.file);
     if (!problem?.file) return undefined;

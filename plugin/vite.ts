@@ -87,6 +87,9 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
           runtime.handler(req, res, next);
         });
         watchBackend(server, runtime);
+        // A request's server-side failure shows in the overlay too, at the entry's source line (the terminal has it already).
+        const stopErrors = runtime.onServerError((error, traceId) => server.ws.send({ type: 'error', err: overlayError(runtime.root, error, traceId) }));
+        server.httpServer?.once('close', stopErrors);
         watchFrontend(server, runtime);
       },
     },

@@ -4,6 +4,7 @@ import type { FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration, type MigrateOptions, type MigrationResult, migrationStatus, planMigration } from '../../runtime/db/migrate.ts';
 import { FwError } from '../../runtime/core/errors.ts';
 import type { AdminDatabase } from '../../runtime/http/admin-routes.ts';
+import { logServerError } from '../../runtime/http/handler.ts';
 import type { CorsOptions } from '../../runtime/http/cors.ts';
 import type { RuntimeHandler } from '../../runtime/http/handler.ts';
 import type { LiveHub, LiveOptions } from '../../runtime/live/hub.ts';
@@ -49,6 +50,8 @@ export interface DevRuntime {
   app(): AppDefinition;
   /** Warnings and notes from the last successful load (e.g. generation diagnostics). */
   diagnostics(): SeverityDiagnostic[];
+  /** Calls `listener` with every server-side failure (5xx) it answers, after logging it (Vite's overlay shows them); returns an unsubscribe. */
+  onServerError(listener: (error: FwError, traceId: string) => void): () => void;
   /** Re-reads changed backend files; on failure the previous app keeps serving. */
   reload(changedFiles: readonly string[]): Promise<ReloadOutcome>;
   close(): Promise<void>;
@@ -70,6 +73,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     // Set while the latest app's schema is blocked: requests answer it (schema_blocked) instead of running.
     let hold: FwError | undefined;
     let serving = false;
+    const errorListeners = new Set<(error: FwError, traceId: string) => void>();
     // A migration `fw db migrate` asked this process for (it holds the embedded database), folded
     // into the reloads below so it never races one, and what it did.
     let migrateRequest: MigrateOptions | undefined;
@@ -119,6 +123,10 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       dev,
       hold: () => hold,
       database,
+      onError: (error, traceId) => {
+        logServerError(error, traceId);
+        for (const listener of errorListeners) listener(error, traceId);
+      },
       live: options.live ?? {},
       worker: options.worker ?? false,
       ...(options.cors ? { cors: options.cors } : {}),
@@ -165,6 +173,10 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       ...(runtime.worker ? { worker: runtime.worker } : {}),
       app: () => current.app,
       diagnostics: () => current.diagnostics,
+      onServerError(listener) {
+        errorListeners.add(listener);
+        return () => errorListeners.delete(listener);
+      },
       reload,
       async close() {
         await reloads.close();

@@ -30,6 +30,7 @@ export async function createMemoryRuntime(
       live: runtime.live!,
       app: () => app,
       diagnostics: () => [],
+      onServerError: () => () => {},
       reload: async () => ({ ok: true, app }),
       close: () => runtime.close(),
     };

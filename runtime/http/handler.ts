@@ -75,16 +75,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
   const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
   const cors = resolveCorsOptions(options.cors);
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
-  const onError =
-    options.onError ??
-    ((error: FwError, traceId: string) => {
-      // The whole story goes to the log (the caller of a 5xx gets only its code and the trace id),
-      // with caller-controlled text made printable.
-      const cause = error.cause instanceof Error ? error.cause : error;
-      const diagnostics = error.diagnostics.length > 0 ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : '';
-      const causeMessage = cause !== error && cause.message !== error.message ? ` cause=${printable(cause.message)}` : '';
-      console.error(`fw: ${error.code} [trace ${traceId}] ${printable(error.message)}${causeMessage}${diagnostics}\n${printableFrames(cause)}`);
-    });
+  const onError = options.onError ?? logServerError;
   const { app, db } = options;
   const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: config.get('FW_TRACE_TENANT') });
 
@@ -172,6 +163,17 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 function isHoldExempt(req: IncomingMessage): boolean {
   const path = (req.url ?? '/').split('?', 1)[0]!;
   return path === '/health' || path.startsWith(ADMIN_PREFIX);
+}
+
+/**
+ * The default `onError`: the whole story goes to the log (the caller of a 5xx gets only its code and
+ * the trace id), with caller-controlled text made printable.
+ */
+export function logServerError(error: FwError, traceId: string): void {
+  const cause = error.cause instanceof Error ? error.cause : error;
+  const diagnostics = error.diagnostics.length > 0 ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : '';
+  const causeMessage = cause !== error && cause.message !== error.message ? ` cause=${printable(cause.message)}` : '';
+  console.error(`fw: ${error.code} [trace ${traceId}] ${printable(error.message)}${causeMessage}${diagnostics}\n${printableFrames(cause)}`);
 }
 
 function errorBody(error: FwError, traceId: string, dev: boolean) {
