@@ -235,7 +235,7 @@ describe('fw dev --api-only on the embedded database', () => {
     const report = JSON.parse(once.stdout);
     expect(report.steps[0]).toMatchObject({ ok: false, code: 'database_locked', error: expect.stringContaining(`pid ${dev.child.pid} (bin.js dev`) });
     const holder = /\((bin\.js dev[^)]*)\)/.exec(report.steps[0].error)![1];
-    expect(report.steps[0].suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${holder}), then run this again; or ask the running fw dev instead: fw db status, fw live status and fw workflows list find it and read over HTTP.`);
+    expect(report.steps[0].suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${holder}), then run this again; or ask the running fw dev instead: fw db status, fw db migrate, fw live status and fw workflows list find it and go through it over HTTP.`);
     expect(report.diagnostics[0]).toMatchObject({ code: 'database_locked', hint: report.steps[0].suggestions.join(' ') });
     // fw db migrate does not open it beside fw dev: it asks fw dev, which holds it (docs/migrations.md).
     const migrate = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });

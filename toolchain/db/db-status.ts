@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { Diagnostic } from '../../runtime/core/errors.ts';
 import { type AppliedMigration, migrationStatus, type PlannedChange } from '../../runtime/db/migrate.ts';
 import { type LocatedDiagnostic, locateSchemaDiagnostics } from '../../plugin/schema-locations.ts';
 import { withAppDatabase } from './app-database.ts';
@@ -8,7 +7,7 @@ export interface DbStatus {
   applied: AppliedMigration[];
   pending: PlannedChange[];
   /** Changes fw will not apply by itself: why (`message`), the fix (`hint`), and the schema file's line. */
-  blocked: Array<Diagnostic & LocatedDiagnostic>;
+  blocked: LocatedDiagnostic[];
   /** The running fw dev that answered, when it holds the embedded database; absent when read directly. */
   via?: string;
   /** Answered by fw dev: it serves no entry (schema_blocked) until the blocked changes are resolved. */
