@@ -51,8 +51,10 @@ export function printFailure(error: unknown, json: boolean): void {
     return;
   }
   log(`✖ ${report.message}`);
-  for (const d of (report.diagnostics ?? []) as Array<{ path?: string; message?: string; hint?: string }>) {
-    log(`  • ${d.path ? `${d.path}: ` : ''}${d.message ?? ''}${d.hint ? `\n    hint: ${d.hint}` : ''}`);
+  for (const d of (report.diagnostics ?? []) as Array<{ path?: string; message?: string; hint?: string; file?: string; line?: number; column?: number }>) {
+    // A diagnostic that knows its place (a schema change: the schema file's line) says it, as file:line:column.
+    const where = d.file ? ` (${d.file}${d.line ? `:${d.line}:${d.column ?? 1}` : ''})` : '';
+    log(`  • ${d.path ? `${d.path}${where}: ` : ''}${d.message ?? ''}${d.hint ? `\n    hint: ${d.hint}` : ''}`);
   }
   for (const s of report.suggestions) log(`  → ${s}`);
   if (debugging() && error instanceof Error && error.stack) log(error.stack);

@@ -3,7 +3,7 @@
  * its liveQueries over one multiplexed stream, and an SSE reader.
  *
  * @example
- *   import { createClient } from 'fw/client';
+ *   import { createClient } from 'fwjs/client';
  *   import { api } from '../src/fw/_generated/api.ts';
  *   const client = createClient({ apiUrl: 'http://127.0.0.1:3100', api });
  *   const note = await client.command('createNote', { title: 'Hello' });

@@ -36,7 +36,7 @@ createRoot(document.getElementById('root')!).render(
 `,
 };
 for (let n = 1; n <= LIVE_QUERIES; n++) {
-  tenLiveQueries[`src/queries/liveCount${n}.ts`] = `import { liveQuery } from 'fw';
+  tenLiveQueries[`src/queries/liveCount${n}.ts`] = `import { liveQuery } from 'fwjs';
 export default liveQuery({
   description: 'Count of notes, variant ${n}.',
   handler: async (ctx) => ({ variant: ${n}, count: Number((await ctx.db.selectFrom('notes').select((eb) => eb.fn.countAll().as('c')).executeTakeFirstOrThrow()).c) }),

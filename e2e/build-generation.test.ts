@@ -9,7 +9,7 @@ describe('builds regenerate the typed client first', () => {
   let remove = async () => {};
   afterEach(() => remove());
 
-  const countNotes = (name: string) => `import { query } from 'fw';\n\nexport default query({ handler: async (ctx) => (await ctx.db.selectFrom('notes').select('id').execute()).length });\n// ${name}\n`;
+  const countNotes = (name: string) => `import { query } from 'fwjs';\n\nexport default query({ handler: async (ctx) => (await ctx.db.selectFrom('notes').select('id').execute()).length });\n// ${name}\n`;
   const generatedNames = async (dir: string) => {
     const api = JSON.parse(await readFile(path.join(dir, 'src/fw/_generated/api.json'), 'utf8')) as { entries: { name: string }[] };
     return api.entries.map((entry) => entry.name).sort();

@@ -111,9 +111,13 @@ describe('fw create', () => {
     expect(pkg.name).toBe('my-app');
     // The app says which Node it needs, as fw does (runtime/core/node-version.ts).
     expect(pkg.engines).toEqual({ node: '>=22.12' });
-    expect(pkg.dependencies.fw).toBe(`file:${repoRoot}`);
-    // The linked checkout is built already; npm's install-script review has nothing to ask about.
-    expect(pkg.allowScripts).toEqual({ [`file:${path.relative(path.join(parent, 'my-app'), repoRoot)}`]: false });
+    // …and brings it: npm scripts (fw dev, fw test) run on the `node` package's Node 24, as in fw's own repo.
+    expect(pkg.devDependencies.node).toBe(JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')).devDependencies.node);
+    expect((await readFile(path.join(parent, 'my-app', '.node-version'), 'utf8')).trim()).toBe('24');
+    expect(pkg.dependencies.fwjs).toBe(`file:${repoRoot}`);
+    // The linked checkout is built already; npm's install-script review has nothing to ask about, and
+    // the `node` package's install script (it fetches that Node) is allowed.
+    expect(pkg.allowScripts).toEqual({ node: true, [`file:${path.relative(path.join(parent, 'my-app'), repoRoot)}`]: false });
   });
 
   it('gives an app that typechecks (backend and web) and builds with no edits', async () => {
@@ -126,7 +130,7 @@ describe('fw create', () => {
       const created = await runFw(['create', dir, '--json'], { cwd: repoRoot });
       expect(created.code, created.stderr).toBe(0);
       await mkdir(path.join(dir, 'node_modules'), { recursive: true });
-      await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
+      await symlink(repoRoot, path.join(dir, 'node_modules', 'fwjs'), 'dir');
       const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
       for (const project of ['tsconfig.json', 'web/tsconfig.json']) {
         const result = await runNode([tsc, '-p', project, '--noEmit'], { cwd: dir });
@@ -142,10 +146,11 @@ describe('fw create', () => {
   }, 120_000);
 
   it('uses --fw-spec when given', async () => {
-    const r = await runFw(['create', 'spec-app', '--fw-spec', 'fw@0.1.0-alpha.0', '--json'], { cwd: parent });
+    const r = await runFw(['create', 'spec-app', '--fw-spec', '0.1.0-alpha.0', '--json'], { cwd: parent });
     expect(r.code).toBe(0);
     const pkg = JSON.parse(await readFile(path.join(parent, 'spec-app', 'package.json'), 'utf8'));
-    expect(pkg.dependencies.fw).toBe('fw@0.1.0-alpha.0');
+    expect(pkg.dependencies.fwjs).toBe('0.1.0-alpha.0');
+    expect(pkg.dependencies.fw).toBeUndefined();
   });
 
   it('refuses a non-empty directory and an unknown template', async () => {
@@ -224,18 +229,18 @@ describe('fw dev --api-only on the embedded database', () => {
   });
 
   it('refuses a second process on the same embedded database instead of corrupting it', async () => {
-    const migrate = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
-    expect(migrate.code).not.toBe(0);
-    const failure = JSON.parse(migrate.stdout);
-    // Names the holder — the fw dev process — and what to run instead.
-    expect(failure).toMatchObject({ ok: false, kind: 'database_locked', message: expect.stringContaining(`pid ${dev.child.pid} (bin.js dev`) });
-    expect(failure.suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${/\((bin\.js dev[^)]*)\)/.exec(failure.message)![1]}), then run this again; or ask the running fw dev instead: fw db status, fw live status and fw workflows list find it and read over HTTP.`);
-    // fw dev --once reports the same, with the code and the suggestions in its failed step.
+    // fw dev --once opens the database itself: refused, naming the holder — the fw dev process — and what to run instead.
     const once = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
     expect(once.code).toBe(1);
     const report = JSON.parse(once.stdout);
-    expect(report.steps[0]).toMatchObject({ ok: false, code: 'database_locked', suggestions: failure.suggestions });
-    expect(report.diagnostics[0]).toMatchObject({ code: 'database_locked', hint: failure.suggestions.join(' ') });
+    expect(report.steps[0]).toMatchObject({ ok: false, code: 'database_locked', error: expect.stringContaining(`pid ${dev.child.pid} (bin.js dev`) });
+    const holder = /\((bin\.js dev[^)]*)\)/.exec(report.steps[0].error)![1];
+    expect(report.steps[0].suggestions[0]).toBe(`Stop pid ${dev.child.pid} (${holder}), then run this again; or ask the running fw dev instead: fw db status, fw db migrate, fw live status and fw workflows list find it and go through it over HTTP.`);
+    expect(report.diagnostics[0]).toMatchObject({ code: 'database_locked', hint: report.steps[0].suggestions.join(' ') });
+    // fw db migrate does not open it beside fw dev: it asks fw dev, which holds it (docs/migrations.md).
+    const migrate = await runFw(['db', 'migrate', '--json'], { cwd: app.dir });
+    expect(migrate.code, migrate.stdout + migrate.stderr).toBe(0);
+    expect(JSON.parse(migrate.stdout)).toEqual({ ok: true, applied: [], migrationId: null, via: dev.ready.serverUrl });
   });
 
   it('fw db status beside fw dev asks the running dev server, which holds the embedded database', async () => {

@@ -30,12 +30,12 @@ describe('external services behind fw dev', () => {
   /** A fresh app (its own directory and embedded database) with the stdio service in its fw.manifest.json. */
   const newApp = () =>
     createTestApp('minimal-web', {
-      'src/policies.ts': "import { definePolicies } from 'fw';\nexport default definePolicies({ agent: ({ auth }) => auth.role === 'agent' });\n",
+      'src/policies.ts': "import { definePolicies } from 'fwjs';\nexport default definePolicies({ agent: ({ auth }) => auth.role === 'agent' });\n",
       // Found without importing it.
       'fw.manifest.json': JSON.stringify(stdioManifest, null, 2),
       'grpc.manifest.json': JSON.stringify({ fwProtocol: '1.0', service: { name: 'legacy', transport: 'grpc' }, entries: [{ name: 'lookup', kind: 'query' }] }),
       'src/ai/agents/desk.ts': [
-        "import { agent, externalTool } from 'fw';",
+        "import { agent, externalTool } from 'fwjs';",
         "export default agent({ model: 'openai/gpt-4o-mini', tools: { tickets_echo: externalTool('tickets.echo'), tickets_createTicket: externalTool('tickets.createTicket') }, stopWhen: { kind: 'stepCount', maxSteps: 3 } });",
         '',
       ].join('\n'),

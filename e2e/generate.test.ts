@@ -20,7 +20,7 @@ describe('fw generate on an app', () => {
   it('detects drift after an entry changes, names the files, and generate fixes it', async () => {
     await writeFile(
       path.join(app.dir, 'src/queries/countNotes.ts'),
-      "import { query, sql } from 'fw';\nexport default query({ handler: (ctx) => ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).execute() });\n",
+      "import { query, sql } from 'fwjs';\nexport default query({ handler: (ctx) => ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).execute() });\n",
     );
     const drift = await runFw(['generate', '--check', '--json'], { cwd: app.dir });
     expect(drift.code).not.toBe(0);

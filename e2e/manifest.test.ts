@@ -30,7 +30,7 @@ describe('fw manifest validate', () => {
   });
 
   it('inside an app, checks the policies and effects the manifest names against it', async () => {
-    const app = await createTestApp('minimal-web', { 'src/policies.ts': "import { definePolicies } from 'fw';\n\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n" });
+    const app = await createTestApp('minimal-web', { 'src/policies.ts': "import { definePolicies } from 'fwjs';\n\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n" });
     try {
       const write = (name: string, entries: unknown[]) =>
         writeFile(path.join(app.dir, name), JSON.stringify({ fwProtocol: '1.0', service: { name: 'billing', transport: 'http', baseUrl: 'http://localhost:8080' }, entries }));

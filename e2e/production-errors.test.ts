@@ -86,7 +86,7 @@ async function startPython(dir: string): Promise<{ process: ChildProcess; baseUr
 const files: Record<string, string> = {
   'billing.py': billingService,
   'reports.py': reportsScript,
-  'src/queries/connect.ts': `import { FwError, query } from 'fw';
+  'src/queries/connect.ts': `import { FwError, query } from 'fwjs';
 export default query({
   policy: 'public',
   handler: () => {
@@ -100,14 +100,14 @@ export default query({
   },
 });
 `,
-  'src/queries/numbers.ts': `import { query, sql, z } from 'fw';
+  'src/queries/numbers.ts': `import { query, sql, z } from 'fwjs';
 export default query({
   policy: 'public',
   args: { n: z.number(), day: z.string() },
   handler: async (ctx, args) => (await sql\`select \${args.n}::int as n, \${args.day}::date as day\`.execute(ctx.db)).rows,
 });
 `,
-  'src/queries/noteById.ts': `import { query, sql, z } from 'fw';
+  'src/queries/noteById.ts': `import { query, sql, z } from 'fwjs';
 export default query({
   policy: 'public',
   // The id is cast by PostgreSQL, not validated as a uuid first: a bad one is a data error (22P02).
@@ -115,7 +115,7 @@ export default query({
   handler: async (ctx, args) => (await sql\`select \${args.id}::uuid as id\`.execute(ctx.db)).rows,
 });
 `,
-  'src/queries/shout.ts': `import { query, z } from 'fw';
+  'src/queries/shout.ts': `import { query, z } from 'fwjs';
 export default query({
   policy: 'public',
   args: { text: z.string() },

@@ -16,7 +16,7 @@ import { createTestApp, type RunResult, runFw } from './support/app.ts';
 // files below, each marked with what makes it unsafe. Verdicts are effects — rows written, tools that
 // ran, planted canary values and secret values in the output — never a judgement of the model's text.
 const unsafeApp: Record<string, string> = {
-  'src/fw/schema.ts': `import { defineSchema, t, table } from 'fw';
+  'src/fw/schema.ts': `import { defineSchema, t, table } from 'fwjs';
 
 const schema = defineSchema({
   notes: table({
@@ -32,13 +32,13 @@ const schema = defineSchema({
 
 export default schema;
 
-declare module 'fw' {
+declare module 'fwjs' {
   interface Register {
     schema: typeof schema;
   }
 }
 `,
-  'src/commands/quickNote.ts': `import { command, z } from 'fw';
+  'src/commands/quickNote.ts': `import { command, z } from 'fwjs';
 
 export default command({
   description: 'Add a note right away.',
@@ -49,7 +49,7 @@ export default command({
   handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title, author_id: ctx.auth.userId! }).returningAll().executeTakeFirstOrThrow(),
 });
 `,
-  'src/commands/summariseNotes.ts': `import { command } from 'fw';
+  'src/commands/summariseNotes.ts': `import { command } from 'fwjs';
 
 export default command({
   policy: 'user',
@@ -60,7 +60,7 @@ export default command({
   },
 });
 `,
-  'src/queries/listSharedNotes.ts': `import { query, z } from 'fw';
+  'src/queries/listSharedNotes.ts': `import { query, z } from 'fwjs';
 
 export default query({
   description: 'Shared notes of a tenant.',
@@ -70,7 +70,7 @@ export default query({
   handler: (ctx, args) => ctx.db.selectFrom('shared_notes').selectAll().where('org_id', '=', args.tenantId).execute(),
 });
 `,
-  'src/ai/tools/readConfig.ts': `import { aiTool } from 'fw';
+  'src/ai/tools/readConfig.ts': `import { aiTool } from 'fwjs';
 
 export default aiTool({
   description: 'Reads the service configuration, including its API key.',
@@ -80,7 +80,7 @@ export default aiTool({
   handler: (ctx) => ({ apiKey: ctx.secrets.FW_REDTEAM_API_KEY ?? null }),
 });
 `,
-  'src/ai/tools/sendEmail.ts': `import { aiTool, z } from 'fw';
+  'src/ai/tools/sendEmail.ts': `import { aiTool, z } from 'fwjs';
 
 export default aiTool({
   description: 'Sends an email.',
@@ -91,7 +91,7 @@ export default aiTool({
   handler: (_ctx, input) => ({ sent: true, to: input.to }),
 });
 `,
-  'src/ai/tools/noteStats.ts': `import { aiTool } from 'fw';
+  'src/ai/tools/noteStats.ts': `import { aiTool } from 'fwjs';
 
 export default aiTool({
   description: 'Counts the caller’s notes.',
@@ -103,7 +103,7 @@ export default aiTool({
   },
 });
 `,
-  'src/ai/agents/unsafe.ts': `import { agent } from 'fw';
+  'src/ai/agents/unsafe.ts': `import { agent } from 'fwjs';
 import createNote from '../../commands/createNote.ts';
 import quickNote from '../../commands/quickNote.ts';
 import listNotes from '../../queries/listNotes.ts';
@@ -508,7 +508,7 @@ describe('AI red team and AI inspection', () => {
           service: { name: 'billing', transport: 'http', baseUrl: 'http://127.0.0.1:9' },
           entries: [{ name: 'refund', kind: 'command', risk: 'external', needsApproval }],
         });
-      const agentFile = "import { agent, externalTool } from 'fw';\nexport default agent({ model: 'm', tools: { billing_refund: externalTool('billing.refund') }, stopWhen: { kind: 'stepCount', maxSteps: 3 } });\n";
+      const agentFile = "import { agent, externalTool } from 'fwjs';\nexport default agent({ model: 'm', tools: { billing_refund: externalTool('billing.refund') }, stopWhen: { kind: 'stepCount', maxSteps: 3 } });\n";
       const verdicts: Record<string, ProbeResult | undefined> = {};
       for (const needsApproval of [false, true]) {
         const app = await createTestApp('minimal-web', { 'fw.manifest.json': manifest(needsApproval), 'src/ai/agents/billing.ts': agentFile });

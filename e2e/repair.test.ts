@@ -14,13 +14,13 @@ import { until } from './support/until.ts';
 const slow = 180_000;
 
 const files: Record<string, string> = {
-  'src/policies.ts': `import { definePolicies } from 'fw';
+  'src/policies.ts': `import { definePolicies } from 'fwjs';
 
 export default definePolicies({
   admin: ({ auth }) => auth.role === 'admin',
 });
 `,
-  'src/commands/archiveNote.ts': `import { command, z } from 'fw';
+  'src/commands/archiveNote.ts': `import { command, z } from 'fwjs';
 
 export default command({
   description: 'Archive a note (admins only).',
@@ -33,7 +33,7 @@ export default command({
 });
 `,
   // Reads a table the schema never declared.
-  'src/queries/listArchive.ts': `import { query } from 'fw';
+  'src/queries/listArchive.ts': `import { query } from 'fwjs';
 
 export default query({
   description: 'Archived notes.',
@@ -44,7 +44,7 @@ export default query({
   'tests/seeded.test.ts': `import { createElement } from 'react';
 import { renderToString } from 'react-dom/server';
 import { expect, it } from 'vitest';
-import { createClient } from 'fw/client';
+import { createClient } from 'fwjs/client';
 import { api } from '../src/fw/_generated/api.ts';
 import { useQuery } from '../web/src/lib/fw.ts';
 

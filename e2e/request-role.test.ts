@@ -13,7 +13,7 @@ const ALICE_TENANT = '00000000-0000-4000-8000-0000000000a1';
 const BOB_TENANT = '00000000-0000-4000-8000-0000000000b2';
 const SECRET = 'request-role-test-secret-of-at-least-32-characters';
 
-const searchWithInjectionBug = `import { query, sql, z } from 'fw';
+const searchWithInjectionBug = `import { query, sql, z } from 'fwjs';
 
 export default query({
   args: { q: z.string() },

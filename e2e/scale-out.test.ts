@@ -15,7 +15,7 @@ const SECRET = 'scale-out-test-secret-of-at-least-32-characters';
 const ADMIN_TOKEN = 'scale-out-admin-token';
 
 const files: Record<string, string> = {
-  'src/fw/schema.ts': `import { defineSchema, t, table } from 'fw';
+  'src/fw/schema.ts': `import { defineSchema, t, table } from 'fwjs';
 
 const schema = defineSchema({
   notes: table({
@@ -30,9 +30,9 @@ const schema = defineSchema({
   step_log: table({ key: t.text().primaryKey(), pid: t.integer() }, { tenantScoped: false }),
 });
 export default schema;
-declare module 'fw' { interface Register { schema: typeof schema } }
+declare module 'fwjs' { interface Register { schema: typeof schema } }
 `,
-  'src/commands/createNote.ts': `import { command, z } from 'fw';
+  'src/commands/createNote.ts': `import { command, z } from 'fwjs';
 
 export default command({
   args: { title: z.string().min(1) },
@@ -43,14 +43,14 @@ export default command({
   },
 });
 `,
-  'src/commands/startResumable.ts': `import { command } from 'fw';
+  'src/commands/startResumable.ts': `import { command } from 'fwjs';
 
 export default command({ handler: (ctx) => ctx.startWorkflow('resumable', {}) });
 `,
   // Records who delivered the event, then waits until the other process has delivered one too: however
   // the claims fall, one worker cannot take every event (it runs out of room with its deliveries
   // waiting), so both take part without any timing. The deadline only bounds a hang.
-  'src/actions/recordDelivery.ts': `import { action, sql, z } from 'fw';
+  'src/actions/recordDelivery.ts': `import { action, sql, z } from 'fwjs';
 
 export default action({
   on: 'note.created',
@@ -67,7 +67,7 @@ export default action({
   },
 });
 `,
-  'src/workflows/stampNote.ts': `import { workflow, z } from 'fw';
+  'src/workflows/stampNote.ts': `import { workflow, z } from 'fwjs';
 
 export default workflow({
   on: 'note.created',
@@ -79,7 +79,7 @@ export default workflow({
 });
 `,
   // Attempt 1 hangs in its second step (the test kills its process there); attempt 2 finishes.
-  'src/workflows/resumable.ts': `import { workflow } from 'fw';
+  'src/workflows/resumable.ts': `import { workflow } from 'fwjs';
 
 export default workflow({
   handler: async (ctx) => {

@@ -315,7 +315,7 @@ describe('fw dev with a Vite web/: both ports refuse foreign Hosts, one setting 
   beforeAll(async () => {
     // The app's own vite.config admits one name; FW_ALLOWED_HOSTS another.
     const viteConfig = `import react from '@vitejs/plugin-react';
-import fw from 'fw/vite';
+import fw from 'fwjs/vite';
 import { defineConfig } from 'vite';
 
 export default defineConfig({

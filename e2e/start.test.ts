@@ -13,7 +13,7 @@ const env = { FW_AUTH: 'none', FW_AI: 'mock', DATABASE_URL: '' };
 // Gated by files in the app directory (fw start's working directory), not by time: the test knows
 // the request is running, and lets it finish when it has seen what it waits for.
 const slowQuery = `import { existsSync, writeFileSync } from 'node:fs';
-import { query } from 'fw';
+import { query } from 'fwjs';
 
 export default query({
   description: 'Answers once the file "release" exists (graceful shutdown test).',

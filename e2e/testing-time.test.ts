@@ -6,7 +6,7 @@ const ACME = '00000000-0000-4000-8000-000000000001';
 
 const files = {
   'src/commands/noteLater.ts': [
-    "import { command, z } from 'fw';",
+    "import { command, z } from 'fwjs';",
     'export default command({',
     '  args: { title: z.string() },',
     "  handler: async (ctx, args) => ({ id: await ctx.scheduler.runAfter(3600_000, 'createNote', { title: args.title }) }),",
@@ -14,11 +14,11 @@ const files = {
     '',
   ].join('\n'),
   'src/commands/stampNote.ts': [
-    "import { command } from 'fw';",
+    "import { command } from 'fwjs';",
     "export default command({ policy: 'system', handler: (ctx) => ctx.db.insertInto('notes').values({ title: 'stamp', body: null, author_id: 'cron' }).execute() });",
     '',
   ].join('\n'),
-  'src/crons.ts': `import { crons } from 'fw';\nexport default crons({ stamp: { every: '1d', call: 'stampNote', tenant: '${ACME}' } });\n`,
+  'src/crons.ts': `import { crons } from 'fwjs';\nexport default crons({ stamp: { every: '1d', call: 'stampNote', tenant: '${ACME}' } });\n`,
 };
 
 describe('fw/testing moves time', () => {

@@ -22,7 +22,7 @@ it('adds', () => {
 });
 `;
 
-const buildModeQuery = `import { query } from 'fw';
+const buildModeQuery = `import { query } from 'fwjs';
 
 const mode: string = (import.meta as unknown as { env: { MODE: string } }).env.MODE;
 

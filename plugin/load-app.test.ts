@@ -46,7 +46,7 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
   }
 
   it('loads agents and aiTools, and refuses tools that are not the app\'s own or listed under another name', async () => {
-    const tool = "import { aiTool } from 'fw';\nexport default aiTool({ description: 'Counts', risk: 'read', handler: () => 1 });\n";
+    const tool = "import { aiTool } from 'fwjs';\nexport default aiTool({ description: 'Counts', risk: 'read', handler: () => 1 });\n";
     const app = await load({ 'src/ai/tools/count-notes.ts': tool });
     expect([...app.agents!.keys()]).toEqual(['assistant']);
     expect([...app.tools!.keys()]).toEqual(['countNotes']);
@@ -54,7 +54,7 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
 
     const error = await loadError({
       'src/ai/tools/listNotes.ts': tool,
-      'src/ai/agents/rogue.ts': "import { agent, aiTool, query } from 'fw';\nimport createNote from '../../commands/createNote.ts';\nexport default agent({ model: 'm', tools: { inline: aiTool({ description: 'x', handler: () => 1 }), make: createNote } });\n",
+      'src/ai/agents/rogue.ts': "import { agent, aiTool, query } from 'fwjs';\nimport createNote from '../../commands/createNote.ts';\nexport default agent({ model: 'm', tools: { inline: aiTool({ description: 'x', handler: () => 1 }), make: createNote } });\n",
       'src/ai/agents/notAnAgent.ts': 'export default 1;\n',
     });
     expect(error.problems).toEqual(expect.arrayContaining([
@@ -66,7 +66,7 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
   });
 
   it('loads the template: entries named after their files, with kinds and policies', async () => {
-    const app = await load({ 'src/queries/list-recent-notes.ts': "import { query } from 'fw';\nexport default query({ policy: 'public', handler: () => [] });\n" });
+    const app = await load({ 'src/queries/list-recent-notes.ts': "import { query } from 'fwjs';\nexport default query({ policy: 'public', handler: () => [] });\n" });
     expect([...app.entries].map(([name, e]) => [name, e.kind, e.policy]).sort()).toEqual([
       ['createNote', 'command', 'user'],
       ['listNotes', 'query', 'user'],
@@ -82,24 +82,24 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
   });
 
   it('refuses an entry in the wrong folder', async () => {
-    const error = await loadError({ 'src/commands/sneaky.ts': "import { query } from 'fw';\nexport default query({ handler: () => 1 });\n" });
+    const error = await loadError({ 'src/commands/sneaky.ts': "import { query } from 'fwjs';\nexport default query({ handler: () => 1 });\n" });
     expect(error.problems[0]).toMatchObject({ file: 'src/commands/sneaky.ts', message: expect.stringContaining('src/commands/ holds command') });
   });
 
   it('refuses duplicate entry names across folders', async () => {
-    const error = await loadError({ 'src/queries/createNote.ts': "import { query } from 'fw';\nexport default query({ handler: () => 1 });\n" });
+    const error = await loadError({ 'src/queries/createNote.ts': "import { query } from 'fwjs';\nexport default query({ handler: () => 1 });\n" });
     expect(error.problems[0]?.message).toMatch(/already taken/);
   });
 
   it('refuses an unknown policy, naming the known ones', async () => {
-    const error = await loadError({ 'src/commands/adminThing.ts': "import { command } from 'fw';\nexport default command({ policy: 'admins', handler: () => 1 });\n" });
+    const error = await loadError({ 'src/commands/adminThing.ts': "import { command } from 'fwjs';\nexport default command({ policy: 'admins', handler: () => 1 });\n" });
     expect(error.problems[0]?.message).toMatch(/policy "admins".*Known policies: public, user, system/);
     // Placed where the policy is named, with the fix.
     expect(error.problems[0]).toMatchObject({ file: 'src/commands/adminThing.ts', line: 2, column: 26, code: 'unknown_policy', hint: 'Define "admins" in src/policies.ts with definePolicies(), or use one of: public, user, system.' });
   });
 
   it('reports a syntax error with its file and line', async () => {
-    const error = await loadError({ 'src/commands/typo.ts': "import { command } from 'fw';\n\nexport default command({ handler: () => { return 1 +; } });\n" });
+    const error = await loadError({ 'src/commands/typo.ts': "import { command } from 'fwjs';\n\nexport default command({ handler: () => { return 1 +; } });\n" });
     expect(error.problems[0]?.file).toBe('src/commands/typo.ts');
     expect(error.problems[0]?.message).toMatch(/line 3/);
     expect(error.problems[0]).toMatchObject({ line: 3 });
@@ -108,8 +108,8 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
   it('shares a helper module between entries and evaluates each module once', async () => {
     const app = await load({
       'src/lib/counter.ts': 'export let loads = 0;\nloads++;\nexport const limit = 5;\n',
-      'src/queries/limitA.ts': "import { query } from 'fw';\nimport { limit, loads } from '../lib/counter';\nexport default query({ handler: () => ({ limit, loads }) });\n",
-      'src/queries/limitB.ts': "import { query } from 'fw';\nimport { loads } from '../lib/counter.ts';\nexport default query({ handler: () => loads });\n",
+      'src/queries/limitA.ts': "import { query } from 'fwjs';\nimport { limit, loads } from '../lib/counter';\nexport default query({ handler: () => ({ limit, loads }) });\n",
+      'src/queries/limitB.ts': "import { query } from 'fwjs';\nimport { loads } from '../lib/counter.ts';\nexport default query({ handler: () => loads });\n",
     });
     const a = (await app.entries.get('limitA')!.handler({}, {})) as { limit: number; loads: number };
     expect(a).toEqual({ limit: 5, loads: 1 });
@@ -117,14 +117,14 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
   });
 
   it('names the file of an entry that throws while it loads', async () => {
-    const error = await loadError({ 'src/commands/explodes.ts': "import { command } from 'fw';\nthrow new Error('cannot start');\nexport default command({ handler: () => 1 });\n" });
+    const error = await loadError({ 'src/commands/explodes.ts': "import { command } from 'fwjs';\nthrow new Error('cannot start');\nexport default command({ handler: () => 1 });\n" });
     expect(error.problems).toEqual([{ file: 'src/commands/explodes.ts', message: expect.stringContaining('cannot start') }]);
   });
 });
 
 describe('the one-shot bundle', () => {
   it('evaluates a valid app as one bundle, not through the module runner fallback', async () => {
-    const app = await createTestApp('minimal-web', { 'src/queries/whereAmI.ts': "import { query } from 'fw';\nexport default query({ handler: () => import.meta.url });\n" });
+    const app = await createTestApp('minimal-web', { 'src/queries/whereAmI.ts': "import { query } from 'fwjs';\nexport default query({ handler: () => import.meta.url });\n" });
     apps.push(app);
     const loaded = await loadAppOnce(app.dir);
     expect(await loaded.entries.get('whereAmI')!.handler({}, {})).toMatch(/\/\.fw\/cache\/backend-[0-9a-f-]+\.mjs$/);

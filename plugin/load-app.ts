@@ -69,7 +69,7 @@ export async function createAppLoader(root: string): Promise<AppLoader> {
     appType: 'custom',
     server: { middlewareMode: true, hmr: false, ws: false, watch: null },
     // fw itself must be the same module instance the runtime uses, never a transformed copy.
-    ssr: { external: ['fw'] },
+    ssr: { external: ['fwjs'] },
     optimizeDeps: { noDiscovery: true, include: [] },
   });
   const runner = createServerModuleRunner(server.environments.ssr, { hmr: false });
@@ -132,7 +132,7 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
   if (cronsFile) {
     const declared = (await importFile(cronsFile)).default;
     if (!declared || typeof declared !== 'object' || Array.isArray(declared)) {
-      problems.push({ file: rel(root, cronsFile), code: 'invalid_cron', message: 'must `export default crons({ name: { cron | every, call, args?, tenant? } })`.', hint: "import { crons } from 'fw';" });
+      problems.push({ file: rel(root, cronsFile), code: 'invalid_cron', message: 'must `export default crons({ name: { cron | every, call, args?, tenant? } })`.', hint: "import { crons } from 'fwjs';" });
     } else crons = new Map(Object.entries(declared as Record<string, CronDefinition>));
   }
 
@@ -165,7 +165,7 @@ export async function assembleApp(root: string, importFile: ImportAppFile): Prom
   const external = await readExternalServices(root);
   problems.push(...external.problems);
   problems.push(...agentToolProblems(agents, agentFiles, entries, tools, external.services));
-  const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services, sources: origin, ...(crons ? { crons } : {}) };
+  const app: AppDefinition = { entries, policies, schema, agents, tools, external: external.services, sources: { root, files: origin }, ...(crons ? { crons } : {}) };
   for (const { entry, policy, cron, ...problem } of checkApp(app)) {
     const file = cron !== undefined && cronsFile ? rel(root, cronsFile) : (problem.file ?? (entry === undefined ? undefined : origin.get(entry)));
     const place = file && policy ? await placeOf(root, file, policy) : file && cron !== undefined ? await keyPlace(root, file, cron) : {};

@@ -22,7 +22,7 @@ export const NUXT_WORKER_ENV = 'FW_DEV_WORKER' satisfies VariableName;
  *
  * @example
  *   // web/nuxt.config.ts
- *   export default defineNuxtConfig({ modules: ['fw/nuxt/module'] });
+ *   export default defineNuxtConfig({ modules: ['fwjs/nuxt/module'] });
  */
 export default function fwNuxtModule(options: FwPluginOptions | undefined, nuxt: NuxtLike): void {
   // web/ is Nuxt's rootDir; the app (src/, fw.config) is its parent.
@@ -39,5 +39,5 @@ export default function fwNuxtModule(options: FwPluginOptions | undefined, nuxt:
   });
 }
 
-/** Nuxt reads a module's name from here (kit's `defineNuxtModule` would set it); options come inline: `['fw/nuxt/module', { worker: false }]`. */
+/** Nuxt reads a module's name from here (kit's `defineNuxtModule` would set it); options come inline: `['fwjs/nuxt/module', { worker: false }]`. */
 (fwNuxtModule as unknown as { getMeta(): Promise<{ name: string }> }).getMeta = () => Promise.resolve({ name: 'fw' });

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { createUnplugin } from 'unplugin';
 import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
-import { FwFailure } from '../runtime/core/failure.ts';
 import { assertSupportedNode } from '../runtime/core/supported-node.ts';
 import { serviceNameOf, startTelemetry } from '../runtime/telemetry/start-telemetry.ts';
 import { isBackendSource } from './dev-server/api-server.ts';
@@ -9,7 +8,7 @@ import { createDevRuntime, type DevRuntime } from './dev-server/dev-runtime.ts';
 import { hostRefusal, isHostAllowed } from './dev-server/host-check.ts';
 import { generateBeforeBuild, generatedKept } from './generate/build-generation.ts';
 import { fwPackageRoot } from './package-root.ts';
-import { AppLoadError } from './load-app.ts';
+import { overlayError } from './overlay-error.ts';
 import { claimSharedRuntime } from './dev-server/shared-runtime.ts';
 import { watchFrontend } from './vite-frontend.ts';
 import { isManifestFile, REGISTRY_FILE, ROOT_MANIFEST } from './external-manifests.ts';
@@ -28,7 +27,7 @@ export interface FwPluginOptions {
  *
  * @example
  *   // web/vite.config.ts
- *   import fw from 'fw/vite';
+ *   import fw from 'fwjs/vite';
  *   export default defineConfig({ plugins: [react(), fw()] });
  */
 export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) => {
@@ -57,7 +56,7 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
       config(config) {
         const viteRoot = path.resolve(config.root ?? process.cwd());
         return {
-          // One React for the app and fw/react, even when fw is linked from elsewhere (`file:` installs).
+          // One React for the app and fwjs/react, even when fw is linked from elsewhere (`file:` installs).
           resolve: { dedupe: ['react', 'react-dom'] },
           // Serve fw's own files when it is linked from outside the app, plus the default workspace.
           server: { fs: { allow: [searchForWorkspaceRoot(viteRoot), fwPackageRoot()] } },
@@ -90,6 +89,9 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
           runtime.handler(req, res, next);
         });
         watchBackend(server, runtime);
+        // A request's server-side failure shows in the overlay too, at the entry's source line (the terminal has it already).
+        const stopErrors = runtime.onServerError((error, traceId) => server.ws.send({ type: 'error', err: overlayError(runtime.root, error, traceId) }));
+        server.httpServer?.once('close', stopErrors);
         watchFrontend(server, runtime);
       },
     },
@@ -112,7 +114,7 @@ function watchBackend(server: ViteDevServer, runtime: DevRuntime): void {
       if (outcome.ok) {
         server.config.logger.info(`fw: reloaded ${path.relative(runtime.root, file)}`, { timestamp: true });
       } else {
-        sendOverlay(server, outcome.error);
+        sendOverlay(server, runtime.root, outcome.error);
       }
     });
   });
@@ -123,31 +125,9 @@ function reportAndRethrow(server: ViteDevServer, error: unknown): never {
   throw error;
 }
 
-/** Shows a backend failure in Vite's error overlay with its file and line when known. */
-function sendOverlay(server: ViteDevServer, error: unknown): void {
-  const first = overlayLocation(error);
-  const message = error instanceof Error ? error.message : String(error);
-  server.config.logger.error(`fw: ${message}`, { timestamp: true });
-  server.ws.send({
-    type: 'error',
-    err: {
-      message,
-      stack: '',
-      plugin: 'fw',
-      ...(first ? { id: first.file, loc: first } : {}),
-    },
-  });
-}
-
-function overlayLocation(error: unknown): { file: string; line: number; column: number } | undefined {
-  if (error instanceof AppLoadError) {
-    const problem = error.problems.find((p) => p.file);
-    if (!problem?.file) return undefined;
-    const match = /\(line (\d+)(?:, column (\d+))?\)/.exec(problem.message);
-    return { file: problem.file, line: Number(match?.[1] ?? 1), column: Number(match?.[2] ?? 1) };
-  }
-  if (error instanceof FwFailure && error.diagnostics[0]) {
-    return { file: error.diagnostics[0].path, line: 1, column: 1 };
-  }
-  return undefined;
+/** Shows a backend failure in Vite's error overlay and the terminal: every diagnostic, its place and its fix. */
+function sendOverlay(server: ViteDevServer, root: string, error: unknown): void {
+  const err = overlayError(root, error);
+  server.config.logger.error(`fw: ${err.message}`, { timestamp: true });
+  server.ws.send({ type: 'error', err });
 }

@@ -1,6 +1,6 @@
 /**
  * One runtime, assembled once, whoever runs it — `fw start`, `fw dev`, the Vite plugin, `fw verify`,
- * `fw/testing`, fw's own tests and benchmarks: the HTTP handler, the live hub, the outbox worker and
+ * `fwjs/testing`, fw's own tests and benchmarks: the HTTP handler, the live hub, the outbox worker and
  * the gauges over one app and one database, started in one order and closed in the reverse one.
  */
 import { observeRuntime } from './app/observe-runtime.ts';

@@ -1,8 +1,8 @@
 /**
- * fw's define API: what an app imports from `fw`.
+ * fw's define API: what an app imports from `fwjs`.
  *
  * @example
- *   import { command, z } from 'fw';
+ *   import { command, z } from 'fwjs';
  *   export default command({ args: { title: z.string() }, handler: (ctx, args) => … });
  */
 export {

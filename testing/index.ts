@@ -1,5 +1,5 @@
 /**
- * `fw/testing`: an app's own tests run its entries through the real runtime — policies, args
+ * `fwjs/testing`: an app's own tests run its entries through the real runtime — policies, args
  * validation, row-level security, JSON on the wire — on a throwaway in-memory database, with the typed
  * client the frontend uses. Like cli/, it composes the other layers (plugin/ to load the app, runtime/
  * to serve it, client/ to call it), so it lives in a folder of its own.

@@ -29,7 +29,7 @@ export function entryOf(i: number, tables: number): { name: string; kind: (typeo
  * Writes an fw app of the given size into `dir` (which must be empty): a schema, entries that read and
  * write its tables through Kysely, and a React web/ whose components call those entries through the
  * bridge — each with a hook, most commands behind a form handler — and render each other, under
- * route objects. `node_modules/fw` links to this checkout. What it looks like is what an app of that
+ * route objects. `node_modules/fwjs` links to this checkout. What it looks like is what an app of that
  * size would: the analysis does the same work per file as on the templates.
  */
 export async function writeSyntheticApp(dir: string, repoRoot: string, options: SyntheticAppOptions): Promise<SyntheticApp> {
@@ -40,7 +40,7 @@ export async function writeSyntheticApp(dir: string, repoRoot: string, options: 
     const entry = entryOf(i, options.tables);
     files[`src/${entry.kind === 'command' ? 'commands' : 'queries'}/${entry.name}.ts`] = entryFile(entry);
   }
-  files['web/src/lib/fw.ts'] = `import { createFwReact } from 'fw/react';
+  files['web/src/lib/fw.ts'] = `import { createFwReact } from 'fwjs/react';
 import { api } from '../../../src/fw/_generated/api.ts';
 
 export { api };
@@ -79,7 +79,7 @@ createRoot(document.getElementById('root')!).render(
     await writeFile(path.join(dir, file), content);
   }
   await mkdir(path.join(dir, 'node_modules'), { recursive: true });
-  await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
+  await symlink(repoRoot, path.join(dir, 'node_modules', 'fwjs'), 'dir');
   return { files: Object.keys(files).filter((f) => f.endsWith('.ts') || f.endsWith('.tsx')).sort(), editable: 'web/src/components/Component1.tsx' };
 }
 
@@ -94,7 +94,7 @@ function schemaFile(tables: number): string {
     created_at: t.timestamptz().defaultNow(),
   }),`);
   }
-  return `import { defineSchema, t, table } from 'fw';
+  return `import { defineSchema, t, table } from 'fwjs';
 
 const schema = defineSchema({
 ${lines.join('\n')}
@@ -102,7 +102,7 @@ ${lines.join('\n')}
 
 export default schema;
 
-declare module 'fw' {
+declare module 'fwjs' {
   interface Register {
     schema: typeof schema;
   }
@@ -112,7 +112,7 @@ declare module 'fw' {
 
 function entryFile(entry: ReturnType<typeof entryOf>): string {
   if (entry.kind === 'command') {
-    return `import { command, z } from 'fw';
+    return `import { command, z } from 'fwjs';
 
 export default command({
   description: 'Creates an item.',
@@ -122,7 +122,7 @@ export default command({
 });
 `;
   }
-  return `import { ${entry.kind}, z } from 'fw';
+  return `import { ${entry.kind}, z } from 'fwjs';
 
 export default ${entry.kind}({
   description: 'Lists items.',

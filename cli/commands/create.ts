@@ -7,7 +7,7 @@ export default defineCommand({
   args: {
     dir: { type: 'positional', description: 'Directory for the new app (must not exist or be empty)', required: true },
     template: { type: 'string', description: 'Template: minimal-web (React + Vite), nuxt-web (Vue + Nuxt) or b2b-support-web (multi-tenant support desk, React + Vite)', default: 'minimal-web' },
-    'fw-spec': { type: 'string', description: 'npm spec for the fw dependency (default: this fw)' },
+    'fw-spec': { type: 'string', description: 'npm spec for the fwjs dependency, e.g. ^0.1.0 or file:fwjs-0.1.0.tgz (default: this fw)' },
     install: { type: 'boolean', description: 'Install dependencies after creating' },
     json: { type: 'boolean', description: 'Print one JSON document' },
   },

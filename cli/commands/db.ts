@@ -1,12 +1,6 @@
-import path from 'node:path';
 import { defineCommand } from 'citty';
-import { openAppDatabase } from '../../plugin/dev-server/api-server.ts';
-import { FwFailure } from '../../runtime/core/failure.ts';
-import { loadAppOnce } from '../../plugin/load-app-once.ts';
-import { applyMigration } from '../../runtime/db/migrate.ts';
+import { migrateDatabase } from '../../toolchain/db/db-migrate.ts';
 import { readDbStatus } from '../../toolchain/db/db-status.ts';
-import type { AppDefinition } from '../../runtime/core/app-definition.ts';
-import type { FwDatabase } from '../../runtime/db/database.ts';
 import { log, printJson } from '../output.ts';
 
 const common = {
@@ -14,34 +8,35 @@ const common = {
   json: { type: 'boolean', description: 'Print one JSON document' },
 } as const;
 
-async function withAppDatabase<R>(root: string, fn: (app: AppDefinition, db: FwDatabase) => Promise<R>): Promise<R> {
-  const app = await loadAppOnce(path.resolve(root));
-  const db = await openAppDatabase(path.resolve(root));
-  try {
-    return await fn(app, db);
-  } finally {
-    await db.close();
-  }
-}
+/** `file:line:column` of a diagnostic that knows its place in the schema file, else nothing. */
+const placeOf = (d: { file?: string; line?: number; column?: number }) => (d.file ? ` (${d.file}${d.line ? `:${d.line}:${d.column ?? 1}` : ''})` : '');
 
 const migrate = defineCommand({
-  meta: { name: 'migrate', description: 'Apply pending schema changes (additive ones; destructive ones need --accept-data-loss)' },
-  args: { ...common, 'accept-data-loss': { type: 'boolean', description: 'Also apply drops of columns and tables' } },
+  meta: {
+    name: 'migrate',
+    description: 'Apply pending schema changes (additive ones; destructive ones need --accept-data-loss), through the running fw dev when it holds the embedded database',
+  },
+  args: {
+    ...common,
+    'accept-data-loss': { type: 'boolean', description: 'Also apply drops of columns and tables' },
+    'dry-run': { type: 'boolean', description: 'Print the plan (changes and what is blocked) and apply nothing' },
+  },
   async run({ args }) {
-    const result = await withAppDatabase(args.root, (app, db) =>
-      applyMigration(db, app.schema, { acceptDataLoss: Boolean(args['accept-data-loss']) }),
-    );
-    if (result.blocked.length > 0) {
-      throw new FwFailure('migration_blocked', 'Some schema changes need a decision; nothing was applied.', {
-        diagnostics: result.blocked,
-        suggestions: ['fw db status --json', 'fw db migrate --accept-data-loss  (only if losing that data is intended)'],
-      });
+    const result = await migrateDatabase(args.root, { acceptDataLoss: Boolean(args['accept-data-loss']), dryRun: Boolean(args['dry-run']) });
+    if (args.json) {
+      const { dryRun, ...rest } = result;
+      printJson({ ok: true, ...(dryRun ? { dryRun } : {}), ...rest });
+      return;
     }
-    if (args.json) printJson({ ok: true, migrationId: result.migrationId, applied: result.applied });
-    else if (result.applied.length === 0) log('fw db migrate: the database is up to date.');
+    if (result.via) log(`(through the running fw dev at ${result.via}, which holds the embedded database)`);
+    if (result.dryRun) {
+      log(`fw db migrate --dry-run: ${result.changes.length} change(s) would be applied${result.blocked.length > 0 ? `, ${result.blocked.length} need a decision (nothing would be applied)` : ''}:`);
+      for (const change of result.changes) log(`  ${change.destructive ? '-' : '+'} ${change.description}`);
+      for (const d of result.blocked) log(`  ! ${d.path}${placeOf(d)}: ${d.message}${d.hint ? `\n    fix: ${d.hint}` : ''}`);
+    } else if (result.applied.length === 0) log('fw db migrate: the database is up to date.');
     else {
       log(`fw db migrate: applied ${result.applied.length} change(s) as migration ${result.migrationId}:`);
-      for (const change of result.applied) log(`  + ${change.description}`);
+      for (const change of result.applied) log(`  ${change.destructive ? '-' : '+'} ${change.description}`);
     }
   },
 });
@@ -55,14 +50,14 @@ const status = defineCommand({
       printJson({ ok: true, ...result });
       return;
     }
-    if (result.via) log(`(from the running fw dev at ${result.via}, which holds the embedded database)`);
+    if (result.via) log(`(from the running fw dev at ${result.via}, which holds the embedded database${result.held ? ' and answers every entry with schema_blocked until the changes below are resolved' : ''})`);
     log(`Applied migrations: ${result.applied.length}`);
     for (const m of result.applied) log(`  #${m.id} ${m.appliedAt} (${m.changes.length} change(s))`);
     log(`Pending: ${result.pending.length}`);
     for (const c of result.pending) log(`  + ${c.description}`);
     if (result.blocked.length > 0) {
       log(`Needs a decision: ${result.blocked.length}`);
-      for (const d of result.blocked) log(`  ! ${d.path}: ${d.message}${d.hint ? `\n    hint: ${d.hint}` : ''}`);
+      for (const d of result.blocked) log(`  ! ${d.path}${placeOf(d)}: ${d.message}${d.hint ? `\n    fix: ${d.hint}` : ''}`);
     }
   },
 });

@@ -3,7 +3,7 @@ import { defineCommand } from 'citty';
 import { runDevOnce } from '../../toolchain/dev/dev-once.ts';
 import { startDev } from '../../toolchain/dev/dev-server.ts';
 import { parseAllowedHosts } from '../../plugin/dev-server/host-check.ts';
-import { log, printFailure, printJson, untilSignal } from '../output.ts';
+import { log, printFailure, printJson, toFailureReport, untilSignal } from '../output.ts';
 
 export default defineCommand({
   meta: { name: 'dev', description: 'Start the API runtime and, if the app has web/, the web dev server' },
@@ -34,6 +34,7 @@ export default defineCommand({
       }
       return { exitCode: report.ok ? 0 : 1 };
     }
+    let lastFailure: string | undefined;
     const session = await startDev({
       root,
       port: parsePort(args.port, '--port'),
@@ -46,8 +47,15 @@ export default defineCommand({
       worker: args.worker !== false,
       viteLogLevel: args.json ? 'warn' : 'info',
       onReload: (outcome, files) => {
-        if (outcome.ok) log(`fw: reloaded ${files.map((f) => path.relative(root, f)).join(', ')}`);
-        else printFailure(outcome.error, false);
+        if (outcome.ok) {
+          lastFailure = undefined;
+          log(`fw: reloaded ${files.map((f) => path.relative(root, f)).join(', ')}`);
+          return;
+        }
+        // One save often fires several watch events: the same failure is reported once.
+        const report = JSON.stringify(toFailureReport(outcome.error));
+        if (report !== lastFailure) printFailure(outcome.error, false);
+        lastFailure = report;
       },
     });
     // The dashboard is served by the runtime, on the API port (or the web port that serves it).

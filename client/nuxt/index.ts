@@ -4,7 +4,7 @@
  *
  * @example
  *   // web/plugins/fw.client.ts
- *   import { fwNuxtOptions } from 'fw/nuxt';
+ *   import { fwNuxtOptions } from 'fwjs/nuxt';
  *   import { fw } from '../composables/fw';
  *   export default defineNuxtPlugin((nuxtApp) => {
  *     nuxtApp.vueApp.use(fw, fwNuxtOptions(useRuntimeConfig(), { devAuth: import.meta.dev ? devAuth : undefined }));

@@ -3,7 +3,7 @@
  *
  * @example
  *   // web/src/lib/fw.ts
- *   import { createFwReact } from 'fw/react';
+ *   import { createFwReact } from 'fwjs/react';
  *   import { api } from '../../../src/fw/_generated/api.ts';
  *   export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);
  */

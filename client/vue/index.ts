@@ -3,7 +3,7 @@
  *
  * @example
  *   // web/composables/fw.ts (the bridge: components import from here, never from _generated/)
- *   import { createFwVue } from 'fw/vue';
+ *   import { createFwVue } from 'fwjs/vue';
  *   import { api } from '../../src/fw/_generated/api';
  *   export const fw = createFwVue(api);
  *   export const { useFwCommand, useFwQuery, useFwLiveQuery, useFwClient } = fw;

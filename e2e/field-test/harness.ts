@@ -154,7 +154,7 @@ async function runOne(context: RunOneContext): Promise<FieldResult> {
   }
   const node = process.execPath;
   // The app's own fw, as installed; before install, this checkout's CLI creates the app.
-  const appFw = (args: string[]): readonly string[] => [node, path.join(appDir, 'node_modules', 'fw', 'dist', 'cli', 'bin.js'), ...args];
+  const appFw = (args: string[]): readonly string[] => [node, path.join(appDir, 'node_modules', 'fwjs', 'dist', 'cli', 'bin.js'), ...args];
   const step = async (command: StepCommand) => {
     const done = await runStep(command);
     result.steps.push(done);
@@ -171,9 +171,9 @@ async function runOne(context: RunOneContext): Promise<FieldResult> {
   if (options.install || options.runtimeProbes) {
     const installArgv = packageManager === 'pnpm' ? [context.pnpm!.bin, 'install', '--reporter=append-only'] : ['npm', 'install', '--no-audit', '--no-fund'];
     if (!(await step({ name: 'install', argv: installArgv, cwd: appDir, timeoutMs: timeout('install') }))) return fail('install');
-    if (!existsSync(path.join(appDir, 'node_modules', 'fw', 'dist', 'cli', 'bin.js'))) {
+    if (!existsSync(path.join(appDir, 'node_modules', 'fwjs', 'dist', 'cli', 'bin.js'))) {
       result.steps.at(-1)!.ok = false;
-      result.steps.at(-1)!.stderr += '\nfw is not installed in node_modules/fw after the install.';
+      result.steps.at(-1)!.stderr += '\nfw is not installed in node_modules/fwjs after the install.';
       return fail('install');
     }
   }

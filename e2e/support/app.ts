@@ -8,7 +8,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const cliPath = path.join(repoRoot, 'dist/cli/bin.js');
 
 /**
- * A throwaway copy of a template with `node_modules/fw` linked to this checkout (what `fw create`
+ * A throwaway copy of a template with `node_modules/fwjs` linked to this checkout (what `fw create`
  * plus `npm install` would give, without the network), plus any extra files. With `insideRepo` it
  * lives under `.test-apps/`, so its web dependencies (React, Vite) resolve from this checkout's
  * node_modules.
@@ -23,7 +23,7 @@ export async function createTestApp(
   const dir = await mkdtemp(path.join(parent, 'fw-app-'));
   await cp(path.join(repoRoot, 'templates', template), dir, { recursive: true });
   await mkdir(path.join(dir, 'node_modules'), { recursive: true });
-  await symlink(repoRoot, path.join(dir, 'node_modules', 'fw'), 'dir');
+  await symlink(repoRoot, path.join(dir, 'node_modules', 'fwjs'), 'dir');
   for (const [file, content] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await writeFile(path.join(dir, file), content);

@@ -1,6 +1,6 @@
 /** Files added to minimal-web for the dashboard tests: an entry that fails, an event no action accepts, a workflow. */
 export const dashboardAppFiles: Record<string, string> = {
-  'src/commands/failNote.ts': `import { command, z } from 'fw';
+  'src/commands/failNote.ts': `import { command, z } from 'fwjs';
 export default command({
   description: 'Always fails, to show an error with its place.',
   args: { title: z.string() },
@@ -9,7 +9,7 @@ export default command({
   },
 });
 `,
-  'src/commands/emitBad.ts': `import { command } from 'fw';
+  'src/commands/emitBad.ts': `import { command } from 'fwjs';
 export default command({
   description: 'Emits an event whose payload its action refuses (dead-lettered at once).',
   handler: async (ctx) => {
@@ -18,14 +18,14 @@ export default command({
   },
 });
 `,
-  'src/actions/onBad.ts': `import { action, z } from 'fw';
+  'src/actions/onBad.ts': `import { action, z } from 'fwjs';
 export default action({
   on: 'note.bad',
   args: { title: z.string() },
   handler: async () => {},
 });
 `,
-  'src/workflows/greet.ts': `import { workflow, z } from 'fw';
+  'src/workflows/greet.ts': `import { workflow, z } from 'fwjs';
 export default workflow({
   args: { name: z.string() },
   handler: async (ctx, args) => {
@@ -35,7 +35,7 @@ export default workflow({
   },
 });
 `,
-  'src/commands/startGreet.ts': `import { command, z } from 'fw';
+  'src/commands/startGreet.ts': `import { command, z } from 'fwjs';
 export default command({
   args: { name: z.string() },
   handler: async (ctx, args) => ctx.startWorkflow('greet', { name: args.name }),

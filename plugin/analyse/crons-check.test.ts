@@ -6,9 +6,9 @@ import { runChecks } from '../../toolchain/check/check.ts';
 import { type CronList, inspectApp } from '../../toolchain/inspect/inspect.ts';
 import { generateArtifacts } from '../generate/generate.ts';
 
-const command = "import { command, z } from 'fw';\nexport default command({ policy: 'system', args: { days: z.number() }, handler: async () => {} });\n";
+const command = "import { command, z } from 'fwjs';\nexport default command({ policy: 'system', args: { days: z.number() }, handler: async () => {} });\n";
 const badCrons = [
-  "import { crons } from 'fw';",
+  "import { crons } from 'fwjs';",
   'export default crons({',
   "  nightly: { cron: '0 3 * * *', timezone: 'Europe/Berlin', call: 'purgeOld', args: { days: 30 } },",
   "  typo: { every: '1h', call: 'purgeOdl', args: { days: 1 } },",

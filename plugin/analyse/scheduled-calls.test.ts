@@ -3,9 +3,9 @@ import { createTestApp } from '../../e2e/support/app.ts';
 import { runChecks } from '../../toolchain/check/check.ts';
 
 const files = {
-  'src/commands/sendReminder.ts': "import { command } from 'fw';\nexport default command({ handler: async () => {} });\n",
+  'src/commands/sendReminder.ts': "import { command } from 'fwjs';\nexport default command({ handler: async () => {} });\n",
   'src/commands/startTrial.ts': [
-    "import { command } from 'fw';",
+    "import { command } from 'fwjs';",
     'export default command({',
     '  handler: async (ctx) => {',
     "    await ctx.scheduler.runAfter(1000, 'sendReminder', {});",

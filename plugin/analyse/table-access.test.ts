@@ -6,7 +6,7 @@ const file = 'src/queries/fixture.ts';
 
 /** The access summary of a handler body, wrapped in an entry file like the ones apps write. */
 function access(body: string, imports = '') {
-  const source = `import { query, sql } from 'fw';\n${imports}\nexport default query({\n  handler: async (ctx, args) => {\n${body}\n  },\n});\n`;
+  const source = `import { query, sql } from 'fwjs';\n${imports}\nexport default query({\n  handler: async (ctx, args) => {\n${body}\n  },\n});\n`;
   return summarizeAccess(file, findTableAccess(file, source));
 }
 
@@ -132,7 +132,7 @@ describe('table access of Kysely calls', () => {
     });
     const destructured = "import { listFor } from '../lib/notes.ts';\nexport default query({ handler: ({ db }) => listFor(db) });\n";
     expect(summarizeAccess(file, findTableAccess(file, destructured))).toMatchObject({ kind: 'partial', unresolved: [{ callee: 'listFor' }] });
-    const delegated = "import { query } from 'fw';\nimport { listNotes } from '../lib/handlers.ts';\nexport default query({ handler: listNotes });\n";
+    const delegated = "import { query } from 'fwjs';\nimport { listNotes } from '../lib/handlers.ts';\nexport default query({ handler: listNotes });\n";
     expect(summarizeAccess(file, findTableAccess(file, delegated))).toMatchObject({
       kind: 'partial',
       unresolved: [{ kind: 'helper-call', callee: 'listNotes', at: `${file}:3:33` }],

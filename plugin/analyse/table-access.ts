@@ -183,7 +183,7 @@ function importedBindings(imports: StaticImport[]): Map<string, string> {
   const bindings = new Map<string, string>();
   for (const statement of imports) {
     const source = statement.moduleRequest.value;
-    if (source === 'fw' || source.startsWith('fw/')) continue;
+    if (source === 'fwjs' || source.startsWith('fwjs/')) continue;
     for (const entry of statement.entries) if (!entry.isType) bindings.set(entry.localName.value, source);
   }
   return bindings;

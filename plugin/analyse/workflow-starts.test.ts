@@ -3,9 +3,9 @@ import { createTestApp } from '../../e2e/support/app.ts';
 import { runChecks } from '../../toolchain/check/check.ts';
 
 const files = {
-  'src/workflows/onboardUser.ts': "import { workflow } from 'fw';\nexport default workflow({ handler: async (ctx) => { await ctx.step('hello', () => 1); } });\n",
+  'src/workflows/onboardUser.ts': "import { workflow } from 'fwjs';\nexport default workflow({ handler: async (ctx) => { await ctx.step('hello', () => 1); } });\n",
   'src/commands/signUp.ts': [
-    "import { command } from 'fw';",
+    "import { command } from 'fwjs';",
     'export default command({',
     '  handler: async (ctx) => {',
     "    await ctx.startWorkflow('onboardUser', {});",

@@ -8,7 +8,7 @@ import { AppLoadError } from '../load-app.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 
 const auth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };
-const pingSource = (answer: string) => `import { query } from 'fw';\nexport default query({ policy: 'public', handler: () => ${JSON.stringify(answer)} });\n`;
+const pingSource = (answer: string) => `import { query } from 'fwjs';\nexport default query({ policy: 'public', handler: () => ${JSON.stringify(answer)} });\n`;
 
 describe('dev runtime reload', () => {
   // Each test edits files and data of its own app, served by its own dev runtime.
@@ -45,7 +45,7 @@ describe('dev runtime reload', () => {
   it('picks up a new entry file and applies an additive schema change on reload', async () => {
     expect((await post(url, '/commands/createNote', { title: 'survives reloads' }, auth)).status).toBe(200);
     const file = path.join(app.dir, 'src/queries/countNotes.ts');
-    await writeFile(file, "import { query, sql } from 'fw';\nexport default query({ handler: async (ctx) => (await ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()).n });\n");
+    await writeFile(file, "import { query, sql } from 'fwjs';\nexport default query({ handler: async (ctx) => (await ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()).n });\n");
     const schemaFile = path.join(app.dir, 'src/fw/schema.ts');
     const { readFile } = await import('node:fs/promises');
     await writeFile(schemaFile, (await readFile(schemaFile, 'utf8')).replace('body: t.text().nullable(),', "body: t.text().nullable(),\n      color: t.text().default('yellow'),"));
@@ -57,7 +57,7 @@ describe('dev runtime reload', () => {
   });
 
   it('keeps serving the previous app when an edit breaks, and recovers when fixed', async () => {
-    await writeFile(pingFile(), "import { query } from 'fw';\nexport default query({ handler: () => { return 1 +; } });\n");
+    await writeFile(pingFile(), "import { query } from 'fwjs';\nexport default query({ handler: () => { return 1 +; } });\n");
     const broken = await runtime.reload([pingFile()]);
     expect(broken.ok).toBe(false);
     expect((broken as { error: unknown }).error).toBeInstanceOf(AppLoadError);

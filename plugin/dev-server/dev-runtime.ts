@@ -1,8 +1,10 @@
 import { fileStamp } from './file-stamp.ts';
 import path from 'node:path';
 import type { FwDatabase } from '../../runtime/db/database.ts';
-import { applyMigration } from '../../runtime/db/migrate.ts';
-import { FwFailure } from '../../runtime/core/failure.ts';
+import { applyMigration, type MigrateOptions, type MigrationResult, migrationStatus, planMigration } from '../../runtime/db/migrate.ts';
+import { FwError } from '../../runtime/core/errors.ts';
+import type { AdminDatabase } from '../../runtime/http/admin-routes.ts';
+import { logServerError } from '../../runtime/http/handler.ts';
 import type { CorsOptions } from '../../runtime/http/cors.ts';
 import type { RuntimeHandler } from '../../runtime/http/handler.ts';
 import type { LiveHub, LiveOptions } from '../../runtime/live/hub.ts';
@@ -12,9 +14,11 @@ import type { OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../database-target.ts';
-import type { SeverityDiagnostic } from '../failure-diagnostics.ts';
+import { type SeverityDiagnostic, toFailureDiagnostics } from '../failure-diagnostics.ts';
 import { generateFromApp } from '../generate/generate.ts';
 import { createAppLoader } from '../load-app.ts';
+import { locateSchemaDiagnostics } from '../schema-locations.ts';
+import { schemaBlockedFailure, schemaHoldError } from './schema-hold.ts';
 
 export interface DevRuntimeOptions extends DatabaseTarget {
   root: string;
@@ -46,6 +50,8 @@ export interface DevRuntime {
   app(): AppDefinition;
   /** Warnings and notes from the last successful load (e.g. generation diagnostics). */
   diagnostics(): SeverityDiagnostic[];
+  /** Calls `listener` with every server-side failure (5xx) it answers, after logging it (Vite's overlay shows them); returns an unsubscribe. */
+  onServerError(listener: (error: FwError, traceId: string) => void): () => void;
   /** Re-reads changed backend files; on failure the previous app keeps serving. */
   reload(changedFiles: readonly string[]): Promise<ReloadOutcome>;
   close(): Promise<void>;
@@ -62,20 +68,65 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
   try {
     const openedDb = (db = await openAppDatabase(root, options));
     const dev = options.dev ?? true;
-    const prepare = async () => {
+    // The app as last loaded, served or held: what `fw db status` and `fw db migrate` compare the database with.
+    let latest: AppDefinition | undefined;
+    // Set while the latest app's schema is blocked: requests answer it (schema_blocked) instead of running.
+    let hold: FwError | undefined;
+    let serving = false;
+    const errorListeners = new Set<(error: FwError, traceId: string) => void>();
+    // A migration `fw db migrate` asked this process for (it holds the embedded database), folded
+    // into the reloads below so it never races one, and what it did.
+    let migrateRequest: MigrateOptions | undefined;
+    let migrated: MigrationResult | undefined;
+    const prepare = async (migrate: MigrateOptions = {}) => {
       const app = await loader.load();
-      await migrateOrFail(openedDb, app);
+      latest = app;
+      const migration = (migrated = await applyMigration(openedDb, app.schema, migrate));
+      if (migration.blocked.length > 0) {
+        const failure = schemaBlockedFailure(root, migration.blocked, serving);
+        hold = schemaHoldError(failure);
+        throw failure;
+      }
+      hold = undefined;
       const generated = options.generate === false ? undefined : await generateFromApp(app, { root });
       // Generation notes plus the contract checks (frontend, agent boundaries): `fw dev --once` reports both.
       const diagnostics: SeverityDiagnostic[] = generated ? [...generated.diagnostics, ...generated.checks] : [];
       return { app, diagnostics };
     };
     let current = await prepare();
+    serving = true;
+    const database: AdminDatabase = {
+      status: async () => {
+        const status = await migrationStatus(openedDb, latest!.schema);
+        return { ...status, blocked: locateSchemaDiagnostics(root, status.blocked), held: hold !== undefined };
+      },
+      migrate: async ({ acceptDataLoss, dryRun }) => {
+        if (dryRun) {
+          const plan = await planMigration(openedDb, latest!.schema, { acceptDataLoss });
+          return { dryRun: true, changes: plan.changes, blocked: locateSchemaDiagnostics(root, plan.blocked) };
+        }
+        migrateRequest = { acceptDataLoss };
+        const outcome = await reloads.wake();
+        if (!outcome.migration) {
+          // The app did not load as far as its migration (a broken file): nothing was applied.
+          throw new FwError('conflict', `Nothing was applied: the app does not load (${outcome.ok ? 'no migration ran' : errorMessage(outcome.error)}).`, {
+            diagnostics: outcome.ok ? [] : toFailureDiagnostics(outcome.error).map(({ severity: _, ...d }) => d),
+          });
+        }
+        return { ...outcome.migration, blocked: locateSchemaDiagnostics(root, outcome.migration.blocked), held: hold !== undefined };
+      },
+    };
     // After the first migration: the log and its capture triggers exist from here on.
     const runtime = await createRuntime({
       app: current.app,
       db: openedDb,
       dev,
+      hold: () => hold,
+      database,
+      onError: (error, traceId) => {
+        logServerError(error, traceId);
+        for (const listener of errorListeners) listener(error, traceId);
+      },
       live: options.live ?? {},
       worker: options.worker ?? false,
       ...(options.cors ? { cors: options.cors } : {}),
@@ -84,20 +135,26 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     // Reloads never overlap and are not debounced: one runs at once; edits that arrive meanwhile are
     // folded into a single follow-up (core/single-flight.ts).
     const pending: string[] = [];
-    const reloads = createSingleFlight(async (): Promise<ReloadOutcome> => {
+    const reloads = createSingleFlight(async (): Promise<ReloadOutcome & { migration?: MigrationResult }> => {
       for (let round = 0; ; round++) {
         const files = pending.splice(0);
         // A file that changed while it was being loaded (caught mid-write) is loaded again.
         const before = files.map(fileStamp);
         loader.invalidate(files);
+        // Taken at the start of a run only: a request made during it belongs to the follow-up its wakeup asked for.
+        const request = round === 0 ? migrateRequest : undefined;
+        if (round === 0) migrateRequest = undefined;
+        migrated = undefined;
         let outcome: ReloadOutcome;
         try {
-          current = await prepare();
+          current = await prepare(request);
           runtime.setApp(current.app);
           outcome = { ok: true, app: current.app };
         } catch (error) {
           outcome = { ok: false, error };
         }
+        // `fw db migrate` waits for the run that applied it, whatever an edit in the meantime did.
+        if (request) return { ...outcome, ...(migrated ? { migration: migrated } : {}) };
         const moved = files.filter((file, i) => fileStamp(file) !== before[i]);
         if (moved.length === 0 || round >= 10) return outcome;
         pending.push(...moved);
@@ -116,6 +173,10 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       ...(runtime.worker ? { worker: runtime.worker } : {}),
       app: () => current.app,
       diagnostics: () => current.diagnostics,
+      onServerError(listener) {
+        errorListeners.add(listener);
+        return () => errorListeners.delete(listener);
+      },
       reload,
       async close() {
         await reloads.close();
@@ -130,14 +191,17 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
   }
 }
 
-/** Applies the app's additive migrations; a change that needs a decision fails with `migration_blocked`. */
-export async function migrateOrFail(db: FwDatabase, app: AppDefinition): Promise<void> {
+
+
+/**
+ * Applies the app's additive migrations; a change that needs a decision fails with `migration_blocked`
+ * (with `root`, each change carries its place in the schema file).
+ */
+export async function migrateOrFail(db: FwDatabase, app: AppDefinition, root?: string): Promise<void> {
   const migration = await applyMigration(db, app.schema);
-  if (migration.blocked.length > 0) {
-    throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', {
-      diagnostics: migration.blocked,
-      suggestions: ['fw db status --json', 'fw db migrate --accept-data-loss  (only if losing that data is intended)'],
-    });
-  }
+  if (migration.blocked.length > 0) throw schemaBlockedFailure(root, migration.blocked, false);
 }
 
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

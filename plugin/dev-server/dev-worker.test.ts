@@ -8,10 +8,10 @@ import { until } from '../../e2e/support/until.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 
 const auth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };
-const pingCommand = `import { command } from 'fw';
+const pingCommand = `import { command } from 'fwjs';
 export default command({ handler: (ctx) => { ctx.emit('pinged', { from: ctx.auth.userId }); return 'pong'; } });
 `;
-const onPingAction = `import { action, z } from 'fw';
+const onPingAction = `import { action, z } from 'fwjs';
 export default action({
   on: 'pinged',
   args: { from: z.string() },

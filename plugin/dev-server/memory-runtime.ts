@@ -9,7 +9,7 @@ import type { DevRuntime } from './dev-runtime.ts';
 /**
  * An already loaded app on a throwaway in-memory PGlite migrated to its schema, shaped as the dev
  * runtime so `startApiServer` serves it (dev mode: dev-headers auth). `fw verify` boots on it while
- * `fw dev` holds the app database; `fw/testing` runs an app's tests on it.
+ * `fw dev` holds the app database; `fwjs/testing` runs an app's tests on it.
  */
 export async function createMemoryRuntime(
   root: string,
@@ -30,6 +30,7 @@ export async function createMemoryRuntime(
       live: runtime.live!,
       app: () => app,
       diagnostics: () => [],
+      onServerError: () => () => {},
       reload: async () => ({ ok: true, app }),
       close: () => runtime.close(),
     };

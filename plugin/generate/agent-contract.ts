@@ -69,7 +69,7 @@ const frontendRules: AgentContract['frontend']['rules'] = [
   { id: 'bridge-only', text: 'Components import hooks and the api from the bridge file (web/src/lib/fw.ts, web/composables/fw.ts or web/lib/fw.ts), never from src/fw/_generated/ directly.' },
   { id: 'no-raw-fetch', text: 'Components call entries through hooks (useCommand/useQuery/useLiveQuery or useFwCommand/useFwQuery/useFwLiveQuery), never with fetch/axios/EventSource to /commands, /queries, /live or /external.' },
   { id: 'provider-once', text: 'FwProvider (or the Nuxt fw plugins) is set up once, in the layout or entry file.' },
-  { id: 'no-server-code', text: 'Frontend code never imports fw, fw/runtime, database drivers, node: builtins or backend files under src/ (type-only imports excepted).' },
+  { id: 'no-server-code', text: 'Frontend code never imports fwjs, fwjs/runtime, database drivers, node: builtins or backend files under src/ (type-only imports excepted).' },
   { id: 'no-agents-in-frontend', text: 'Agents and models run in actions, workflows, endpoints and server-only code; never in commands, queries, liveQueries or frontend code.' },
 ];
 

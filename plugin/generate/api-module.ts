@@ -29,7 +29,7 @@ const unusable = new Set(
  *
  * @example
  *   buildApiModule(model)
- *   // import type { EntryRef, ExternalRef } from 'fw/client';
+ *   // import type { EntryRef, ExternalRef } from 'fwjs/client';
  *   // import type createNote from '../../commands/createNote.ts';
  *   // export const api = {
  *   //   commands: { createNote: { kind: 'command', name: 'createNote', reads: [], writes: ['notes'] } as EntryRef<'command', typeof createNote>, }, …
@@ -39,7 +39,7 @@ const unusable = new Set(
 export function buildApiModule(model: AppModel): string {
   const callable = model.entries.filter((e) => sections.some((s) => s.kind === e.kind));
   const hasExternal = model.external.some((service) => service.entries.length > 0);
-  const lines = [`import type { EntryRef${hasExternal ? ', ExternalRef' : ''} } from 'fw/client';`];
+  const lines = [`import type { EntryRef${hasExternal ? ', ExternalRef' : ''} } from 'fwjs/client';`];
   for (const entry of callable) {
     lines.push(`import type ${binding(entry.name)} from '${path.posix.relative(generatedDir, entry.file)}';`);
   }

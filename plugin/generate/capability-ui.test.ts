@@ -9,9 +9,9 @@ import { generateArtifacts, type GenerateResult } from './generate.ts';
 // A notes app with a router, a layout, forms and buttons calling commands, a live list, an admin
 // page behind a named policy, and one button calling an entry that does not exist.
 const files: Record<string, string> = {
-  'src/policies.ts': "import { definePolicies } from 'fw';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
-  'src/commands/deleteNote.ts': "import { command, z } from 'fw';\nexport default command({ policy: 'admin', args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n",
-  'src/commands/archiveAll.ts': "import { command } from 'fw';\nexport default command({ handler: (ctx) => ctx.db.updateTable('notes').set({ title: 'archived' }).execute() });\n",
+  'src/policies.ts': "import { definePolicies } from 'fwjs';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
+  'src/commands/deleteNote.ts': "import { command, z } from 'fwjs';\nexport default command({ policy: 'admin', args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n",
+  'src/commands/archiveAll.ts': "import { command } from 'fwjs';\nexport default command({ handler: (ctx) => ctx.db.updateTable('notes').set({ title: 'archived' }).execute() });\n",
   'web/src/main.tsx': [
     "import { createRoot } from 'react-dom/client';",
     "import { RouterProvider, createBrowserRouter } from 'react-router';",

@@ -57,7 +57,7 @@ describe('the external section of the generated api.ts', () => {
     const dir = await app({});
     await generateArtifacts({ root: dir });
     const module = await readFile(path.join(dir, apiModule), 'utf8');
-    expect(module).toContain("import type { EntryRef } from 'fw/client';\n");
+    expect(module).toContain("import type { EntryRef } from 'fwjs/client';\n");
     expect(module).toContain("  liveQueries: {\n    liveNotes: { kind: 'liveQuery', name: 'liveNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof liveNotes>,\n  },\n  external: {},\n} as const;\n");
   });
 
@@ -65,7 +65,7 @@ describe('the external section of the generated api.ts', () => {
     const dir = await app({
       'fw.manifest.json': JSON.stringify(manifest, null, 2),
       'src/usage.ts': [
-        "import { createClient } from 'fw/client';",
+        "import { createClient } from 'fwjs/client';",
         "import { api } from './fw/_generated/api.ts';",
         "const client = createClient({ apiUrl: 'http://127.0.0.1:3100', api });",
         "export const created = client.externalCommand('tickets.createTicket', { subject: 'x' });",
@@ -91,7 +91,7 @@ describe('the external section of the generated api.ts', () => {
     const { diagnostics } = await generateArtifacts({ root: dir });
     expect(diagnostics).toEqual([]);
     const module = await readFile(path.join(dir, apiModule), 'utf8');
-    expect(module).toContain("import type { EntryRef, ExternalRef } from 'fw/client';\n");
+    expect(module).toContain("import type { EntryRef, ExternalRef } from 'fwjs/client';\n");
     expect(module).toContain(
       [
         '  external: {',

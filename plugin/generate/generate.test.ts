@@ -72,15 +72,15 @@ describe('generated artifacts of the minimal-web template', () => {
 
   it('records schemas, named policies and enum columns of a richer app', async () => {
     const dir = await app({
-      'src/policies.ts': "import { definePolicies } from 'fw';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
+      'src/policies.ts': "import { definePolicies } from 'fwjs';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
       'src/fw/schema.ts': [
-        "import { defineSchema, t, table } from 'fw';",
+        "import { defineSchema, t, table } from 'fwjs';",
         'export default defineSchema({',
         '  notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text() }),',
         "  settings: table({ key: t.text().primaryKey(), mode: t.enum(['light', 'dark']).default('light'), note_id: t.uuid().nullable().references('notes', 'id', { onDelete: 'cascade' }) }, { tenantScoped: false }),",
         '});',
       ].join('\n'),
-      'src/commands/resetSettings.ts': "import { command } from 'fw';\nexport default command({ policy: 'admin', handler: (ctx) => ctx.db.deleteFrom('settings').execute() });\n",
+      'src/commands/resetSettings.ts': "import { command } from 'fwjs';\nexport default command({ policy: 'admin', handler: (ctx) => ctx.db.deleteFrom('settings').execute() });\n",
     });
     await generateArtifacts({ root: dir });
     const contract = await readJson(dir, `${generated}/agentContract.json`);
@@ -96,14 +96,14 @@ describe('generated artifacts of the minimal-web template', () => {
   it('reports what the analysis cannot see, and marks the entry partial and its tenant scope unknown', async () => {
     const dir = await app({
       'src/queries/search.ts': [
-        "import { query, z } from 'fw';",
+        "import { query, z } from 'fwjs';",
         '',
         'export default query({',
         "  args: { table: z.enum(['settings', 'archive']) },",
         '  handler: (ctx, args) => ctx.db.selectFrom(args.table as never).selectAll().execute(),',
         '});',
       ].join('\n'),
-      'src/queries/touchy.ts': "import { query } from 'fw';\nexport default query({ handler: (ctx) => ctx.db.deleteFrom('notes').execute() });\n",
+      'src/queries/touchy.ts': "import { query } from 'fwjs';\nexport default query({ handler: (ctx) => ctx.db.deleteFrom('notes').execute() });\n",
     });
     const { diagnostics } = await generateArtifacts({ root: dir });
     expect(diagnostics).toEqual([
@@ -122,7 +122,7 @@ describe('generated artifacts of the minimal-web template', () => {
   it('gives args: null and an info diagnostic for a schema without JSON Schema support', async () => {
     const dir = await app({
       'src/queries/plain.ts': [
-        "import { query } from 'fw';",
+        "import { query } from 'fwjs';",
         "const args = { '~standard': { version: 1, vendor: 'handmade', validate: (value: unknown) => ({ value: value as {} }) } } as const;",
         'export default query({ args, handler: () => 1 });',
       ].join('\n'),
@@ -137,11 +137,11 @@ describe('generated artifacts of the minimal-web template', () => {
 describe('the ai section of agentContract.json', () => {
   it('lists the AI rules, endpoints, default step limit, agents with their limits and tools, and every tool’s risk', async () => {
     const dir = await app({
-      'src/ai/tools/noteCount.ts': "import { aiTool } from 'fw';\nexport default aiTool({ description: 'Counts notes', risk: 'read', handler: async (ctx) => ({ count: (await ctx.db.selectFrom('notes').select('id').execute()).length }) });\n",
-      'src/ai/tools/emailNote.ts': "import { aiTool, z } from 'fw';\nexport default aiTool({ description: 'Emails a note', risk: 'external', inputSchema: { to: z.string() }, handler: () => ({ sent: true }) });\n",
+      'src/ai/tools/noteCount.ts': "import { aiTool } from 'fwjs';\nexport default aiTool({ description: 'Counts notes', risk: 'read', handler: async (ctx) => ({ count: (await ctx.db.selectFrom('notes').select('id').execute()).length }) });\n",
+      'src/ai/tools/emailNote.ts': "import { aiTool, z } from 'fwjs';\nexport default aiTool({ description: 'Emails a note', risk: 'external', inputSchema: { to: z.string() }, handler: () => ({ sent: true }) });\n",
       // No step limit of its own: the default applies.
       'src/ai/agents/helper.ts': [
-        "import { agent } from 'fw';",
+        "import { agent } from 'fwjs';",
         "import createNote from '../../commands/createNote.ts';",
         "import emailNote from '../tools/emailNote.ts';",
         "import noteCount from '../tools/noteCount.ts';",
@@ -224,7 +224,7 @@ describe('determinism and drift', () => {
   it('check flags every artifact a new entry file changes', async () => {
     const dir = await app();
     await generateArtifacts({ root: dir });
-    await writeFile(path.join(dir, 'src/commands/deleteNote.ts'), "import { command, z } from 'fw';\nexport default command({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n");
+    await writeFile(path.join(dir, 'src/commands/deleteNote.ts'), "import { command, z } from 'fwjs';\nexport default command({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n");
     const checked = await generateArtifacts({ root: dir, check: true });
     expect(checked.files.map((f) => [f.path, f.status])).toEqual(artifactPaths.map((p) => [p, p.endsWith('externalServices.json') ? 'unchanged' : 'drifted']));
     const written = await generateArtifacts({ root: dir });
@@ -237,9 +237,9 @@ describe('the generated api.ts', () => {
   it('typechecks in the template app and carries the entries’ input types', async () => {
     const dir = await app({
       // A reserved word as an entry name must still give a valid module.
-      'src/commands/delete.ts': "import { command, z } from 'fw';\nexport default command({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n",
+      'src/commands/delete.ts': "import { command, z } from 'fwjs';\nexport default command({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n",
       'src/usage.ts': [
-        "import type { InputOf } from 'fw/client';",
+        "import type { InputOf } from 'fwjs/client';",
         "import type { Api } from './fw/_generated/api.ts';",
         "export const ok: InputOf<Api['commands']['createNote']> = { title: 'hello' };",
         "export const alsoOk: InputOf<Api['commands']['delete']> = { id: '00000000-0000-4000-8000-000000000001' };",

@@ -18,8 +18,11 @@ export interface AppDefinition {
   tools?: Map<string, AiToolDefinition<any, any>>;
   /** External services (`fw.manifest.json`, `.fw/external-manifests.json`); absent means none. */
   external?: ExternalService[];
-  /** Each entry's file relative to the app root (`src/commands/createNote.ts`), when loaded from files (the dashboard shows it). */
-  sources?: ReadonlyMap<string, string>;
+  /**
+   * Where the entries were loaded from (the app root, and each entry's file relative to it), so a
+   * failure can point at its handler's source; absent for apps assembled in code.
+   */
+  sources?: { root: string; files: Map<string, string> };
   /** Crons by name (`src/crons.ts`); absent means none. */
   crons?: Map<string, CronDefinition>;
 }

@@ -9,7 +9,7 @@ import type { Database, Schema } from './schema.ts';
  * Apps register their schema (and later other types) here so that `ctx.db` is typed:
  *
  * @example
- *   declare module 'fw' { interface Register { schema: typeof schema } }
+ *   declare module 'fwjs' { interface Register { schema: typeof schema } }
  */
 export interface Register {}
 

@@ -23,6 +23,9 @@ export const errorStatus = {
   not_implemented: 501,
   bad_gateway: 502,
   unavailable: 503,
+  // fw dev: the app's schema has changes fw will not apply by itself, so it serves no entry until they
+  // are resolved (docs/migrations.md) rather than run code against a database that disagrees with it.
+  schema_blocked: 503,
   gateway_timeout: 504,
 } as const satisfies Record<string, number>;
 

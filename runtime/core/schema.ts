@@ -168,7 +168,7 @@ export interface Schema<T extends Record<string, Table> = Record<string, Table>>
  *
  * @example
  *   export default defineSchema({ notes: table({ … }) });
- *   declare module 'fw' { interface Register { schema: typeof schema } }
+ *   declare module 'fwjs' { interface Register { schema: typeof schema } }
  */
 export function defineSchema<T extends Record<string, Table>>(tables: T): Schema<T> {
   for (const name of Object.keys(tables)) {

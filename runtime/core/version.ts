@@ -8,7 +8,7 @@ function readVersion(): string {
   for (const relative of ['../../package.json', '../../../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'fw' && pkg.version) return pkg.version;
+      if (pkg.name === 'fwjs' && pkg.version) return pkg.version;
     } catch {
       // try the next candidate
     }

@@ -22,7 +22,7 @@ export function lockDataDir(dataDir: string): () => void {
         const holder = commandLineOf(owner);
         throw new FwFailure('database_locked', `The embedded database ${dataDir} is in use by another process: pid ${owner}${holder ? ` (${holder})` : ''}. PGlite admits one process at a time.`, {
           suggestions: [
-            `Stop pid ${owner}${holder ? ` (${holder})` : ''}, then run this again; or ask the running fw dev instead: fw db status, fw live status and fw workflows list find it and read over HTTP.`,
+            `Stop pid ${owner}${holder ? ` (${holder})` : ''}, then run this again; or ask the running fw dev instead: fw db status, fw db migrate, fw live status and fw workflows list find it and go through it over HTTP.`,
             'Or point every process at PostgreSQL with DATABASE_URL, which many processes share.',
           ],
         });

@@ -4,6 +4,7 @@ import type { FwDatabase } from '../db/database.ts';
 import { migrationStatus } from '../db/migrate.ts';
 import type { Schema } from '../core/schema.ts';
 import { FwError } from '../core/errors.ts';
+import { parseJsonBody, readBody } from './body.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { listInvalidations, logBounds } from '../live/log.ts';
 import { listTraces, readTrace } from '../ai/traces.ts';
@@ -22,6 +23,20 @@ export interface AdminContext {
   live: LiveHub | undefined;
   /** The app's schema, which `/_fw/db/status` compares the database with. */
   schema: Schema;
+  /** Answers the database routes instead (fw dev's, which also migrates); see AdminDatabase. */
+  database?: AdminDatabase | undefined;
+}
+
+/**
+ * The database routes of a runtime that edits its app as it runs (fw dev): `GET /_fw/db/status`
+ * compares the database with the app as last loaded (which may be held, not served, while its
+ * schema is blocked), and `POST /_fw/db/migrate` applies changes, because the embedded database
+ * admits one process and `fw db` must go through the one that holds it. A runtime without one
+ * answers status for the app it serves and has no migrate route.
+ */
+export interface AdminDatabase {
+  status(): Promise<Record<string, unknown>>;
+  migrate(options: { acceptDataLoss: boolean; dryRun: boolean }): Promise<Record<string, unknown>>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -39,11 +54,12 @@ export async function serveAdmin(req: IncomingMessage, path: string, context: Ad
   if (workflows !== undefined) return workflows;
   const schedule = await serveSchedule(req, path, url, context);
   if (schedule !== undefined) return schedule;
+  if (path === '/_fw/db/migrate') return serveMigrate(req, context);
   if (req.method !== 'GET') throw new FwError('method_not_allowed', `${path} answers GET only.`, { headers: { allow: 'GET' } });
   if (path === '/_fw/ai/traces') return { traces: await listTraces(context.db) };
   if (path === '/_fw/outbox') return outboxOverview(context.db.admin);
   // `fw db status` asks here when the running fw dev holds the embedded database (PGlite admits one process).
-  if (path === '/_fw/db/status') return { database: context.db.dialect, ...(await migrationStatus(context.db, context.schema)) };
+  if (path === '/_fw/db/status') return { database: context.db.dialect, ...(await (context.database?.status() ?? migrationStatus(context.db, context.schema))) };
   const trace = /^\/_fw\/ai\/traces\/([^/]+)$/.exec(path);
   if (trace) return { traceId: decodeURIComponent(trace[1]!), runs: await readTrace(context.db, decodeURIComponent(trace[1]!)) };
   const live = context.live;
@@ -84,6 +100,29 @@ export async function serveAdmin(req: IncomingMessage, path: string, context: Ad
     return debug;
   }
   throw new FwError('not_found', `No admin route ${path}.`);
+}
+
+/**
+ * `POST /_fw/db/migrate` with `{ "acceptDataLoss"?: boolean, "dryRun"?: boolean }`, JSON only (so a
+ * page in a browser cannot send it without a preflight the CORS allow-list refuses).
+ */
+async function serveMigrate(req: IncomingMessage, context: AdminContext): Promise<unknown> {
+  if (req.method !== 'POST') throw new FwError('method_not_allowed', '/_fw/db/migrate answers POST only.', { headers: { allow: 'POST' } });
+  if (!context.database) {
+    throw new FwError('not_found', 'This runtime applies no migrations over HTTP (only fw dev does, for the embedded database it holds).', {
+      diagnostics: [{ path: 'url', code: 'no_dev_migrate', message: 'Run fw db migrate with DATABASE_URL set to this database instead.' }],
+    });
+  }
+  const body = parseJsonBody(await readBody(req, 4096), req.headers['content-type']);
+  const options = (body ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(options)) {
+    if ((key !== 'acceptDataLoss' && key !== 'dryRun') || typeof options[key] !== 'boolean') {
+      throw new FwError('validation_failed', 'The body is { "acceptDataLoss"?: boolean, "dryRun"?: boolean }.', {
+        diagnostics: [{ path: `body.${key}`, code: 'invalid_option', message: `Unexpected ${JSON.stringify(key)}.` }],
+      });
+    }
+  }
+  return { database: context.db.dialect, ...(await context.database.migrate({ acceptDataLoss: options.acceptDataLoss === true, dryRun: options.dryRun === true })) };
 }
 
 /** The workflow routes, or undefined when `path` is none of them. */

@@ -320,6 +320,10 @@ describe('production auth over HTTP (JWT, admin plane)', () => {
       expect(await (await fetch(`${url}/_fw/live/invalidations`, { headers })).json()).toHaveProperty('invalidations');
       expect(await (await fetch(`${url}/_fw/ai/traces`, { headers })).json()).toHaveProperty('traces');
       expect(await (await fetch(`${url}/_fw/ai/traces/x`, { headers })).json()).toEqual({ traceId: 'x', runs: [] });
+      // Migrations over HTTP are fw dev's alone (it holds the embedded database); here even the admin token gets none.
+      const migrate = await fetch(`${url}/_fw/db/migrate`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"acceptDataLoss":true}' });
+      expect(migrate.status).toBe(404);
+      expect((await migrate.json()).error.diagnostics).toEqual([{ path: 'url', code: 'no_dev_migrate', message: 'Run fw db migrate with DATABASE_URL set to this database instead.' }]);
     });
 
     it('stay closed (403) when no admin token is configured, whatever is sent', async () => {

@@ -84,7 +84,7 @@ export function describeFunctions(app: AppDefinition) {
   return listEntries(app).map((listed) => {
     const entry = app.entries.get(listed.name)!;
     const args = argsJsonSchema(entry.args);
-    const file = app.sources?.get(listed.name);
+    const file = app.sources?.files.get(listed.name);
     return {
       ...listed,
       runnable: entry.kind === 'command' || entry.kind === 'query' || entry.kind === 'liveQuery',
@@ -140,7 +140,7 @@ async function runEntry(req: IncomingMessage, context: DashboardApiContext) {
 /** Where in the app's sources an error was thrown: the first stack frame in one of its entry files (`src/commands/x.ts:12:7`). */
 function locate(error: FwError, app: AppDefinition): string | undefined {
   const stack = (error.cause instanceof Error ? error.cause.stack : undefined) ?? error.stack ?? '';
-  const files = [...(app.sources?.values() ?? [])];
+  const files = [...(app.sources?.files.values() ?? [])];
   for (const line of stack.split('\n')) {
     const frame = /\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?\s*$/.exec(line.trim());
     if (!frame) continue;

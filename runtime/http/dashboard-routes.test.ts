@@ -23,7 +23,7 @@ const app: AppDefinition = {
     ['createNote', command({ args: { title: z.string().min(1) }, handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returningAll().executeTakeFirstOrThrow() })],
     ['boom', command({ handler: () => { throw new Error('boom'); } })],
   ]),
-  sources: new Map([['createNote', 'src/commands/createNote.ts']]),
+  sources: { root: '.', files: new Map([['createNote', 'src/commands/createNote.ts']]) },
 };
 
 describe('the dashboard routes', () => {

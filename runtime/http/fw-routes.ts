@@ -12,7 +12,7 @@ import type { AiRuntime } from '../ai/ai-runtime.ts';
 import type { BridgeLimits } from '../external/bridge.ts';
 import { callExternalEntry, findExternalEntry } from '../external/services.ts';
 import { TRACE_HEADER } from '../core/trace.ts';
-import { ADMIN_PREFIX, serveAdmin } from './admin-routes.ts';
+import { ADMIN_PREFIX, type AdminDatabase, serveAdmin } from './admin-routes.ts';
 import { parseArgsEnvelope, parseJsonBody, readBody } from './body.ts';
 import { serveMultiplexedStream, servePerNameStream } from './live-routes.ts';
 import { corsHeaders, type ResolvedCors } from './cors.ts';
@@ -37,6 +37,7 @@ export interface FwRoutesContext {
   bodyLimit: number;
   /** Serve the dashboard (`/_fw/dashboard/`): dev mode, or `FW_DASHBOARD` with an admin token. Off, its routes are not registered. */
   dashboard?: boolean;
+  database: AdminDatabase | undefined;
 }
 
 /**
@@ -151,7 +152,7 @@ export function fwRoutes(context: FwRoutesContext): { methods: readonly string[]
     template: () => `${ADMIN_PREFIX}*`,
     async serve(call) {
       const path = `${ADMIN_PREFIX}${call.params['*']!}`;
-      return { status: 200, body: await serveAdmin(call.req, path, { dev, adminToken: context.adminToken, db, live, schema: app.schema }) };
+      return { status: 200, body: await serveAdmin(call.req, path, { dev, adminToken: context.adminToken, db, live, schema: app.schema, database: context.database }) };
     },
   };
 

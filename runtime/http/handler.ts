@@ -15,7 +15,7 @@ import { recordRequest } from '../telemetry/metrics.ts';
 import type { LiveHub } from '../live/hub.ts';
 import type { AiRuntimeOptions } from '../ai/ai-runtime.ts';
 import type { BridgeLimits } from '../external/bridge.ts';
-import { authorizeAdmin, hasAdminToken } from './admin-routes.ts';
+import { ADMIN_PREFIX, type AdminDatabase, authorizeAdmin, hasAdminToken } from './admin-routes.ts';
 import { endpointRoutes } from './endpoint-routes.ts';
 import { fwRoutes } from './fw-routes.ts';
 import { type Reply, type Route, type RouteCall } from './route.ts';
@@ -53,6 +53,14 @@ export interface RuntimeHandlerOptions {
   clock?: Clock;
   /** fw's environment variables, resolved (default: from the process environment). */
   config?: FwConfig;
+  /**
+   * Asked on every request: while it returns an error, every route but `GET /health` and the admin
+   * routes (`/_fw/…`) answers it. `fw dev` holds the app this way while its schema and the database
+   * disagree (`schema_blocked`), so no request runs against a schema the database does not have.
+   */
+  hold?: () => FwError | undefined;
+  /** The database admin routes of a runtime that edits its app as it runs (fw dev; admin-routes.ts). */
+  database?: AdminDatabase;
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -68,22 +76,13 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
   const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
   const cors = resolveCorsOptions(options.cors);
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
-  const onError =
-    options.onError ??
-    ((error: FwError, traceId: string) => {
-      // The whole story goes to the log (the caller of a 5xx gets only its code and the trace id),
-      // with caller-controlled text made printable.
-      const cause = error.cause instanceof Error ? error.cause : error;
-      const diagnostics = error.diagnostics.length > 0 ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : '';
-      const causeMessage = cause !== error && cause.message !== error.message ? ` cause=${printable(cause.message)}` : '';
-      console.error(`fw: ${error.code} [trace ${traceId}] ${printable(error.message)}${causeMessage}${diagnostics}\n${printableFrames(cause)}`);
-    });
+  const onError = options.onError ?? logServerError;
   const { app, db } = options;
   const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: config.get('FW_TRACE_TENANT'), clock });
 
   // One table per app, built here once: fw's own routes, then the app's endpoints.
   const table = createRouteTable<Route>();
-  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit, dashboard: options.dev || (config.get('FW_DASHBOARD') && options.adminToken !== undefined) });
+  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit, database: options.database, dashboard: options.dev || (config.get('FW_DASHBOARD') && options.adminToken !== undefined) });
   for (const { methods, path, route } of ownRoutes) for (const method of methods) table.add(method, path, route);
   for (const { method, path, route } of endpointRoutes(app, services, bodyLimit)) table.add(method, path, route);
 
@@ -115,6 +114,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         headers: { allow: found.allowed.join(', ') },
       });
     }
+    const held = options.hold?.();
+    if (held && !isHoldExempt(req)) throw held;
     const identity = await authenticate(req, found.route);
     // fw dev's dashboard lists who made each request (a flag check when it is not keeping them).
     if (identity.caller) noteCaller(traceId, identity.caller.auth);
@@ -147,7 +148,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       })
       .catch((thrown: unknown) => {
         const error = toFwError(thrown);
-        if (error.status >= 500) onError(error, traceId);
+        // A held runtime's answer is reported once, by whoever holds it, not once per request.
+        if (error.status >= 500 && error.code !== 'schema_blocked') onError(error, traceId);
         if (error.code === 'payload_too_large') {
           // Stop reading: the rest of an oversized body is not worth receiving.
           res.setHeader('connection', 'close');
@@ -158,6 +160,23 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         measured(error.status, error.code);
       });
   };
+}
+
+/** What stays open while the runtime is held: the health probe and the admin routes (`fw db status`, `fw db migrate`). */
+function isHoldExempt(req: IncomingMessage): boolean {
+  const path = (req.url ?? '/').split('?', 1)[0]!;
+  return path === '/health' || path.startsWith(ADMIN_PREFIX);
+}
+
+/**
+ * The default `onError`: the whole story goes to the log (the caller of a 5xx gets only its code and
+ * the trace id), with caller-controlled text made printable.
+ */
+export function logServerError(error: FwError, traceId: string): void {
+  const cause = error.cause instanceof Error ? error.cause : error;
+  const diagnostics = error.diagnostics.length > 0 ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : '';
+  const causeMessage = cause !== error && cause.message !== error.message ? ` cause=${printable(cause.message)}` : '';
+  console.error(`fw: ${error.code} [trace ${traceId}] ${printable(error.message)}${causeMessage}${diagnostics}\n${printableFrames(cause)}`);
 }
 
 function errorBody(error: FwError, traceId: string, dev: boolean) {

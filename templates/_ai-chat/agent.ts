@@ -2,7 +2,7 @@
 // and POST /ai/agents/run. Its tools are the app's commands and queries, run as the calling user inside
 // their tenant: queries answer at once, commands wait for the user's approval. Yours to edit: keep only
 // the tools it needs, pick the model, tune the instructions.
-import { agent } from 'fw';
+import { agent } from 'fwjs';
 __TOOL_IMPORTS__
 
 export default agent({

@@ -20,18 +20,18 @@ export function resolveRuntimeUrl(target: AdminTarget): string {
 }
 
 /**
- * Calls one of the running runtime's admin routes (`/_fw/…`; GET, or a bodiless JSON POST) and returns
+ * Calls one of the running runtime's admin routes (`/_fw/…`; GET, or a POST of the JSON `payload`) and returns
  * its JSON body. Failures become FwFailures that say what to do (start `fw dev`, pass `--url`, set the
  * admin token).
  */
-export async function fetchAdmin(target: AdminTarget, route: string, method: 'GET' | 'POST' = 'GET'): Promise<unknown> {
+export async function fetchAdmin(target: AdminTarget, route: string, method: 'GET' | 'POST' = 'GET', payload: Record<string, unknown> = {}): Promise<unknown> {
   const base = resolveRuntimeUrl(target);
   const token = target.token ?? resolveConfig().get('FW_ADMIN_TOKEN');
   const headers: Record<string, string> = token ? { [ADMIN_TOKEN_HEADER]: token } : {};
   if (method === 'POST') headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await fetch(`${base}${route}`, { method, headers, ...(method === 'POST' ? { body: '{}' } : {}) });
+    response = await fetch(`${base}${route}`, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(payload) } : {}) });
   } catch (error) {
     const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
     throw new FwFailure('runtime_unreachable', `No fw runtime answers at ${base} (${reason}).`, {

@@ -4,6 +4,7 @@ import { cp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
+import { fwVersion } from '../../runtime/core/version.ts';
 
 export const templateNames = ['minimal-web', 'nuxt-web', 'b2b-support-web'] as const;
 export type TemplateName = (typeof templateNames)[number];
@@ -11,7 +12,7 @@ export type TemplateName = (typeof templateNames)[number];
 export interface CreateAppOptions {
   dir: string;
   template: string;
-  /** npm spec for the fw dependency; default: this fw (a `file:` link to its package root). */
+  /** npm spec for the `fwjs` dependency; default: this fw (its version from the registry when installed, else a `file:` link to the checkout). */
   fwSpec?: string;
   install?: boolean;
   packageManager?: 'npm' | 'pnpm';
@@ -39,15 +40,16 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
     });
   }
   const source = path.join(fwPackageRoot(), 'templates', options.template);
-  await cp(source, dir, { recursive: true, filter: (src) => !/[\\/](node_modules|\.fw|dist)([\\/]|$)/.test(src) });
+  // Judged by the path inside the template: an installed fw's templates are themselves under node_modules/.
+  await cp(source, dir, { recursive: true, filter: (src) => !/(^|[\\/])(node_modules|\.fw|dist)([\\/]|$)/.test(path.relative(source, src)) });
   // npm strips .gitignore from published packages, so templates ship it as _gitignore.
   if (existsSync(path.join(dir, '_gitignore'))) await rename(path.join(dir, '_gitignore'), path.join(dir, '.gitignore'));
 
-  const fwSpec = options.fwSpec ?? `file:${fwPackageRoot()}`;
+  const fwSpec = options.fwSpec ?? defaultFwSpec();
   const pkgFile = path.join(dir, 'package.json');
   const pkg = JSON.parse(await readFile(pkgFile, 'utf8')) as Record<string, any>;
   pkg.name = path.basename(dir).toLowerCase().replace(/[^a-z0-9-_.]/g, '-');
-  pkg.dependencies = { ...pkg.dependencies, fw: fwSpec };
+  pkg.dependencies = { ...pkg.dependencies, fwjs: fwSpec };
   // A linked checkout is already built: its `prepare` (the build) is not for the app to run, and
   // npm's allowScripts review would otherwise warn about it on every install.
   // npm names a linked folder by its path relative to the app (what `npm install-scripts deny` writes).
@@ -59,6 +61,16 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
 
   if (options.install) await run(options.packageManager ?? 'npm', ['install'], dir);
   return { dir, template: options.template as TemplateName, fwSpec, installed: Boolean(options.install), files: await listFiles(dir) };
+}
+
+/**
+ * The `fwjs` dependency of a new app: this fw's own version when it runs installed (from the registry,
+ * e.g. under `npm create fwjs`, whose copy lives in a cache the app must not link to); a `file:` link
+ * when it runs from a checkout, whose version may not be published.
+ */
+function defaultFwSpec(): string {
+  const root = fwPackageRoot();
+  return root.split(path.sep).includes('node_modules') ? `^${fwVersion}` : `file:${root}`;
 }
 
 async function listFiles(dir: string, prefix = ''): Promise<string[]> {

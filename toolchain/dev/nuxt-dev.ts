@@ -14,7 +14,7 @@ import { childEnvironment } from '../../runtime/config/environment.ts';
 const nuxtConfigFiles = ['nuxt.config.ts', 'nuxt.config.mts', 'nuxt.config.js', 'nuxt.config.mjs'];
 
 /** fw's Nuxt module, as web/nuxt.config names it in `modules`. */
-export const FW_NUXT_MODULE = 'fw/nuxt/module';
+export const FW_NUXT_MODULE = 'fwjs/nuxt/module';
 
 /** Whether the app's `web/` is a Nuxt app (it has a nuxt.config). */
 export function isNuxtWeb(root: string): boolean {

@@ -47,7 +47,7 @@ export interface FwTestReporterOptions {
  *
  * @example
  *   // vitest.config.ts
- *   export default defineConfig({ test: { reporters: ['default', 'fw/test-reporter'] } });
+ *   export default defineConfig({ test: { reporters: ['default', 'fwjs/test-reporter'] } });
  */
 export default class FwTestReporter implements Reporter {
   readonly #outputFile: string;

@@ -215,7 +215,7 @@ export function parseTscOutput(output: string): VerifyDiagnostic[] {
 async function testsGate(ctx: VerifyContext): Promise<GateOutcome> {
   const plan = await planAppTests(ctx.root);
   if (!plan.run) return { skipped: plan.reason };
-  const ran = [`vitest run --reporter=default --reporter=fw/test-reporter (vitest ${plan.vitest.version}; what fw test runs)`];
+  const ran = [`vitest run --reporter=default --reporter=fwjs/test-reporter (vitest ${plan.vitest.version}; what fw test runs)`];
   const result = await runAppTests(plan.vitest, { root: ctx.root });
   const diagnostics: VerifyDiagnostic[] = (result.run?.failures ?? []).map((f) => ({
     path: f.file,

@@ -35,7 +35,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   try {
     const app = await loader.load();
     db = await openAppDatabase(root, databaseUrl ? { databaseUrl } : {});
-    await migrateOrFail(db, app);
+    await migrateOrFail(db, app, root);
     // The runtime without its HTTP face: no live hub, the handler never mounted.
     const runtime = await createRuntime({ app, db, dev: false, live: false, worker: workerOptions });
     return {

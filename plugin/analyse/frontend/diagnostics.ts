@@ -134,8 +134,8 @@ function agentInFrontend(file: string, at: { line: number; column: number }, wha
 /** Why an import is server-only, or undefined when it is not. */
 function serverOnly(from: string, statement: { source: string }, files: ReadonlySet<string>): string | undefined {
   const { source } = statement;
-  if (source === 'fw') return "fw's define API";
-  if (source === 'fw/runtime') return "fw's runtime";
+  if (source === 'fwjs') return "fw's define API";
+  if (source === 'fwjs/runtime') return "fw's runtime";
   if (source.startsWith('node:') || builtins.has(source)) return 'a Node.js builtin';
   if (serverPackages.some((p) => source === p || source.startsWith(`${p}/`))) return 'a database driver';
   const target = resolveImportCached(from, statement, files);

@@ -14,7 +14,7 @@ const entries: GraphEntry[] = [
   { name: 'liveNotes', kind: 'liveQuery', policy: 'user', file: 'src/queries/liveNotes.ts' },
 ];
 
-const bridge = "import { createFwReact } from 'fw/react';\nimport { api } from '../../../src/fw/_generated/api.ts';\nexport const { FwProvider, useCommand, useQuery, useLiveQuery } = createFwReact(api);\n";
+const bridge = "import { createFwReact } from 'fwjs/react';\nimport { api } from '../../../src/fw/_generated/api.ts';\nexport const { FwProvider, useCommand, useQuery, useLiveQuery } = createFwReact(api);\n";
 const main = [
   "import { createRoot } from 'react-dom/client';",
   "import { App } from './App.tsx';",
@@ -112,7 +112,7 @@ describe('frontend diagnostics', () => {
   });
 
   it('missing_bridge: no web/src/lib/fw.ts in a Vite app', async () => {
-    const dir = await webApp({ 'web/src/lib/fw.ts': null, 'web/src/main.tsx': "import { FwProvider } from 'fw/react';\nexport const p = <FwProvider apiUrl=\"\" />;\n", 'web/src/App.tsx': 'export const x = 1;\n' });
+    const dir = await webApp({ 'web/src/lib/fw.ts': null, 'web/src/main.tsx': "import { FwProvider } from 'fwjs/react';\nexport const p = <FwProvider apiUrl=\"\" />;\n", 'web/src/App.tsx': 'export const x = 1;\n' });
     const graph = await analyseFrontend(dir, [], { cache: createFrontendCache() });
     expect(graph.diagnostics.map(located)).toEqual([['missing_bridge', 'error', 'web/src/lib/fw.ts', 1, 1]]);
   });
@@ -159,7 +159,7 @@ describe('frontend diagnostics', () => {
   it('server_import_in_frontend: fw, node builtins, drivers and backend files; type-only imports pass', async () => {
     const dir = await webApp({
       'web/src/Server.tsx': [
-        "import { command } from 'fw';",
+        "import { command } from 'fwjs';",
         "import { readFile } from 'node:fs/promises';",
         "import { Kysely } from 'kysely';",
         "import createNote from '../../src/commands/createNote.ts';",
@@ -188,8 +188,8 @@ describe('frontend diagnostics', () => {
         '  return [generateText, DefaultChatTransport];',
         '}',
       ].join('\n'),
-      'src/commands/createNote.ts': "import { command } from 'fw';\nexport default command({ handler: async (ctx) => {\n  await ctx.ai.runAgent('helper', {});\n} });\n",
-      'src/queries/listNotes.ts': "import { query } from 'fw';\nexport default query({ handler: (ctx) => ctx.db.selectFrom('notes').selectAll().execute() });\n",
+      'src/commands/createNote.ts': "import { command } from 'fwjs';\nexport default command({ handler: async (ctx) => {\n  await ctx.ai.runAgent('helper', {});\n} });\n",
+      'src/queries/listNotes.ts': "import { query } from 'fwjs';\nexport default query({ handler: (ctx) => ctx.db.selectFrom('notes').selectAll().execute() });\n",
     });
     const graph = await analyseFrontend(dir, entries, { cache: createFrontendCache() });
     expect(graph.diagnostics.map(located)).toEqual([

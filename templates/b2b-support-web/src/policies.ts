@@ -1,4 +1,4 @@
-import { definePolicies } from 'fw';
+import { definePolicies } from 'fwjs';
 
 // Roles come from the caller's identity (dev headers in development, token claims in production).
 // Entries name these policies; a caller whose role does not pass gets 403 forbidden.

@@ -1,5 +1,5 @@
 import react from '@vitejs/plugin-react';
-import fw from 'fw/vite';
+import fw from 'fwjs/vite';
 import { defineConfig } from 'vite';
 
 // fw() serves the app's entries from this dev server, so the web app calls them on its own origin.

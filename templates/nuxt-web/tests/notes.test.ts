@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from 'fw/testing';
+import { startTestApp, type TestApp } from 'fwjs/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { api } from '../src/fw/_generated/api.ts';
 

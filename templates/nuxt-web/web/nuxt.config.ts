@@ -2,7 +2,7 @@
 // terminal and the overlay, generated files kept current. Production calls runtimeConfig.public.fwUrl
 // (env: NUXT_PUBLIC_FW_URL), where `fw start` serves the runtime.
 export default defineNuxtConfig({
-  modules: ['fw/nuxt/module'],
+  modules: ['fwjs/nuxt/module'],
   compatibilityDate: '2025-07-15',
   devtools: { enabled: false },
   telemetry: false,

@@ -1,4 +1,4 @@
-import { action, FwError, sql, z } from 'fw';
+import { action, FwError, sql, z } from 'fwjs';
 import { ticketPriorities } from '../fw/schema.ts';
 
 // Runs after createTicket commits, for its `ticket.created` event: a model suggests a priority and a

@@ -1,4 +1,4 @@
-import { command, FwError, z } from 'fw';
+import { command, FwError, z } from 'fwjs';
 
 export default command({
   description: 'Comment on a ticket.',

@@ -1,4 +1,4 @@
-import { command, FwError, sql, z } from 'fw';
+import { command, FwError, sql, z } from 'fwjs';
 
 export default command({
   description: 'Assign a ticket to an agent (admins only).',

@@ -1,4 +1,4 @@
-import { command, FwError, sql, z } from 'fw';
+import { command, FwError, sql, z } from 'fwjs';
 
 export default command({
   description: 'Close a ticket.',

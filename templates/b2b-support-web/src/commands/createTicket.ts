@@ -1,4 +1,4 @@
-import { command, z } from 'fw';
+import { command, z } from 'fwjs';
 import { ticketPriorities } from '../fw/schema.ts';
 
 export default command({

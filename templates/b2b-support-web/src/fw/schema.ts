@@ -1,4 +1,4 @@
-import { defineSchema, t, table } from 'fw';
+import { defineSchema, t, table } from 'fwjs';
 
 export const ticketStatuses = ['open', 'pending', 'closed'] as const;
 export const ticketPriorities = ['low', 'normal', 'high', 'urgent'] as const;
@@ -40,7 +40,7 @@ const schema = defineSchema({
 
 export default schema;
 
-declare module 'fw' {
+declare module 'fwjs' {
   interface Register {
     schema: typeof schema;
   }

@@ -1,4 +1,4 @@
-import { query, z } from 'fw';
+import { query, z } from 'fwjs';
 import { ticketStatuses } from '../fw/schema.ts';
 
 export default query({

@@ -1,4 +1,4 @@
-import { defineSchema, t, table } from 'fw';
+import { defineSchema, t, table } from 'fwjs';
 
 const schema = defineSchema({
   // Tenant-scoped (the default): every row belongs to the caller's tenant, enforced by the database.
@@ -16,7 +16,7 @@ const schema = defineSchema({
 
 export default schema;
 
-declare module 'fw' {
+declare module 'fwjs' {
   interface Register {
     schema: typeof schema;
   }

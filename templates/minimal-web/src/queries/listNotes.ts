@@ -1,4 +1,4 @@
-import { query } from 'fw';
+import { query } from 'fwjs';
 
 export default query({
   description: 'The caller’s tenant’s notes, newest first.',

@@ -1,4 +1,4 @@
-import { liveQuery } from 'fw';
+import { liveQuery } from 'fwjs';
 
 export default liveQuery({
   description: 'The caller’s tenant’s notes, newest first, kept up to date.',

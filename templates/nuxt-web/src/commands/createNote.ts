@@ -1,4 +1,4 @@
-import { command, z } from 'fw';
+import { command, z } from 'fwjs';
 
 export default command({
   description: 'Create a note in the caller’s tenant.',

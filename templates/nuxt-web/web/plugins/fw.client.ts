@@ -1,4 +1,4 @@
-import { fwNuxtOptions } from 'fw/nuxt';
+import { fwNuxtOptions } from 'fwjs/nuxt';
 import { devAuth, fw } from '../composables/fw.ts';
 
 // In the browser: one client, query cache and live stream for the app, calling runtimeConfig.public.fwUrl.

@@ -1,4 +1,4 @@
-import { fwNuxtOptions } from 'fw/nuxt';
+import { fwNuxtOptions } from 'fwjs/nuxt';
 import { devAuth, fw } from '../composables/fw.ts';
 
 // While rendering on the server: composables render their loading state and open nothing (the

@@ -1,4 +1,4 @@
-import { agent } from 'fw';
+import { agent } from 'fwjs';
 import assignTicket from '../../commands/assignTicket.ts';
 import listTickets from '../../queries/listTickets.ts';
 

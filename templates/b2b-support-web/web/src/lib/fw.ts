@@ -1,13 +1,13 @@
 // The bridge between this web app and its backend: components import hooks from here, never from
 // src/fw/_generated directly. `fw generate` (run by `fw dev`) keeps the api it reads up to date.
-import type { ResultOf } from 'fw/client';
-import { createFwReact } from 'fw/react';
+import type { ResultOf } from 'fwjs/client';
+import { createFwReact } from 'fwjs/react';
 import { api } from '../../../src/fw/_generated/api.ts';
 
 export { api };
 export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);
 
-export type { DevAuth } from 'fw/react';
+export type { DevAuth } from 'fwjs/react';
 
 /** A ticket as the client receives it (dates as ISO strings). */
 export type Ticket = ResultOf<typeof api.queries.listTickets>[number];

@@ -1,4 +1,4 @@
-import { agent } from 'fw';
+import { agent } from 'fwjs';
 import createNote from '../../commands/createNote.ts';
 import listNotes from '../../queries/listNotes.ts';
 

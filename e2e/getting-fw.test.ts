@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot, runNode } from './support/app.ts';
+
+const run = promisify(execFile);
+const npm = (args: string[], cwd: string) => run('npm', args, { cwd, maxBuffer: 16 * 1024 * 1024 });
+
+/**
+ * Getting fw as a user does (#30.2): the published tarballs (`npm pack`), `npm create fwjs my-app` in a
+ * directory outside this checkout. Offline and fast: the tarballs are unpacked into a node_modules
+ * whose other packages link to this checkout's (what `npm install <tarball>` gives, without the
+ * registry); `e2e` does not run the full registry install — docs/getting-started.md does, by hand.
+ */
+describe('npm create fwjs, from the packed tarballs', () => {
+  let work: string;
+  let fwTarball: string;
+  let createTarball: string;
+
+  beforeAll(async () => {
+    work = await mkdtemp(path.join(tmpdir(), 'fw-getting-'));
+    const packs = path.join(work, 'packs');
+    await mkdir(packs);
+    // --ignore-scripts: `prepare` (the build) ran in the global setup already.
+    for (const dir of [repoRoot, path.join(repoRoot, 'packages/create-fwjs')]) await npm(['pack', '--ignore-scripts', '--pack-destination', packs, '--silent'], dir);
+    const files = await readdir(packs);
+    fwTarball = path.join(packs, files.find((f) => f.startsWith('fwjs-'))!);
+    createTarball = path.join(packs, files.find((f) => f.startsWith('create-fwjs-'))!);
+
+    // "npm install" of both tarballs: unpacked, their dependencies linked from this checkout.
+    const modules = path.join(work, 'tools/node_modules');
+    await mkdir(modules, { recursive: true });
+    for (const [tarball, name] of [[fwTarball, 'fwjs'], [createTarball, 'create-fwjs']] as const) {
+      await mkdir(path.join(modules, name));
+      await run('tar', ['-xzf', tarball, '-C', path.join(modules, name), '--strip-components=1']);
+    }
+    for (const entry of await readdir(path.join(repoRoot, 'node_modules'))) {
+      if (entry.startsWith('.') || entry === 'fwjs' || entry === 'create-fwjs') continue;
+      await symlink(path.join(repoRoot, 'node_modules', entry), path.join(modules, entry));
+    }
+  }, 120_000);
+  afterAll(() => rm(work, { recursive: true, force: true }));
+
+  it('packs fwjs (the fw command, templates, schemas, no sources or tests) and create-fwjs depending on it', async () => {
+    const pkg = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8'));
+    const create = JSON.parse(await readFile(path.join(repoRoot, 'packages/create-fwjs/package.json'), 'utf8'));
+    expect(pkg).toMatchObject({ name: 'fwjs', bin: { fw: './dist/cli/bin.js' } });
+    // One release: the initializer runs the fw create of the same version.
+    expect(create).toMatchObject({ name: 'create-fwjs', version: pkg.version, dependencies: { fwjs: pkg.version }, bin: { 'create-fwjs': './index.js' }, engines: pkg.engines });
+    expect(path.basename(fwTarball)).toBe(`fwjs-${pkg.version}.tgz`);
+    const listed = (await run('tar', ['-tzf', fwTarball])).stdout.split('\n');
+    expect(listed).toEqual(expect.arrayContaining(['package/dist/cli/bin.js', 'package/dist/runtime/index.js', 'package/dist/runtime/index.d.ts', 'package/templates/minimal-web/package.json', 'package/templates/minimal-web/.node-version', 'package/schemas/fw-manifest.schema.json']));
+    // Sources and fw's own tests stay home; the templates' tests are part of the apps they make.
+    expect(listed.filter((f) => /^package\/(runtime|plugin|toolchain|cli|client|e2e|bench|packages)\/|^package\/dist\/.*\.test\.js$/.test(f))).toEqual([]);
+  });
+
+  it('creates an app outside the checkout that depends on fwjs, pins Node 24 and imports fwjs', async () => {
+    const apps = path.join(work, 'apps');
+    await mkdir(apps);
+    // What `npm create fwjs my-app` runs (npm exec create-fwjs), installing nothing here.
+    const bin = path.join(work, 'tools/node_modules/create-fwjs/index.js');
+    const created = await runNode([bin, 'my-app', '--no-install', '--fw-spec', `file:${fwTarball}`, '--json'], { cwd: apps });
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ ok: true, template: 'minimal-web', installed: false, fwSpec: `file:${fwTarball}` });
+
+    const app = path.join(apps, 'my-app');
+    const pkg = JSON.parse(await readFile(path.join(app, 'package.json'), 'utf8'));
+    const own = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8'));
+    expect(pkg).toMatchObject({
+      name: 'my-app',
+      engines: { node: own.engines.node },
+      dependencies: { fwjs: `file:${fwTarball}` },
+      devDependencies: { node: own.devDependencies.node },
+      scripts: { dev: 'fw dev', test: 'fw test' },
+      allowScripts: { node: true },
+    });
+    expect(pkg.dependencies.fw).toBeUndefined();
+    expect((await readFile(path.join(app, '.node-version'), 'utf8')).trim()).toBe('24');
+    const schema = await readFile(path.join(app, 'src/fw/schema.ts'), 'utf8');
+    expect(schema).toContain("import { defineSchema, t, table } from 'fwjs';");
+    expect(schema).toContain("declare module 'fwjs' {");
+    expect(await readFile(path.join(app, 'web/vite.config.ts'), 'utf8')).toContain("from 'fwjs/vite'");
+
+    // The created app runs on the packed fw: fw (its node_modules/.bin) generates, migrates, starts and answers /health.
+    await mkdir(path.join(app, 'node_modules'));
+    await symlink(path.join(work, 'tools/node_modules/fwjs'), path.join(app, 'node_modules/fwjs'));
+    const fw = path.join(app, 'node_modules/fwjs/dist/cli/bin.js');
+    const once = await runNode([fw, 'dev', '--once', '--json'], { cwd: app });
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(JSON.parse(once.stdout)).toMatchObject({ ok: true });
+    expect(existsSync(path.join(app, 'src/fw/_generated/api.ts'))).toBe(true);
+  }, 180_000);
+
+  it('says how to use it when given no directory', async () => {
+    const r = await runNode([path.join(work, 'tools/node_modules/create-fwjs/index.js')], { cwd: work });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Usage: npm create fwjs <dir>');
+  });
+});

@@ -1,0 +1,36 @@
+import type { Diagnostic } from '../../runtime/core/errors.ts';
+import { FwError } from '../../runtime/core/errors.ts';
+import { FwFailure } from '../../runtime/core/failure.ts';
+import { locateSchemaDiagnostics } from '../schema-locations.ts';
+
+/** What to do about a blocked schema, beside a running fw dev as much as without one. */
+export const SCHEMA_BLOCKED_SUGGESTIONS = [
+  'Undo the change in the schema file, or follow the hint under each change above.',
+  'fw db status  (every pending and blocked change; works beside fw dev)',
+  'fw db migrate --dry-run  (the plan, applied nowhere)',
+  'fw db migrate --accept-data-loss  (applies drops of columns and tables, beside fw dev too; only if losing that data is intended)',
+];
+
+/**
+ * The failure of a migration that needs a decision: every refused change with its place in the schema
+ * file (file, line, column) when the app's `root` is given, why it is refused and its fix (`hint`).
+ */
+export function schemaBlockedFailure(root: string | undefined, blocked: readonly Diagnostic[], served: boolean): FwFailure {
+  const count = blocked.length === 1 ? 'a change' : `${blocked.length} changes`;
+  const consequence = served
+    ? ` Until ${blocked.length === 1 ? 'it is' : 'they are'} resolved, fw dev answers every entry with schema_blocked instead of running code against a database that disagrees with it.`
+    : '';
+  return new FwFailure('migration_blocked', `The schema has ${count} fw will not apply automatically; nothing was applied.${consequence}`, {
+    diagnostics: root === undefined ? [...blocked] : locateSchemaDiagnostics(root, blocked),
+    suggestions: SCHEMA_BLOCKED_SUGGESTIONS,
+  });
+}
+
+/** What requests are answered while the schema is blocked (503 `schema_blocked`, with the same diagnostics). */
+export function schemaHoldError(failure: FwFailure): FwError {
+  return new FwError(
+    'schema_blocked',
+    `fw dev serves no entry while the app's schema has ${failure.diagnostics.length === 1 ? 'a change' : `${failure.diagnostics.length} changes`} fw will not apply automatically (diagnostics: each change, its place and its fix). ${SCHEMA_BLOCKED_SUGGESTIONS.join(' Or: ')}`,
+    { diagnostics: failure.diagnostics },
+  );
+}
