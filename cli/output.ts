@@ -1,4 +1,5 @@
 import { FwFailure } from '../runtime/core/failure.ts';
+import { formatFix } from '../plugin/analyse/check-diagnostic.ts';
 import { toFailureDiagnostics } from '../plugin/failure-diagnostics.ts';
 import { AppLoadError } from '../plugin/load-app.ts';
 import { resolveConfig } from '../runtime/config/resolve-config.ts';
@@ -51,8 +52,9 @@ export function printFailure(error: unknown, json: boolean): void {
     return;
   }
   log(`✖ ${report.message}`);
-  for (const d of (report.diagnostics ?? []) as Array<{ path?: string; message?: string; hint?: string }>) {
-    log(`  • ${d.path ? `${d.path}: ` : ''}${d.message ?? ''}${d.hint ? `\n    hint: ${d.hint}` : ''}`);
+  for (const d of (report.diagnostics ?? []) as Array<{ path?: string; message?: string; hint?: string; suggestedCommand?: string }>) {
+    log(`  • ${d.path ? `${d.path}: ` : ''}${d.message ?? ''}`);
+    for (const line of formatFix(d, '    ')) log(line);
   }
   for (const s of report.suggestions) log(`  → ${s}`);
   if (debugging() && error instanceof Error && error.stack) log(error.stack);

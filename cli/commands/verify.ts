@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty';
 import { type GateResult, resolveVerifyLevel, verify, type VerifyLevel } from '../../toolchain/verify/verify.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
+import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printJson } from '../output.ts';
 
 export default defineCommand({
@@ -46,7 +47,6 @@ function printGate(gate: GateResult): void {
   for (const d of gate.diagnostics) {
     if (d.severity === 'info') continue;
     log(`    ${d.path ? `${d.path} ` : ''}${d.severity} ${d.code} ${d.message.split('\n')[0]}`);
-    if (d.hint) log(`      hint: ${d.hint}`);
-    if (d.suggestedCommand) log(`      run: ${d.suggestedCommand}`);
+    for (const line of formatFix(d, '      ')) log(line);
   }
 }

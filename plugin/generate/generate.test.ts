@@ -221,6 +221,22 @@ describe('determinism and drift', () => {
     expect(checked.files.find((f) => f.path.endsWith('api.ts'))).toEqual({ path: `${generated}/api.ts`, status: 'drifted', reason: 'other-version', foundVersion: '0.0.1' });
   });
 
+  it('an edit that moves code without changing the contract leaves every artifact as it was', async () => {
+    const dir = await app();
+    await generateArtifacts({ root: dir });
+    const before = await snapshot(dir);
+    // Lines added above the hook calls, the UI actions and a backend entry: positions move, the contract does not.
+    const appFile = path.join(dir, 'web/src/App.tsx');
+    await writeFile(appFile, `// a comment\n\n${await read(dir, 'web/src/App.tsx')}`);
+    const entryFile = path.join(dir, 'src/commands/createNote.ts');
+    await writeFile(entryFile, `\n\n${await read(dir, 'src/commands/createNote.ts')}`);
+    const checked = await generateArtifacts({ root: dir, check: true });
+    expect(checked.files.filter((f) => f.status !== 'unchanged')).toEqual([]);
+    expect(await snapshot(dir)).toEqual(before);
+    // The graph in memory keeps the places (fw inspect and the diagnostics print them).
+    expect(checked.frontend.hooks.every((h) => h.line > 2)).toBe(true);
+  });
+
   it('check flags every artifact a new entry file changes', async () => {
     const dir = await app();
     await generateArtifacts({ root: dir });

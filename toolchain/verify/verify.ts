@@ -11,7 +11,7 @@ import { runChecks } from '../check/check.ts';
 import { type SeverityDiagnostic, toFailureDiagnostics, type VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
 import { keepingGenerated } from '../../plugin/generate/build-generation.ts';
 import { generateFromApp } from '../../plugin/generate/generate.ts';
-import { describeDrift } from '../../plugin/generate/sync-files.ts';
+import { driftHint, summariseDrift } from '../../plugin/generate/sync-files.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { AppLoadError } from '../../plugin/load-app.ts';
 import { structuralFindings } from '../ai/redteam/structural.ts';
@@ -150,18 +150,10 @@ async function generatedGate(ctx: VerifyContext): Promise<GateOutcome> {
     return { ran, diagnostics: toFailureDiagnostics(error).map((d) => ({ ...d, hint: 'Fix the file named; generation needs an app that loads.', suggestedCommand: 'fw check --json' })) };
   }
   const generated = await generateFromApp(ctx.app, { root: ctx.root, check: true });
+  const drifted = summariseDrift(generated.files);
   return {
     ran,
-    diagnostics: generated.files
-      .filter((f) => f.status === 'drifted')
-      .map((f) => ({
-        path: f.path,
-        code: 'generated_drift',
-        severity: 'error' as const,
-        message: `${f.path} is out of date. ${describeDrift(f)}`,
-        hint: 'Regenerate; never edit files under src/fw/_generated/ by hand.',
-        suggestedCommand: 'fw generate',
-      })),
+    diagnostics: drifted === null ? [] : [{ path: drifted.file, code: 'generated_drift', severity: 'error', message: drifted.message, hint: driftHint, suggestedCommand: 'fw generate' }],
   };
 }
 
