@@ -102,6 +102,13 @@ export const VARIABLES = {
     group: 'dev',
     doc: "More `Host` names the dev API port answers (comma-separated, `.example.test` for a name and its subdomains, `true` for any); loopback names and IPs always.",
   },
+  NO_COLOR: { type: 'text', group: 'dev', doc: 'Any value: no ANSI colour in fw\'s output, even on a terminal (no-color.org).' },
+  FORCE_COLOR: {
+    type: 'text',
+    group: 'dev',
+    emptyIsValue: true,
+    doc: '`0`/`false`: never colour; any other value: colour even when the output is not a terminal (wins over `NO_COLOR`, as in Node).',
+  },
   FW_DEV_WORKER: { type: 'flag', group: 'dev', default: true, doc: "The Nuxt module's dev server runs the outbox worker (`0` turns it off)." },
 } as const satisfies Record<string, Variable>;
 

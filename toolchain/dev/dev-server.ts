@@ -1,3 +1,4 @@
+import { createDevLogger } from './dev-logger.ts';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -103,6 +104,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
       root: path.join(root, 'web'),
       clearScreen: false,
       logLevel: options.viteLogLevel ?? 'info',
+      customLogger: createDevLogger(vite.createLogger, options.viteLogLevel ?? 'info'),
       server: {
         port: options.webPort ?? 5173,
         strictPort: false,

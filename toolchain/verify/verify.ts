@@ -105,6 +105,15 @@ const gates: readonly Gate[] = [
   { name: 'backend-build', level: 'strict', run: backendBuildGate },
 ];
 
+export interface VerifyOptions {
+  root: string;
+  level: VerifyLevel;
+  /** Called as each gate starts, so a terminal can show what is running (a gate can take seconds). */
+  onGateStart?: (name: GateName) => void;
+  /** Called with each gate's result as soon as it is known, in order (the report lists them again). */
+  onGate?: (gate: GateResult) => void;
+}
+
 /**
  * `fw verify`: runs the gates of `level` in order and reports every one; a failed gate does not stop
  * the rest. Writes nothing to the app's sources (drift is reported, not regenerated); the boot applies
@@ -114,7 +123,7 @@ const gates: readonly Gate[] = [
  *   const report = await verify({ root: '.', level: 'standard' });
  *   report.gates.filter((g) => g.status === 'failed').map((g) => g.name) // e.g. ['typecheck']
  */
-export async function verify(options: { root: string; level: VerifyLevel }): Promise<VerifyReport> {
+export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   const started = performance.now();
   const root = path.resolve(options.root);
   const ctx: VerifyContext = { root, app: undefined, web: webLayout(root) };
@@ -122,6 +131,7 @@ export async function verify(options: { root: string; level: VerifyLevel }): Pro
   const rank = levels.indexOf(options.level);
   for (const gate of gates) {
     if (levels.indexOf(gate.level) > rank) continue;
+    options.onGateStart?.(gate.name);
     const gateStarted = performance.now();
     let outcome: GateOutcome;
     try {
@@ -136,6 +146,7 @@ export async function verify(options: { root: string; level: VerifyLevel }): Pro
       const failed = outcome.diagnostics.some((d) => d.severity === 'error');
       results.push({ name: gate.name, status: failed ? 'failed' : 'passed', durationMs, ran, diagnostics: outcome.diagnostics });
     }
+    options.onGate?.(results.at(-1)!);
   }
   return { ok: results.every((g) => g.status !== 'failed'), level: options.level, gates: results, durationMs: Math.round(performance.now() - started) };
 }
