@@ -58,7 +58,7 @@ export const VARIABLES = {
     see: 'deploy.md#behind-a-connection-pooler',
   },
 
-  FW_AUTH: { type: 'text', group: 'auth', doc: 'How callers are identified: `jwt`, `dev-headers` or `none` (default: dev headers under `fw dev`, `none` in production).', see: 'auth.md' },
+  FW_AUTH: { type: 'text', group: 'auth', doc: 'How callers are identified: `jwt`, `dev-headers` or `none` (default: dev headers under `fw dev`; `fw start` refuses to start without it, `none` being the explicit choice of anonymous callers only).', see: 'auth.md' },
   FW_JWT_ISSUER: { type: 'text', group: 'auth', doc: 'The `iss` of accepted tokens (required with `FW_AUTH=jwt`).', see: 'auth.md' },
   FW_JWT_AUDIENCE: { type: 'text', group: 'auth', doc: 'The `aud` of accepted tokens, comma-separated (required with `FW_AUTH=jwt`).', see: 'auth.md' },
   FW_JWT_JWKS_URL: { type: 'text', group: 'auth', doc: "The issuer's key set (default: discovered from the issuer's OpenID configuration).", see: 'auth.md' },
