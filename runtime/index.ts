@@ -26,6 +26,8 @@ export {
   type EntryInput,
   type EntryKind,
   type EntryResult,
+  type EventName,
+  type EventPayload,
   type PolicyCheck,
   type PolicyName,
   type Query,
@@ -34,6 +36,7 @@ export {
   type ServerContext,
   type StepInfo,
   type WorkflowContext,
+  type WorkflowName,
   type WorkflowRun,
 } from './core/entries.ts';
 export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './core/schema.ts';
