@@ -23,6 +23,11 @@ export interface ApiServerOptions extends DevRuntimeOptions {
    * A function is asked on every request: `fw dev` adds Vite's `server.allowedHosts` once Vite is up.
    */
   allowedHosts?: AllowedHosts | (() => AllowedHosts);
+  /**
+   * The command as the user ran it, without `--port` (default `fw dev`): a busy port's suggestions
+   * repeat it with another port, and add no flag the user did not give.
+   */
+  command?: string;
 }
 
 export interface ApiServer {
@@ -56,7 +61,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     res.end(JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'fw is starting.', diagnostics: [] } }));
   });
   applyServerLimits(server, limits);
-  await listen(server, port, host);
+  await listen(server, port, host, options.command ?? 'fw dev');
   const stopListening = () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -118,14 +123,14 @@ function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload'
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+function listen(server: Server, port: number, host: string, command: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
       if (error.code === 'EADDRINUSE') {
         reject(
           new FwFailure('port_busy', `Port ${port} on ${host} is already in use.`, {
-            suggestions: [`fw dev --api-only --port 0  (pick a free port)`, `fw dev --api-only --port ${port + 1}`, `lsof -i :${port}  (find what holds it)`],
+            suggestions: [`${command} --port 0  (pick a free port)`, `${command} --port ${port + 1}`, `lsof -i :${port}  (find what holds it)`],
             cause: error,
           }),
         );

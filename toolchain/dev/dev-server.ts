@@ -56,7 +56,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
   const allowedHosts = options.allowedHosts ?? allowedHostsFromEnv();
 
   if (options.apiOnly || !hasWeb) {
-    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, allowedHosts, onReload: options.onReload });
+    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, allowedHosts, onReload: options.onReload, command: options.apiOnly ? 'fw dev --api-only' : 'fw dev' });
     const forget = writeRuntimeFile(root, { serverUrl: api.url });
     return {
       serverUrl: api.url,
