@@ -1,14 +1,13 @@
+import { overlayLocation, overlayMessage } from './overlay-location.ts';
 import path from 'node:path';
 import { createUnplugin } from 'unplugin';
 import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
-import { FwFailure } from '../runtime/core/failure.ts';
 import { serviceNameOf, startTelemetry } from '../runtime/telemetry/start-telemetry.ts';
 import { isBackendSource } from './dev-server/api-server.ts';
 import { createDevRuntime, type DevRuntime } from './dev-server/dev-runtime.ts';
 import { hostRefusal, isHostAllowed } from './dev-server/host-check.ts';
 import { generateBeforeBuild, generatedKept } from './generate/build-generation.ts';
 import { fwPackageRoot } from './package-root.ts';
-import { AppLoadError } from './load-app.ts';
 import { claimSharedRuntime } from './dev-server/shared-runtime.ts';
 import { watchFrontend } from './vite-frontend.ts';
 import { isManifestFile, REGISTRY_FILE, ROOT_MANIFEST } from './external-manifests.ts';
@@ -110,7 +109,7 @@ function watchBackend(server: ViteDevServer, runtime: DevRuntime): void {
       if (outcome.ok) {
         server.config.logger.info(`fw: reloaded ${path.relative(runtime.root, file)}`, { timestamp: true });
       } else {
-        sendOverlay(server, outcome.error);
+        sendOverlay(server, runtime.root, outcome.error);
       }
     });
   });
@@ -121,10 +120,10 @@ function reportAndRethrow(server: ViteDevServer, error: unknown): never {
   throw error;
 }
 
-/** Shows a backend failure in Vite's error overlay with its file and line when known. */
-function sendOverlay(server: ViteDevServer, error: unknown): void {
-  const first = overlayLocation(error);
-  const message = error instanceof Error ? error.message : String(error);
+/** Shows a backend failure in Vite's error overlay at the place its message names, with its fix. */
+function sendOverlay(server: ViteDevServer, root: string, error: unknown): void {
+  const first = overlayLocation(root, error);
+  const message = overlayMessage(error);
   server.config.logger.error(`fw: ${message}`, { timestamp: true });
   server.ws.send({
     type: 'error',
@@ -135,17 +134,4 @@ function sendOverlay(server: ViteDevServer, error: unknown): void {
       ...(first ? { id: first.file, loc: first } : {}),
     },
   });
-}
-
-function overlayLocation(error: unknown): { file: string; line: number; column: number } | undefined {
-  if (error instanceof AppLoadError) {
-    const problem = error.problems.find((p) => p.file);
-    if (!problem?.file) return undefined;
-    const match = /\(line (\d+)(?:, column (\d+))?\)/.exec(problem.message);
-    return { file: problem.file, line: Number(match?.[1] ?? 1), column: Number(match?.[2] ?? 1) };
-  }
-  if (error instanceof FwFailure && error.diagnostics[0]) {
-    return { file: error.diagnostics[0].path, line: 1, column: 1 };
-  }
-  return undefined;
 }
