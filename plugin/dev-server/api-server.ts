@@ -1,3 +1,4 @@
+import { reportReloads } from './reload-report.ts';
 import { mkdirSync, watch } from 'node:fs';
 import { isManifestFile } from '../external-manifests.ts';
 import { createServer, type Server } from 'node:http';
@@ -100,11 +101,12 @@ export function isBackendSource(root: string, file: string): boolean {
 
 function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload']): () => void {
   const src = path.join(runtime.root, 'src');
+  const report = reportReloads(onReload);
   const watcher = watch(src, { recursive: true }, (_event, name) => {
     if (!name) return;
     const file = path.join(src, name.toString());
     if (!isBackendSource(runtime.root, file)) return;
-    void runtime.reload([file]).then((outcome) => onReload?.(outcome, [file]));
+    report(file, runtime.reload([file]));
   });
   watcher.on('error', () => watcher.close());
   // Manifests live outside src/: the root fw.manifest.json and the registry under .fw/.
@@ -112,7 +114,7 @@ function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload'
     mkdirSync(dir, { recursive: true });
     const w = watch(dir, (_event, name) => {
       const file = name ? path.join(dir, name.toString()) : '';
-      if (isManifestFile(runtime.root, file)) void runtime.reload([file]).then((outcome) => onReload?.(outcome, [file]));
+      if (isManifestFile(runtime.root, file)) report(file, runtime.reload([file]));
     });
     w.on('error', () => w.close());
     return w;
