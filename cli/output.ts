@@ -1,4 +1,5 @@
 import { FwFailure } from '../runtime/core/failure.ts';
+import { formatFix } from '../plugin/analyse/check-diagnostic.ts';
 import { toFailureDiagnostics } from '../plugin/failure-diagnostics.ts';
 import { AppLoadError } from '../plugin/load-app.ts';
 import { resolveConfig } from '../runtime/config/resolve-config.ts';
@@ -51,10 +52,11 @@ export function printFailure(error: unknown, json: boolean): void {
     return;
   }
   log(`✖ ${report.message}`);
-  for (const d of (report.diagnostics ?? []) as Array<{ path?: string; message?: string; hint?: string; file?: string; line?: number; column?: number }>) {
+  for (const d of (report.diagnostics ?? []) as Array<{ path?: string; message?: string; hint?: string; suggestedCommand?: string; file?: string; line?: number; column?: number }>) {
     // A diagnostic that knows its place (a schema change: the schema file's line) says it, as file:line:column.
     const where = d.file ? ` (${d.file}${d.line ? `:${d.line}:${d.column ?? 1}` : ''})` : '';
-    log(`  • ${d.path ? `${d.path}${where}: ` : ''}${d.message ?? ''}${d.hint ? `\n    hint: ${d.hint}` : ''}`);
+    log(`  • ${d.path ? `${d.path}${where}: ` : ''}${d.message ?? ''}`);
+    for (const line of formatFix(d, '    ')) log(line);
   }
   for (const s of report.suggestions) log(`  → ${s}`);
   if (debugging() && error instanceof Error && error.stack) log(error.stack);

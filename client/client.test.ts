@@ -7,6 +7,7 @@ import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration, ensureSystemTables } from '../runtime/db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../runtime/core/entries.ts';
 import { FwError as ServerFwError } from '../runtime/core/errors.ts';
+import { notFound } from '../runtime/core/refusals.ts';
 import { createRuntimeHandler } from '../runtime/http/handler.ts';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
 import { defineSchema, t, table } from '../runtime/core/schema.ts';
@@ -22,6 +23,7 @@ const schema = defineSchema({
 });
 
 const entries = {
+  findNote: query({ handler: () => { throw notFound('No such note.', { reason: 'note_missing' }); } }),
   createNote: command({
     args: { title: z.string().min(1).max(200) },
     handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returningAll().executeTakeFirstOrThrow(),
@@ -52,6 +54,7 @@ const api = {
   },
   queries: {
     listNotes: { kind: 'query', name: 'listNotes', reads: ['notes'], writes: [] } as EntryRef<'query', typeof entries.listNotes>,
+    findNote: { kind: 'query', name: 'findNote', reads: [], writes: [] } as EntryRef<'query', typeof entries.findNote>,
     whoAmI: { kind: 'query', name: 'whoAmI', reads: [], writes: [] } as EntryRef<'query', typeof entries.whoAmI>,
     crash: { kind: 'query', name: 'crash', reads: [], writes: [] } as EntryRef<'query', typeof entries.crash>,
     slow: { kind: 'query', name: 'slow', reads: [], writes: [] } as EntryRef<'query', typeof entries.slow>,
@@ -237,6 +240,13 @@ describe('fw/client against a running runtime', () => {
     expect(refused.diagnostics).toEqual([{ path: 'args', code: 'duplicate', message: 'Done before.' }]);
   });
 
+  it("a handler's notFound(msg, { reason }) rejects with status 404, code not_found and the reason", async () => {
+    const missing = await failure(client().query('findNote', {}));
+    expect(missing).toMatchObject({ code: 'not_found', status: 404, reason: 'note_missing', message: 'No such note.' });
+    const other = await failure(client().command('refuse', {}));
+    expect(other.reason).toBeUndefined();
+  });
+
   it('internal (500) with the trace id', async () => {
     const error = await failure(client().query('crash', {}));
     expect(error).toMatchObject({ code: 'internal', status: 500 });
@@ -289,7 +299,7 @@ describe('fw/client against a running runtime', () => {
   });
 
   it('throws at the call site for a name the api object does not have', () => {
-    expect(() => client().query('nope' as never, {} as never)).toThrow(/no query named "nope" \(known: crash, listNotes, liveNotes, slow, whoAmI\)/);
+    expect(() => client().query('nope' as never, {} as never)).toThrow(/no query named "nope" \(known: crash, findNote, listNotes, liveNotes, slow, whoAmI\)/);
     expect(() => client().command(api.queries.listNotes as never, {} as never)).toThrow(/cannot be called as a command/);
   });
 

@@ -2,7 +2,7 @@ import { type Diagnostic, FwError, type FwErrorCode } from './errors.ts';
 
 interface FailureEnvelope {
   ok: false;
-  error: { code: FwErrorCode; message: string; diagnostics?: Diagnostic[] };
+  error: { code: FwErrorCode; message: string; diagnostics?: Diagnostic[]; reason?: unknown };
   traceId?: string;
 }
 
@@ -42,6 +42,7 @@ export async function readEnvelope(response: Response): Promise<unknown> {
       message: body.error.message,
       status: response.status,
       diagnostics: Array.isArray(body.error.diagnostics) ? body.error.diagnostics : [],
+      ...(typeof body.error.reason === 'string' ? { reason: body.error.reason } : {}),
       traceId: typeof body.traceId === 'string' ? body.traceId : headerTraceId,
     });
   }

@@ -20,6 +20,8 @@ export interface FwErrorInit {
   /** The HTTP status, or 0 when no response arrived. */
   status: number;
   diagnostics?: readonly Diagnostic[];
+  /** The app's own code of a refusal (`conflict('…', { reason: 'ticket_closed' })` on the server). */
+  reason?: string;
   traceId?: string;
   cause?: unknown;
 }
@@ -30,11 +32,15 @@ export interface FwErrorInit {
  * @example
  *   try { await client.command('createNote', { title: '' }); }
  *   catch (error) { if (error instanceof FwError && error.code === 'validation_failed') show(error.diagnostics); }
+ *   // a handler's `throw conflict('The ticket is closed.', { reason: 'ticket_closed' })`:
+ *   // error.status 409, error.code 'conflict', error.reason 'ticket_closed'
  */
 export class FwError extends Error {
   readonly code: FwErrorCode;
   readonly status: number;
   readonly diagnostics: readonly Diagnostic[];
+  /** The app's own code of a refusal its handler threw (`notFound(msg, { reason })`); undefined otherwise. */
+  readonly reason: string | undefined;
   /** The runtime's trace id for this request (also in its logs); absent when no response arrived. */
   readonly traceId: string | undefined;
 
@@ -44,6 +50,7 @@ export class FwError extends Error {
     this.code = init.code;
     this.status = init.status;
     this.diagnostics = init.diagnostics ?? [];
+    this.reason = init.reason;
     this.traceId = init.traceId;
   }
 

@@ -48,6 +48,7 @@ function errorOf(data: Record<string, unknown>): FwError {
     message: typeof error.message === 'string' ? error.message : 'The live query failed.',
     status: (errorStatus as Partial<Record<string, number>>)[code] ?? 500,
     diagnostics: Array.isArray(error.diagnostics) ? (error.diagnostics as Diagnostic[]) : [],
+    ...(typeof error.reason === 'string' ? { reason: error.reason } : {}),
     traceId: typeof data.traceId === 'string' ? data.traceId : undefined,
   });
 }

@@ -261,7 +261,8 @@ describe('fw dev --api-only on the embedded database', () => {
     expect(second.code).not.toBe(0);
     const failure = JSON.parse(second.stdout.trim());
     expect(failure).toMatchObject({ ok: false, kind: 'port_busy', message: expect.stringContaining(port) });
-    expect(failure.suggestions.length).toBeGreaterThan(0);
+    // The command as given, with another port: no flag the user did not pass.
+    expect(failure.suggestions).toEqual(['fw dev --api-only --port 0  (pick a free port)', `fw dev --api-only --port ${Number(port) + 1}`, `lsof -i :${port}  (find what holds it)`]);
     expect(second.stdout.trim().split('\n')).toHaveLength(1);
   });
 });

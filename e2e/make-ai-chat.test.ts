@@ -70,13 +70,17 @@ describe('fw make ai-chat', () => {
     expect(check.code).toBe(0);
   });
 
-  it('refuses to overwrite the files without --yes, also on a dry run, and replaces them with --yes', async () => {
+  it('refuses to overwrite the files without --yes (a dry run says so instead), and replaces them with --yes', async () => {
     await makeSupport();
-    for (const extra of [[], ['--dry-run']]) {
-      const refused = await runFw(['make', 'ai-chat', 'support', ...extra, '--json'], { cwd: app.dir });
-      expect(refused.code).toBe(1);
-      expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, kind: 'file_exists', suggestions: [expect.stringContaining('--dry-run'), expect.stringContaining('--yes')] });
-    }
+    const refused = await runFw(['make', 'ai-chat', 'support', '--json'], { cwd: app.dir });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, kind: 'file_exists', suggestions: [expect.stringContaining('--dry-run'), expect.stringContaining('--yes')] });
+    // The suggested --dry-run runs: it lists the files and says the real run needs --yes.
+    const dry = await runFw(['make', 'ai-chat', 'support', '--dry-run', '--json'], { cwd: app.dir });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      ok: true, dryRun: true, notes: ['src/ai/agents/support.ts and web/src/components/SupportChat.tsx already exist: the real run needs --yes to replace them.'],
+    });
     const again = await runFw(['make', 'ai-chat', 'support', '--yes', '--json'], { cwd: app.dir });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     // The bridge has useFwRuntime now: only the agent, the component and package.json are written.

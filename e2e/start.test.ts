@@ -78,6 +78,11 @@ describe('fw build and fw start', () => {
     const result = JSON.parse(built.stdout);
     expect(result).toMatchObject({ ok: true, server: path.join(app.dir, '.fw/build/server'), web: path.join(app.dir, '.fw/build/web'), durationMs: expect.any(Number) });
 
+    // No FW_AUTH (empty counts as unset): refused with the one line that says what to set.
+    const noAuth = await runFw(['start', '--port', '0'], { cwd: app.dir, env: { ...env, FW_AUTH: '' } });
+    expect(noAuth.code).not.toBe(0);
+    expect(noAuth.stderr.trim().split('\n')[0]).toBe('✖ auth_not_configured: FW_AUTH is not set, so fw start would answer 401 to every non-public entry; set FW_AUTH=jwt (with FW_JWT_ISSUER and FW_JWT_AUDIENCE), or FW_AUTH=none to serve anonymous callers on purpose.');
+
     const pending = await runFw(['start', '--port', '0', '--json'], { cwd: app.dir, env });
     expect(pending.code).not.toBe(0);
     expect(JSON.parse(pending.stdout)).toMatchObject({ ok: false, kind: 'migrations_pending' });

@@ -31,6 +31,7 @@ export function overlayError(root: string, error: unknown, traceId?: string): Ov
 
 /** A failure as lines: its message, one line per diagnostic (place, message) and its fix, then suggestions. */
 export function failureText(error: unknown): string {
+  if (error instanceof AppLoadError) return [error.message, ...new Set(error.problems.flatMap((p) => (p.hint ? [`    fix: ${p.hint}`] : [])))].join('\n');
   if (!(error instanceof FwFailure)) return error instanceof Error ? error.message : String(error);
   const lines = [error.message];
   for (const d of error.diagnostics as Located[]) {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { ViteDevServer } from 'vite';
-import { type CheckDiagnostic, formatDiagnostic } from './analyse/check-diagnostic.ts';
+import { type CheckDiagnostic, formatDiagnostic, formatFix } from './analyse/check-diagnostic.ts';
 import { createWebSources, isWebFile } from './analyse/frontend/files.ts';
 import type { DevRuntime } from './dev-server/dev-runtime.ts';
 import { fileStamp } from './dev-server/file-stamp.ts';
@@ -66,7 +66,7 @@ function sendOverlay(server: ViteDevServer, root: string, d: CheckDiagnostic): v
   server.ws.send({
     type: 'error',
     err: {
-      message: `${d.code}: ${d.message}\nhint: ${d.hint}`,
+      message: [`${d.code}: ${d.message}`, ...formatFix(d, '')].join('\n'),
       stack: '',
       plugin: 'fw',
       id: path.join(root, d.file),

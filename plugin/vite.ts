@@ -1,3 +1,4 @@
+import { reportReloads } from './dev-server/reload-report.ts';
 import path from 'node:path';
 import { createUnplugin } from 'unplugin';
 import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
@@ -108,15 +109,13 @@ function resolveAppRoot(viteRoot: string, configured: string | undefined): strin
 
 function watchBackend(server: ViteDevServer, runtime: DevRuntime): void {
   server.watcher.add([path.join(runtime.root, 'src'), path.join(runtime.root, ROOT_MANIFEST), path.join(runtime.root, REGISTRY_FILE)]);
+  const report = reportReloads((outcome, files) => {
+    if (outcome.ok) server.config.logger.info(`fw: reloaded ${files.map((f) => path.relative(runtime.root, f)).join(', ')}`, { timestamp: true });
+    else sendOverlay(server, runtime.root, outcome.error);
+  });
   server.watcher.on('all', (_event, file) => {
     if (!isBackendSource(runtime.root, file) && !isManifestFile(runtime.root, file)) return;
-    void runtime.reload([file]).then((outcome) => {
-      if (outcome.ok) {
-        server.config.logger.info(`fw: reloaded ${path.relative(runtime.root, file)}`, { timestamp: true });
-      } else {
-        sendOverlay(server, runtime.root, outcome.error);
-      }
-    });
+    report(file, runtime.reload([file]));
   });
 }
 

@@ -26,6 +26,8 @@ export {
   type EntryInput,
   type EntryKind,
   type EntryResult,
+  type EventName,
+  type EventPayload,
   type PolicyCheck,
   type PolicyName,
   type Query,
@@ -36,11 +38,13 @@ export {
   type Scheduler,
   type StepInfo,
   type WorkflowContext,
+  type WorkflowName,
   type WorkflowRun,
 } from './core/entries.ts';
 export { crons, type CronDefinition } from './core/crons.ts';
 export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './core/schema.ts';
 export { FwError, type Diagnostic, type FwErrorCode } from './core/errors.ts';
+export { badRequest, conflict, forbidden, notFound, type RefusalOptions } from './core/refusals.ts';
 export {
   agent,
   aiTool,

@@ -3,6 +3,7 @@ import { defineCommand } from 'citty';
 import { runDevOnce } from '../../toolchain/dev/dev-once.ts';
 import { startDev } from '../../toolchain/dev/dev-server.ts';
 import { parseAllowedHosts } from '../../plugin/dev-server/host-check.ts';
+import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printFailure, printJson, toFailureReport, untilSignal } from '../output.ts';
 
 export default defineCommand({
@@ -30,7 +31,10 @@ export default defineCommand({
           log(`${step.ok ? '✔' : '✖'} ${step.name} (${step.durationMs} ms)${step.error ? `: ${step.error}` : ''}`);
           for (const suggestion of step.suggestions ?? []) log(`  → ${suggestion}`);
         }
-        for (const d of report.diagnostics) log(`${d.path} ${d.severity} ${d.code} ${d.message}`);
+        for (const d of report.diagnostics) {
+          log(`${d.path} ${d.severity} ${d.code} ${d.message}`);
+          for (const line of formatFix(d)) log(line);
+        }
       }
       return { exitCode: report.ok ? 0 : 1 };
     }

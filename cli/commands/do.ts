@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty';
 import { connectUi } from '../../toolchain/connect-ui/connect-ui.ts';
+import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printJson } from '../output.ts';
 
 const connectUiCommand = defineCommand({
@@ -15,8 +16,14 @@ const connectUiCommand = defineCommand({
     else {
       if (report.dryRun && report.diff !== '') process.stdout.write(report.diff);
       for (const f of report.fixed) log(`✔ ${f.file}:${f.line}:${f.column} ${f.code}: ${f.fix}`);
-      for (const u of report.unfixed) log(`✖ ${u.file}:${u.line}:${u.column} ${u.code}: ${u.message}\n    ${u.reason}`);
-      for (const d of report.remaining ?? []) log(`✖ ${d.path} ${d.code}: ${d.message}`);
+      for (const u of report.unfixed) {
+        log(`✖ ${u.file}:${u.line}:${u.column} ${u.code}: ${u.message}\n    ${u.reason}`);
+        for (const line of formatFix(u, '    ')) log(line);
+      }
+      for (const d of report.remaining ?? []) {
+        log(`✖ ${d.path} ${d.code}: ${d.message}`);
+        for (const line of formatFix(d, '    ')) log(line);
+      }
       const verb = report.dryRun ? 'would change' : 'changed';
       log(`fw do connect-ui: ${report.fixed.length} fixed, ${report.unfixed.length} left; ${verb} ${report.files.map((f) => `${f.path} (${f.change})`).join(', ') || 'nothing'}`);
     }

@@ -1,7 +1,9 @@
 import { defineCommand } from 'citty';
-import { type GateResult, resolveVerifyLevel, verify, type VerifyLevel } from '../../toolchain/verify/verify.ts';
+import { type GateName, type GateResult, resolveVerifyLevel, verify, type VerifyLevel } from '../../toolchain/verify/verify.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
+import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printJson } from '../output.ts';
+import { createProgress } from '../progress.ts';
 
 export default defineCommand({
   meta: {
@@ -19,10 +21,21 @@ export default defineCommand({
   },
   async run({ args }) {
     const level = chooseLevel([args.preset, args.level, args.smoke ? 'smoke' : undefined, args.standard ? 'standard' : undefined, args.strict ? 'strict' : undefined]);
-    const report = await verify({ root: args.root, level });
+    // Each gate prints as it finishes (the slow ones show a progress line on a terminal meanwhile).
+    const progress = createProgress();
+    const report = await verify({
+      root: args.root,
+      level,
+      ...(args.json ? {} : {
+        onGateStart: (name: GateName) => progress.start(`${name}…`),
+        onGate: (gate: GateResult) => {
+          progress.stop();
+          printGate(gate);
+        },
+      }),
+    });
     if (args.json) printJson(report);
     else {
-      for (const gate of report.gates) printGate(gate);
       const count = (s: GateResult['status']) => report.gates.filter((g) => g.status === s).length;
       log(`fw verify (${report.level}): ${count('passed')} passed, ${count('failed')} failed, ${count('skipped')} skipped in ${report.durationMs} ms`);
     }
@@ -46,7 +59,6 @@ function printGate(gate: GateResult): void {
   for (const d of gate.diagnostics) {
     if (d.severity === 'info') continue;
     log(`    ${d.path ? `${d.path} ` : ''}${d.severity} ${d.code} ${d.message.split('\n')[0]}`);
-    if (d.hint) log(`      hint: ${d.hint}`);
-    if (d.suggestedCommand) log(`      run: ${d.suggestedCommand}`);
+    for (const line of formatFix(d, '      ')) log(line);
   }
 }

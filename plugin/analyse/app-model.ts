@@ -31,6 +31,8 @@ export interface EntryModel {
   policy: string;
   description: string | null;
   args: ArgsSchema;
+  /** The event an action or workflow handles (`on`); null for the other kinds and for none. */
+  on: string | null;
   access: EntryAccess;
   /** Whether it touches a tenant-scoped table; `unknown` when the analysis is partial and saw none. */
   tenantScoped: boolean | 'unknown';
@@ -195,6 +197,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
         policy: entry.policy,
         description: entry.description ?? null,
         args,
+        on: typeof entry.options.on === 'string' ? entry.options.on : null,
         access,
         tenantScoped: tenantScope(access, tables),
       };

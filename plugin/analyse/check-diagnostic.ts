@@ -88,9 +88,21 @@ export function sortDiagnostics<T extends CheckDiagnostic>(diagnostics: readonly
   );
 }
 
-/** `web/src/App.tsx:12:5 error raw_runtime_fetch message` — one line for terminals. */
+/**
+ * `web/src/App.tsx:12:5 error raw_runtime_fetch message`, then the fix on indented lines: what the
+ * `--json` report says as `hint` and `suggestedCommand` is what a person at the terminal needs too.
+ *
+ * @example
+ *   formatDiagnostic(d)
+ *   // "web/src/App.tsx:6:17 error wrong_kind …\n  hint: Did you mean 'liveTickets'? …\n  run: fw inspect client"
+ */
 export function formatDiagnostic(d: CheckDiagnostic): string {
-  return `${d.file}:${d.line}:${d.column} ${d.severity} ${d.code} ${d.message}`;
+  return [`${d.file}:${d.line}:${d.column} ${d.severity} ${d.code} ${d.message}`, ...formatFix(d)].join('\n');
+}
+
+/** The `hint:` and `run:` lines of a finding (none for what it lacks), indented under it. */
+export function formatFix(d: { hint?: string | undefined; suggestedCommand?: string | undefined }, indent = '  '): string[] {
+  return [...(d.hint ? [`${indent}hint: ${d.hint}`] : []), ...(d.suggestedCommand ? [`${indent}run: ${d.suggestedCommand}`] : [])];
 }
 
 function compare(a: string, b: string): number {

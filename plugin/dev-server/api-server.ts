@@ -1,3 +1,4 @@
+import { reportReloads } from './reload-report.ts';
 import { mkdirSync, watch } from 'node:fs';
 import { isManifestFile } from '../external-manifests.ts';
 import { createServer, type Server } from 'node:http';
@@ -23,6 +24,11 @@ export interface ApiServerOptions extends DevRuntimeOptions {
    * A function is asked on every request: `fw dev` adds Vite's `server.allowedHosts` once Vite is up.
    */
   allowedHosts?: AllowedHosts | (() => AllowedHosts);
+  /**
+   * The command as the user ran it, without `--port` (default `fw dev`): a busy port's suggestions
+   * repeat it with another port, and add no flag the user did not give.
+   */
+  command?: string;
 }
 
 export interface ApiServer {
@@ -56,7 +62,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     res.end(JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'fw is starting.', diagnostics: [] } }));
   });
   applyServerLimits(server, limits);
-  await listen(server, port, host);
+  await listen(server, port, host, options.command ?? 'fw dev');
   const stopListening = () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -95,11 +101,12 @@ export function isBackendSource(root: string, file: string): boolean {
 
 function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload']): () => void {
   const src = path.join(runtime.root, 'src');
+  const report = reportReloads(onReload);
   const watcher = watch(src, { recursive: true }, (_event, name) => {
     if (!name) return;
     const file = path.join(src, name.toString());
     if (!isBackendSource(runtime.root, file)) return;
-    void runtime.reload([file]).then((outcome) => onReload?.(outcome, [file]));
+    report(file, runtime.reload([file]));
   });
   watcher.on('error', () => watcher.close());
   // Manifests live outside src/: the root fw.manifest.json and the registry under .fw/.
@@ -107,7 +114,7 @@ function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload'
     mkdirSync(dir, { recursive: true });
     const w = watch(dir, (_event, name) => {
       const file = name ? path.join(dir, name.toString()) : '';
-      if (isManifestFile(runtime.root, file)) void runtime.reload([file]).then((outcome) => onReload?.(outcome, [file]));
+      if (isManifestFile(runtime.root, file)) report(file, runtime.reload([file]));
     });
     w.on('error', () => w.close());
     return w;
@@ -118,14 +125,14 @@ function watchBackend(runtime: DevRuntime, onReload: ApiServerOptions['onReload'
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+function listen(server: Server, port: number, host: string, command: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
       if (error.code === 'EADDRINUSE') {
         reject(
           new FwFailure('port_busy', `Port ${port} on ${host} is already in use.`, {
-            suggestions: [`fw dev --api-only --port 0  (pick a free port)`, `fw dev --api-only --port ${port + 1}`, `lsof -i :${port}  (find what holds it)`],
+            suggestions: [`${command} --port 0  (pick a free port)`, `${command} --port ${port + 1}`, `lsof -i :${port}  (find what holds it)`],
             cause: error,
           }),
         );

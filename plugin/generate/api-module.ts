@@ -55,8 +55,39 @@ export function buildApiModule(model: AppModel): string {
     lines.push('  },');
   }
   lines.push(...externalSection(model.external));
-  lines.push('} as const;', '', 'export type Api = typeof api;', '');
+  lines.push('} as const;', '', 'export type Api = typeof api;', '', ...registerSection(model), '');
   return lines.join('\n');
+}
+
+/**
+ * The names TypeScript checks in the backend (runtime/core/entry-types.ts, `Register`): the app's
+ * policies, its workflows, and each event an action or workflow handles with the payload its args
+ * accept (what every handler of the event accepts, when several do). Plain literal types, not
+ * `typeof import(…)` of the handlers: an entry's own type must not depend on itself through here.
+ */
+function registerSection(model: AppModel): string[] {
+  const union = (names: readonly string[]) => (names.length === 0 ? 'never' : names.map(quote).join(' | '));
+  const events = new Map<string, string[]>();
+  for (const entry of model.entries) {
+    if (entry.on === null || (entry.kind !== 'action' && entry.kind !== 'workflow')) continue;
+    events.set(entry.on, [...(events.get(entry.on) ?? []), entry.args.kind === 'json-schema' ? jsonSchemaType(entry.args.schema) : 'unknown']);
+  }
+  const workflows = model.entries.filter((e) => e.kind === 'workflow').map((e) => e.name);
+  return [
+    "declare module 'fwjs' {",
+    '  interface Register {',
+    `    policies: ${union(model.policies)};`,
+    `    workflows: ${union(workflows)};`,
+    ...(events.size === 0
+      ? ['    events: {};']
+      : [
+        '    events: {',
+        ...[...events.keys()].sort().map((name) => `      ${propertyKey(name)}: ${[...new Set(events.get(name))].join(' & ')};`),
+        '    };',
+      ]),
+    '  }',
+    '}',
+  ];
 }
 
 function entryRef(entry: EntryModel): string {

@@ -221,6 +221,38 @@ describe('determinism and drift', () => {
     expect(checked.files.find((f) => f.path.endsWith('api.ts'))).toEqual({ path: `${generated}/api.ts`, status: 'drifted', reason: 'other-version', foundVersion: '0.0.1' });
   });
 
+  it('an edit that moves code without changing the contract leaves every artifact as it was', async () => {
+    const dir = await app();
+    await generateArtifacts({ root: dir });
+    const before = await snapshot(dir);
+    // Lines added above the hook calls, the UI actions and a backend entry: positions move, the contract does not.
+    const appFile = path.join(dir, 'web/src/App.tsx');
+    await writeFile(appFile, `// a comment\n\n${await read(dir, 'web/src/App.tsx')}`);
+    const entryFile = path.join(dir, 'src/commands/createNote.ts');
+    await writeFile(entryFile, `\n\n${await read(dir, 'src/commands/createNote.ts')}`);
+    const checked = await generateArtifacts({ root: dir, check: true });
+    expect(checked.files.filter((f) => f.status !== 'unchanged')).toEqual([]);
+    expect(await snapshot(dir)).toEqual(before);
+    // The graph in memory keeps the places (fw inspect and the diagnostics print them).
+    expect(checked.frontend.hooks.every((h) => h.line > 2)).toBe(true);
+  });
+
+  it('an edit that moves code without changing the contract leaves every artifact as it was', async () => {
+    const dir = await app();
+    await generateArtifacts({ root: dir });
+    const before = await snapshot(dir);
+    // Lines added above the hook calls, the UI actions and a backend entry: positions move, the contract does not.
+    const appFile = path.join(dir, 'web/src/App.tsx');
+    await writeFile(appFile, `// a comment\n\n${await read(dir, 'web/src/App.tsx')}`);
+    const entryFile = path.join(dir, 'src/commands/createNote.ts');
+    await writeFile(entryFile, `\n\n${await read(dir, 'src/commands/createNote.ts')}`);
+    const checked = await generateArtifacts({ root: dir, check: true });
+    expect(checked.files.filter((f) => f.status !== 'unchanged')).toEqual([]);
+    expect(await snapshot(dir)).toEqual(before);
+    // The graph in memory keeps the places (fw inspect and the diagnostics print them).
+    expect(checked.frontend.hooks.every((h) => h.line > 2)).toBe(true);
+  });
+
   it('check flags every artifact a new entry file changes', async () => {
     const dir = await app();
     await generateArtifacts({ root: dir });
@@ -261,3 +293,68 @@ describe('the generated api.ts', () => {
     expect(tsc.code).toBe(0);
   });
 });
+
+describe('the Register block of api.ts', () => {
+  it('registers the policies, workflows and events, so a misspelt name is a type error', async () => {
+    const dir = await app({
+      'src/policies.ts': "import { definePolicies } from 'fw';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
+      'src/workflows/escalateTicket.ts': "import { workflow, z } from 'fw';\nexport default workflow({ args: { noteId: z.uuid() }, handler: async () => {} });\n",
+      'src/actions/notify.ts': "import { action, z } from 'fw';\nexport default action({ on: 'note.created', args: { noteId: z.uuid(), urgent: z.boolean().optional() }, handler: async (_ctx, args) => args.noteId });\n",
+      'src/actions/audit.ts': "import { action } from 'fw';\nexport default action({ on: 'note.audited', handler: async () => {} });\n",
+      'src/commands/typedNames.ts': [
+        "import { command } from 'fw';",
+        'export default command({',
+        "  policy: 'admin',",
+        '  handler: async (ctx) => {',
+        "    ctx.emit('note.created', { noteId: '00000000-0000-4000-8000-000000000001' });",
+        "    ctx.emit('note.audited');",
+        "    ctx.emit('note.audited', { anything: 1 });",
+        '    // @ts-expect-error no action or workflow handles this event',
+        "    ctx.emit('note.creatd', { noteId: 'x' });",
+        "    // @ts-expect-error the payload is the handling action's args",
+        "    ctx.emit('note.created', { id: 'x' });",
+        '    // @ts-expect-error the payload is required',
+        "    ctx.emit('note.created');",
+        "    await ctx.startWorkflow('escalateTicket', { noteId: 'x' });",
+        '    // @ts-expect-error no such workflow',
+        "    await ctx.startWorkflow('escalateTicekt', {});",
+        '  },',
+        '});',
+      ].join('\n'),
+    });
+    await generateArtifacts({ root: dir });
+    expect(await read(dir, `${generated}/api.ts`)).toContain([
+      "declare module 'fwjs' {",
+      '  interface Register {',
+      "    policies: 'admin';",
+      "    workflows: 'escalateTicket';",
+      '    events: {',
+      "      'note.audited': unknown;",
+      "      'note.created': { noteId: string; urgent?: boolean };",
+      '    };',
+      '  }',
+      '}',
+    ].join('\n'));
+    // An unknown policy does not load (fw names it); TypeScript names it first, in the editor.
+    await writeFile(path.join(dir, 'src/commands/unknownPolicy.ts'), [
+      "import { command } from 'fw';",
+      'export default command({',
+      '  // @ts-expect-error no policy of that name',
+      "  policy: 'supervisor',",
+      '  handler: () => 1,',
+      '});',
+    ].join('\n'));
+    // Every @ts-expect-error above is an error, and everything else compiles.
+    expect(await typecheck(dir)).toEqual({ code: 0, out: '' });
+  });
+});
+
+function typecheck(dir: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', path.join(dir, 'tsconfig.json')], { cwd: dir });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}

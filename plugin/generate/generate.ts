@@ -1,3 +1,4 @@
+import { stableIds, withoutPositions } from './position-free.ts';
 import path from 'node:path';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { type AppModel, analyseApp, type GenerateDiagnostic } from '../analyse/app-model.ts';
@@ -77,14 +78,16 @@ export async function generateFromApp(app: AppDefinition, options: GenerateOptio
  */
 export function buildArtifacts(model: AppModel, frontend: FrontendGraph): Artifact[] {
   const [apiJson, apiModule] = backendArtifacts(model);
+  // What web/ contributes is recorded without line numbers (see position-free.ts).
+  const ids = stableIds(frontend);
   return [
-    jsonArtifact(`${generatedDir}/agentContract.json`, buildAgentContract(model, frontend)),
+    jsonArtifact(`${generatedDir}/agentContract.json`, withoutPositions(buildAgentContract(model, frontend), ids)),
     jsonArtifact(`${generatedDir}/agentTools.json`, buildAgentTools(model)),
     apiJson,
     apiModule,
-    jsonArtifact(`${generatedDir}/capabilityMap.json`, buildCapabilityMap(model, frontend)),
+    jsonArtifact(`${generatedDir}/capabilityMap.json`, withoutPositions(buildCapabilityMap(model, frontend), ids)),
     jsonArtifact(`${generatedDir}/externalServices.json`, buildExternalServices(model)),
-    jsonArtifact(`${generatedDir}/frontendGraph.json`, buildFrontendGraphJson(frontend)),
+    jsonArtifact(`${generatedDir}/frontendGraph.json`, withoutPositions(buildFrontendGraphJson(frontend), ids)),
   ];
 }
 

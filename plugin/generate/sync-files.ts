@@ -80,3 +80,21 @@ export function describeDrift(file: Extract<ArtifactFile, { status: 'drifted' }>
       return 'Differs from what fw generate makes from the current sources.';
   }
 }
+
+/**
+ * The drifted files as one finding: every drifted file has the same fix (`fw generate`), so a report
+ * says it once instead of once per file. `file` is the first drifted path (the one to open).
+ *
+ * @example
+ *   summariseDrift(files) // { file: 'src/fw/_generated/api.json', message: 'src/fw/_generated/api.json is out of date (…); and 2 more: …' }
+ */
+export function summariseDrift(files: readonly ArtifactFile[]): { file: string; message: string } | null {
+  const drifted = files.flatMap((f) => (f.status === 'drifted' ? [f] : []));
+  const [first, ...rest] = drifted;
+  if (first === undefined) return null;
+  const more = rest.length === 0 ? '' : ` Also out of date: ${rest.map((f) => `${f.path} (${describeDrift(f).replace(/\.$/, '')})`).join(', ')}.`;
+  return { file: first.path, message: `${first.path} is out of date. ${describeDrift(first)}${more}` };
+}
+
+/** The fix hint every drift finding carries. */
+export const driftHint = 'Regenerate; never edit files under src/fw/_generated/ by hand.';

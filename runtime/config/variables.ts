@@ -65,7 +65,7 @@ export const VARIABLES = {
     see: 'deploy.md#behind-a-connection-pooler',
   },
 
-  FW_AUTH: { type: 'text', group: 'auth', doc: 'How callers are identified: `jwt`, `dev-headers` or `none` (default: dev headers under `fw dev`, `none` in production).', see: 'auth.md' },
+  FW_AUTH: { type: 'text', group: 'auth', doc: 'How callers are identified: `jwt`, `dev-headers` or `none` (default: dev headers under `fw dev`; `fw start` refuses to start without it, `none` being the explicit choice of anonymous callers only).', see: 'auth.md' },
   FW_JWT_ISSUER: { type: 'text', group: 'auth', doc: 'The `iss` of accepted tokens (required with `FW_AUTH=jwt`).', see: 'auth.md' },
   FW_JWT_AUDIENCE: { type: 'text', group: 'auth', doc: 'The `aud` of accepted tokens, comma-separated (required with `FW_AUTH=jwt`).', see: 'auth.md' },
   FW_JWT_JWKS_URL: { type: 'text', group: 'auth', doc: "The issuer's key set (default: discovered from the issuer's OpenID configuration).", see: 'auth.md' },
@@ -108,6 +108,13 @@ export const VARIABLES = {
     type: 'text',
     group: 'dev',
     doc: "More `Host` names the dev API port answers (comma-separated, `.example.test` for a name and its subdomains, `true` for any); loopback names and IPs always.",
+  },
+  NO_COLOR: { type: 'text', group: 'dev', doc: 'Any value: no ANSI colour in fw\'s output, even on a terminal (no-color.org).' },
+  FORCE_COLOR: {
+    type: 'text',
+    group: 'dev',
+    emptyIsValue: true,
+    doc: '`0`/`false`: never colour; any other value: colour even when the output is not a terminal (wins over `NO_COLOR`, as in Node).',
   },
   FW_DEV_WORKER: { type: 'flag', group: 'dev', default: true, doc: "The Nuxt module's dev server runs the outbox worker (`0` turns it off)." },
 } as const satisfies Record<string, Variable>;

@@ -7,18 +7,21 @@ import {
   type ArgsInput,
   type Auth,
   type Command,
+  type EmitPayload,
   type EntryDefinition,
   type EntryKind,
   type EntryTypes,
   entryBrand,
+  type EventName,
   type InferArgs,
   type InferArgsInput,
   type PolicyCheck,
   type PolicyName,
   type Query,
+  type WorkflowName,
 } from './entry-types.ts';
 
-export type { AppDatabase, ArgsInput, Auth, EntryDefinition, EntryInput, EntryKind, EntryResult, EntryTypes, InferArgs, InferArgsInput, PolicyCheck, PolicyName, Register } from './entry-types.ts';
+export type { AppDatabase, ArgsInput, Auth, EmitPayload, EntryDefinition, EntryInput, EntryKind, EntryResult, EntryTypes, EventName, EventPayload, InferArgs, InferArgsInput, PolicyCheck, PolicyName, Register, WorkflowName } from './entry-types.ts';
 export type { Command, Query } from './entry-types.ts';
 
 export interface QueryContext {
@@ -30,7 +33,7 @@ export interface QueryContext {
 
 export interface CommandContext extends QueryContext {
   /** Records a domain event in the outbox, in this command's transaction (delivered after commit). */
-  emit(event: string, payload?: unknown): void;
+  emit<N extends EventName>(event: N, ...payload: EmitPayload<N>): void;
   /**
    * Starts the workflow named `workflow` (its file name in `src/workflows/`) with `args`, after this
    * command commits (nothing starts when it rolls back). The args are validated now. With an
@@ -40,7 +43,7 @@ export interface CommandContext extends QueryContext {
    * @example
    *   const { runId } = await ctx.startWorkflow('onboardCustomer', { customerId }, { idempotencyKey: customerId });
    */
-  startWorkflow(workflow: string, args?: unknown, options?: { idempotencyKey?: string }): Promise<{ runId: string }>;
+  startWorkflow(workflow: WorkflowName, args?: unknown, options?: { idempotencyKey?: string }): Promise<{ runId: string }>;
   /** Calls of commands and actions later, scheduled in this command's transaction. See docs/scheduling.md. */
   scheduler: Scheduler;
   /**
@@ -218,7 +221,7 @@ export function liveQuery<A extends ArgsInput | undefined = undefined, R = unkno
  *   });
  */
 export function action<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: Omit<EntryConfig<A, ActionContext, R>, 'handler'> & { on?: string; handler: (ctx: ActionContext, args: ActionArgs<A>) => R | Promise<R> },
+  config: Omit<EntryConfig<A, ActionContext, R>, 'handler'> & { on?: EventName; handler: (ctx: ActionContext, args: ActionArgs<A>) => R | Promise<R> },
 ): EntryDefinition<'action'> {
   const on: unknown = (config as { on?: unknown }).on;
   if (on !== undefined && (typeof on !== 'string' || on.length === 0)) {
@@ -299,7 +302,7 @@ export type Duration = `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
  *   });
  */
 export function workflow<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, WorkflowContext, R> & { on?: string },
+  config: EntryConfig<A, WorkflowContext, R> & { on?: EventName },
 ): EntryDefinition<'workflow'> {
   const on: unknown = (config as { on?: unknown }).on;
   if (on !== undefined && (typeof on !== 'string' || on.length === 0)) {

@@ -6,15 +6,36 @@ import type { Database, Schema } from './schema.ts';
 // handler contexts and the builders) so that modules needing only these never import the AI context.
 
 /**
- * Apps register their schema (and later other types) here so that `ctx.db` is typed:
+ * What the app registers so that names are checked by TypeScript. The app writes `schema` (so `ctx.db`
+ * is typed); `fw generate` writes the rest into `src/fw/_generated/api.ts`: `policies` (the names of
+ * `src/policies.ts`), `workflows` (the names in `src/workflows/`) and `events` (each event an action or
+ * workflow handles `on`, with the payload its args accept). Without them, every name is a `string`.
  *
  * @example
  *   declare module 'fwjs' { interface Register { schema: typeof schema } }
+ *   // generated: declare module 'fwjs' { interface Register { policies: 'admin'; workflows: 'escalateTicket'; events: { 'ticket.created': { ticketId: string } } } }
  */
 export interface Register {}
 
 type RegisteredSchema = Register extends { schema: infer S } ? S : Schema;
 export type AppDatabase = RegisteredSchema extends Schema<any> ? Database<RegisteredSchema> : any;
+
+/** The events registered (name → payload), or any name with any payload when none are. */
+type RegisteredEvents = Register extends { events: infer E } ? E : Record<string, unknown>;
+
+/** A name `ctx.emit` accepts and an action or workflow may handle `on`: a registered event. */
+export type EventName = Extract<keyof RegisteredEvents, string>;
+
+/** The payload of event `N`: what `ctx.emit(N, payload)` must send and its handlers receive. */
+export type EventPayload<N extends string> = N extends keyof RegisteredEvents ? RegisteredEvents[N] : never;
+
+/** `ctx.emit`'s payload parameter: optional when the event's payload may be undefined. */
+export type EmitPayload<N extends string> = undefined extends EventPayload<N> ? [payload?: EventPayload<N>] : [payload: EventPayload<N>];
+
+/** A workflow `ctx.startWorkflow` may start: a registered name, or any string when none are. */
+export type WorkflowName = Register extends { workflows: infer W } ? Extract<W, string> : string;
+
+type RegisteredPolicy = Register extends { policies: infer P } ? Extract<P, string> : string & {};
 
 /** Who is calling. `anonymous` callers reach only `public` entries. */
 export interface Auth {
@@ -27,7 +48,7 @@ export interface Auth {
 export type EntryKind = 'command' | 'query' | 'liveQuery' | 'action' | 'workflow' | 'endpoint';
 
 /** `public` (anyone), `user` (any signed-in user, the default), `system` (never over HTTP), or a named policy. */
-export type PolicyName = 'public' | 'user' | 'system' | (string & {});
+export type PolicyName = 'public' | 'user' | 'system' | RegisteredPolicy;
 
 /** Args may be any Standard Schema (zod, valibot, arktype…) or a plain object of zod schemas. */
 export type ArgsInput = StandardSchemaV1 | z.ZodRawShape;

@@ -10,6 +10,11 @@ const brand = Symbol.for('fw.error');
 
 export interface FwErrorOptions {
   diagnostics?: Diagnostic[];
+  /**
+   * The app's own stable code for this refusal (`ticket_closed`), sent beside fw's `code` in the error
+   * envelope of a 4xx so a client can tell two conflicts apart; lower snake_case.
+   */
+  reason?: string;
   /** What a caller outside dev mode is told instead of the message and diagnostics (public-error.ts). */
   redacted?: { message: string; diagnostics: Diagnostic[] };
   cause?: unknown;
@@ -20,6 +25,7 @@ export interface FwErrorOptions {
 export class FwError extends Error {
   readonly code: FwErrorCode;
   readonly diagnostics: Diagnostic[];
+  readonly reason: string | undefined;
   readonly headers: Record<string, string>;
   readonly redacted: { message: string; diagnostics: Diagnostic[] } | undefined;
   readonly [brand] = true;
@@ -29,6 +35,7 @@ export class FwError extends Error {
     this.name = 'FwError';
     this.code = code;
     this.diagnostics = options.diagnostics ?? [];
+    this.reason = options.reason;
     this.headers = options.headers ?? {};
     this.redacted = options.redacted;
   }

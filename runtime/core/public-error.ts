@@ -10,13 +10,17 @@ import type { Diagnostic, FwError } from './errors.ts';
 
 export interface PublicError {
   code: string;
+  /** The app's own code of a 4xx it raised (`notFound(msg, { reason })`); public by intent. */
+  reason?: string;
   message: string;
   diagnostics: Diagnostic[];
   stack?: string;
 }
 
 export function publicError(error: FwError, traceId: string, dev: boolean): PublicError {
-  if (error.status < 500) return { code: error.code, ...(!dev && error.redacted ? error.redacted : { message: error.message, diagnostics: error.diagnostics }) };
+  if (error.status < 500) {
+    return { code: error.code, ...(error.reason ? { reason: error.reason } : {}), ...(!dev && error.redacted ? error.redacted : { message: error.message, diagnostics: error.diagnostics }) };
+  }
   if (!dev) return { code: error.code, message: `${genericMessages[error.code] ?? 'Internal error.'} Quote trace id ${traceId} when reporting it.`, diagnostics: [] };
   return {
     code: error.code,

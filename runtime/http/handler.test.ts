@@ -7,6 +7,7 @@ import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../core/entries.ts';
 import { FwError } from '../core/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../core/refusals.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { z } from 'zod';
@@ -68,6 +69,15 @@ function testApp(): AppDefinition {
       },
     }),
     nestedTransaction: command({ handler: (ctx) => ctx.db.transaction().execute(async () => 1) }),
+    refuse: command({
+      args: { as: z.enum(['notFound', 'conflict', 'forbidden', 'badRequest']), title: z.string() },
+      handler: async (ctx, args) => {
+        await ctx.db.insertInto('notes').values({ title: args.title }).execute();
+        const refusal = { notFound, conflict, forbidden, badRequest }[args.as];
+        throw refusal(`Refused as ${args.as}.`, { reason: `refused_as_${args.as.toLowerCase()}` });
+      },
+    }),
+    publicMissing: query({ policy: 'public', handler: () => { throw notFound('No such note.', { reason: 'note_missing' }); } }),
   };
   return {
     entries: new Map(Object.entries(entries)),
@@ -255,6 +265,23 @@ for (const target of databaseTargets) {
       expect(await notesOf(tenant)).toEqual([]);
     });
 
+    it('notFound, conflict, forbidden and badRequest answer 404, 409, 403 and 400 with the reason, and roll back', async () => {
+      const tenant = randomUUID();
+      const answers = [];
+      for (const as of ['notFound', 'conflict', 'forbidden', 'badRequest']) {
+        const r = await call(url, '/commands/refuse', { args: { as, title: as }, headers: member(tenant) });
+        answers.push([r.status, r.body.error]);
+      }
+      expect(answers).toEqual([
+        [404, { code: 'not_found', reason: 'refused_as_notfound', message: 'Refused as notFound.', diagnostics: [] }],
+        [409, { code: 'conflict', reason: 'refused_as_conflict', message: 'Refused as conflict.', diagnostics: [] }],
+        [403, { code: 'forbidden', reason: 'refused_as_forbidden', message: 'Refused as forbidden.', diagnostics: [] }],
+        [400, { code: 'bad_request', reason: 'refused_as_badrequest', message: 'Refused as badRequest.', diagnostics: [] }],
+      ]);
+      expect(await notesOf(tenant)).toEqual([]);
+      expect(() => notFound('x', { reason: 'Ticket Closed' })).toThrow(/lower snake_case/);
+    });
+
     it('refuses a write inside a query (read-only transaction)', async () => {
       const tenant = randomUUID();
       const r = await call(url, '/queries/writeInQuery', { headers: member(tenant) });
@@ -340,6 +367,12 @@ describe('HTTP runtime outside dev mode', () => {
     expect(r.body.error.message).toContain(r.body.traceId);
     // Anonymous callers are refused before anything runs.
     expect((await call(url, '/queries/writeInQuery', {})).status).toBe(401);
+  });
+
+  it('shows a refusal a handler threw as it is: code, reason and message', async () => {
+    const r = await call(url, '/queries/publicMissing', {});
+    expect(r.status).toBe(404);
+    expect(r.body.error).toEqual({ code: 'not_found', reason: 'note_missing', message: 'No such note.', diagnostics: [] });
   });
 
   it('refuses dev headers: they identify nobody outside dev mode', async () => {

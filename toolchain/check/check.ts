@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { type CheckDiagnostic, checkDiagnostic, fromGenerateDiagnostic, sortDiagnostics } from '../../plugin/analyse/check-diagnostic.ts';
 import { generateFromApp } from '../../plugin/generate/generate.ts';
-import { describeDrift } from '../../plugin/generate/sync-files.ts';
+import { driftHint, summariseDrift } from '../../plugin/generate/sync-files.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { AppLoadError, type AppLoadProblem } from '../../plugin/load-app.ts';
 
@@ -48,16 +48,11 @@ export async function runChecks(options: { root: string }): Promise<CheckReport>
     return { ok: false, checks: [group('load', (c) => c !== 'unknown_policy'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
   }
   const generated = await generateFromApp(app, { root, check: true });
-  const drift = generated.files.flatMap((f) =>
-    f.status === 'drifted'
-      ? [checkDiagnostic({
-        code: 'generated_drift', severity: 'error', file: f.path, line: 1, column: 1,
-        message: `${f.path} is out of date. ${describeDrift(f)}`,
-        hint: 'Regenerate; never edit files under src/fw/_generated/ by hand.',
-        suggestedCommand: 'fw generate',
-      })]
-      : [],
-  );
+  const drifted = summariseDrift(generated.files);
+  const drift = drifted === null ? [] : [checkDiagnostic({
+    code: 'generated_drift', severity: 'error', file: drifted.file, line: 1, column: 1,
+    message: drifted.message, hint: driftHint, suggestedCommand: 'fw generate',
+  })];
   const analysis = [...generated.diagnostics.map(fromGenerateDiagnostic), ...generated.checks.filter((d) => analysisCodes.has(d.code))];
   const frontend = generated.checks.filter((d) => !boundaryCodes.has(d.code) && !analysisCodes.has(d.code));
   const boundaries = generated.checks.filter((d) => boundaryCodes.has(d.code));

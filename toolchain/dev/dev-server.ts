@@ -1,3 +1,4 @@
+import { createDevLogger } from './dev-logger.ts';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -67,7 +68,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
   const allowedHosts = options.allowedHosts ?? allowedHostsFromEnv();
 
   if (options.apiOnly || !hasWeb) {
-    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, allowedHosts, onReload: options.onReload });
+    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, allowedHosts, onReload: options.onReload, command: options.apiOnly ? 'fw dev --api-only' : 'fw dev' });
     const forget = writeRuntimeFile(root, { serverUrl: api.url });
     return {
       serverUrl: api.url,
@@ -115,6 +116,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
       root: path.join(root, 'web'),
       clearScreen: false,
       logLevel: options.viteLogLevel ?? 'info',
+      customLogger: createDevLogger(vite.createLogger, options.viteLogLevel ?? 'info'),
       server: {
         port: options.webPort ?? 5173,
         strictPort: false,

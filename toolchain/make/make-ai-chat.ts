@@ -74,9 +74,11 @@ export async function makeAiChat(options: MakeAiChatOptions): Promise<MadeAiChat
   const component = `${pascal(name)}Chat`;
   const agentFile = `${agentDir}/${name}.ts`;
   const componentFile = web === 'vite' ? `web/src/components/${component}.tsx` : undefined;
-  await refuseExisting(root, name, [agentFile, ...(componentFile ? [componentFile] : [])], options);
+  const replaced = await refuseExisting(root, name, [agentFile, ...(componentFile ? [componentFile] : [])], options);
 
   const notes: string[] = [];
+  // A dry run is how to see what a refused run would do: it says what the real run needs instead of refusing.
+  if (replaced.length > 0 && options.dryRun && !options.yes) notes.push(`${replaced.join(' and ')} already exist${replaced.length === 1 ? 's' : ''}: the real run needs --yes to replace ${replaced.length === 1 ? 'it' : 'them'}.`);
   const files: Record<string, string> = { [agentFile]: await agentSource(root, name) };
   const next: string[] = [];
   let pkg: Record<string, any> | undefined;
@@ -128,8 +130,11 @@ function webLayout(root: string): 'vite' | 'nuxt' | 'none' {
   return 'none';
 }
 
-/** Refuses, unless `yes`, when a target file exists or another file already defines an agent of this name. */
-async function refuseExisting(root: string, name: string, targets: string[], options: MakeAiChatOptions): Promise<void> {
+/**
+ * Refuses, unless `yes` or `dryRun`, when a target file exists, and always when another file already
+ * defines an agent of this name. Returns the target files that exist.
+ */
+async function refuseExisting(root: string, name: string, targets: string[], options: MakeAiChatOptions): Promise<string[]> {
   const sameName = (await listAiFiles(root)).filter((f) => f.kind === 'agent' && f.name === name && f.file !== targets[0]).map((f) => f.file);
   if (sameName.length > 0) {
     // Two files of one agent name never load, so --yes cannot help here.
@@ -138,11 +143,12 @@ async function refuseExisting(root: string, name: string, targets: string[], opt
     });
   }
   const existing = targets.filter((file) => existsSync(path.join(root, file)));
-  if (existing.length > 0 && !options.yes) {
+  if (existing.length > 0 && !options.yes && !options.dryRun) {
     throw new FwFailure('file_exists', `${existing.join(' and ')} already exist${existing.length === 1 ? 's' : ''}; fw make ai-chat never overwrites files without --yes.`, {
       suggestions: [`fw make ai-chat ${name} --dry-run  (see the files it writes)`, `fw make ai-chat ${name} --yes  (replace them)`],
     });
   }
+  return existing;
 }
 
 /** Words that cannot name an import binding; an entry with such a name is imported as `<name>Entry`. */

@@ -13,6 +13,7 @@ import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-targ
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
 import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
 import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/dev-server/server-limits.ts';
+import { requireAuthChoice } from './auth-choice.ts';
 import { createStaticHandler } from './static-files.ts';
 import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 
@@ -46,7 +47,7 @@ export interface ProductionServer {
 /**
  * `fw start`: serves a `fw build` in production mode (`dev: false`) — API, live streams and the
  * built web app from one `node:http` server, no Vite in the request path. Auth comes from `FW_AUTH`
- * and `FW_JWT_*`, the admin routes open to `FW_ADMIN_TOKEN`.
+ * (which must be set: `auth_not_configured` otherwise) and `FW_JWT_*`, the admin routes open to `FW_ADMIN_TOKEN`.
  */
 export async function startProduction(options: StartOptions): Promise<ProductionServer> {
   const root = path.resolve(options.root);
@@ -55,6 +56,8 @@ export async function startProduction(options: StartOptions): Promise<Production
   if (!existsSync(manifestFile)) {
     throw new FwFailure('build_missing', `No build in ${path.relative(process.cwd(), buildDir) || buildDir}.`, { suggestions: ['fw build', 'fw start --root <app directory>'] });
   }
+  // Before anything slow: a production server nobody can sign in to is refused, not started.
+  requireAuthChoice(resolveConfig());
   const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as ServerBuildManifest;
   const app = await loadBuiltApp(root, path.join(buildDir, 'server', manifest.bundle), manifest.modules);
 

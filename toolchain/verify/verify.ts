@@ -11,7 +11,7 @@ import { runChecks } from '../check/check.ts';
 import { type SeverityDiagnostic, toFailureDiagnostics, type VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
 import { keepingGenerated } from '../../plugin/generate/build-generation.ts';
 import { generateFromApp } from '../../plugin/generate/generate.ts';
-import { describeDrift } from '../../plugin/generate/sync-files.ts';
+import { driftHint, summariseDrift } from '../../plugin/generate/sync-files.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { AppLoadError } from '../../plugin/load-app.ts';
 import { structuralFindings } from '../ai/redteam/structural.ts';
@@ -105,6 +105,15 @@ const gates: readonly Gate[] = [
   { name: 'backend-build', level: 'strict', run: backendBuildGate },
 ];
 
+export interface VerifyOptions {
+  root: string;
+  level: VerifyLevel;
+  /** Called as each gate starts, so a terminal can show what is running (a gate can take seconds). */
+  onGateStart?: (name: GateName) => void;
+  /** Called with each gate's result as soon as it is known, in order (the report lists them again). */
+  onGate?: (gate: GateResult) => void;
+}
+
 /**
  * `fw verify`: runs the gates of `level` in order and reports every one; a failed gate does not stop
  * the rest. Writes nothing to the app's sources (drift is reported, not regenerated); the boot applies
@@ -114,7 +123,7 @@ const gates: readonly Gate[] = [
  *   const report = await verify({ root: '.', level: 'standard' });
  *   report.gates.filter((g) => g.status === 'failed').map((g) => g.name) // e.g. ['typecheck']
  */
-export async function verify(options: { root: string; level: VerifyLevel }): Promise<VerifyReport> {
+export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   const started = performance.now();
   const root = path.resolve(options.root);
   const ctx: VerifyContext = { root, app: undefined, web: webLayout(root) };
@@ -122,6 +131,7 @@ export async function verify(options: { root: string; level: VerifyLevel }): Pro
   const rank = levels.indexOf(options.level);
   for (const gate of gates) {
     if (levels.indexOf(gate.level) > rank) continue;
+    options.onGateStart?.(gate.name);
     const gateStarted = performance.now();
     let outcome: GateOutcome;
     try {
@@ -136,6 +146,7 @@ export async function verify(options: { root: string; level: VerifyLevel }): Pro
       const failed = outcome.diagnostics.some((d) => d.severity === 'error');
       results.push({ name: gate.name, status: failed ? 'failed' : 'passed', durationMs, ran, diagnostics: outcome.diagnostics });
     }
+    options.onGate?.(results.at(-1)!);
   }
   return { ok: results.every((g) => g.status !== 'failed'), level: options.level, gates: results, durationMs: Math.round(performance.now() - started) };
 }
@@ -150,18 +161,10 @@ async function generatedGate(ctx: VerifyContext): Promise<GateOutcome> {
     return { ran, diagnostics: toFailureDiagnostics(error).map((d) => ({ ...d, hint: 'Fix the file named; generation needs an app that loads.', suggestedCommand: 'fw check --json' })) };
   }
   const generated = await generateFromApp(ctx.app, { root: ctx.root, check: true });
+  const drifted = summariseDrift(generated.files);
   return {
     ran,
-    diagnostics: generated.files
-      .filter((f) => f.status === 'drifted')
-      .map((f) => ({
-        path: f.path,
-        code: 'generated_drift',
-        severity: 'error' as const,
-        message: `${f.path} is out of date. ${describeDrift(f)}`,
-        hint: 'Regenerate; never edit files under src/fw/_generated/ by hand.',
-        suggestedCommand: 'fw generate',
-      })),
+    diagnostics: drifted === null ? [] : [{ path: drifted.file, code: 'generated_drift', severity: 'error', message: drifted.message, hint: driftHint, suggestedCommand: 'fw generate' }],
   };
 }
 

@@ -104,7 +104,11 @@ export function frontendDiagnostics(graph: FrontendGraph, facts: readonly FileFa
     const near = hook.status === 'missing_entry' ? closestName(hook.entry!, names, 2) : undefined;
     found.push(checkDiagnostic({
       code: 'orphan_ui_action', severity: 'error', file: hook.file, line: hook.line, column: hook.column, message,
-      hint: near !== undefined ? `Did you mean '${near}'? Otherwise create the entry or remove the call.` : 'Name an existing entry of the right kind, or create the entry.',
+      hint: near !== undefined
+        ? `Did you mean '${near}'? Otherwise create the entry or remove the call.`
+        : hook.status === 'wrong_kind' && hook.entryKind !== null && routeSection[hook.entryKind] !== undefined
+          ? `Use ${hookFor(`/${routeSection[hook.entryKind]}/${hook.entry}`)}.`
+          : 'Name an existing entry of the right kind, or create the entry.',
       suggestedCommand: 'fw inspect client --json',
     }));
   }
@@ -144,6 +148,9 @@ function serverOnly(from: string, statement: { source: string }, files: Readonly
 }
 
 /** `/commands/createNote` → `useCommand('createNote')`. */
+/** The runtime route section of the kinds a hook can call. */
+const routeSection: Partial<Record<string, 'commands' | 'queries' | 'live'>> = { command: 'commands', query: 'queries', liveQuery: 'live' };
+
 function hookFor(url: string): string {
   const match = /\/(commands|queries|live)\/([A-Za-z0-9_$]+)/.exec(url);
   if (!match) return 'the hooks (useCommand/useQuery/useLiveQuery)';

@@ -148,6 +148,7 @@ describe('frontend diagnostics', () => {
     expect(graph.diagnostics[0]!.message).toContain('UI action');
     expect(graph.diagnostics[0]!.hint).toContain("Did you mean 'createNote'?");
     expect(graph.diagnostics[1]!.message).toContain('listNotes is a query');
+    expect(graph.diagnostics[1]!.hint).toBe("Use useQuery('listNotes', args).");
     expect(graph.hooks.filter((h) => h.status !== 'ok').map((h) => h.status)).toEqual(['missing_entry', 'wrong_kind']);
   });
 
