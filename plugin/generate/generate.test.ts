@@ -297,12 +297,12 @@ describe('the generated api.ts', () => {
 describe('the Register block of api.ts', () => {
   it('registers the policies, workflows and events, so a misspelt name is a type error', async () => {
     const dir = await app({
-      'src/policies.ts': "import { definePolicies } from 'fw';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
-      'src/workflows/escalateTicket.ts': "import { workflow, z } from 'fw';\nexport default workflow({ args: { noteId: z.uuid() }, handler: async () => {} });\n",
-      'src/actions/notify.ts': "import { action, z } from 'fw';\nexport default action({ on: 'note.created', args: { noteId: z.uuid(), urgent: z.boolean().optional() }, handler: async (_ctx, args) => args.noteId });\n",
-      'src/actions/audit.ts': "import { action } from 'fw';\nexport default action({ on: 'note.audited', handler: async () => {} });\n",
+      'src/policies.ts': "import { definePolicies } from 'fwjs';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
+      'src/workflows/escalateTicket.ts': "import { workflow, z } from 'fwjs';\nexport default workflow({ args: { noteId: z.uuid() }, handler: async () => {} });\n",
+      'src/actions/notify.ts': "import { action, z } from 'fwjs';\nexport default action({ on: 'note.created', args: { noteId: z.uuid(), urgent: z.boolean().optional() }, handler: async (_ctx, args) => args.noteId });\n",
+      'src/actions/audit.ts': "import { action } from 'fwjs';\nexport default action({ on: 'note.audited', handler: async () => {} });\n",
       'src/commands/typedNames.ts': [
-        "import { command } from 'fw';",
+        "import { command } from 'fwjs';",
         'export default command({',
         "  policy: 'admin',",
         '  handler: async (ctx) => {',
@@ -337,7 +337,7 @@ describe('the Register block of api.ts', () => {
     ].join('\n'));
     // An unknown policy does not load (fw names it); TypeScript names it first, in the editor.
     await writeFile(path.join(dir, 'src/commands/unknownPolicy.ts'), [
-      "import { command } from 'fw';",
+      "import { command } from 'fwjs';",
       'export default command({',
       '  // @ts-expect-error no policy of that name',
       "  policy: 'supervisor',",

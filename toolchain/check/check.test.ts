@@ -12,7 +12,7 @@ afterEach(async () => {
 describe('fw check: generated_drift', () => {
   it('reports drift once, naming every drifted file and the one command that fixes it', async () => {
     const app = await createTestApp('minimal-web', {
-      'src/queries/countNotes.ts': "import { query, sql } from 'fw';\nexport default query({ handler: (ctx) => ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).execute() });\n",
+      'src/queries/countNotes.ts': "import { query, sql } from 'fwjs';\nexport default query({ handler: (ctx) => ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).execute() });\n",
     }, { insideRepo: true });
     apps.push(app);
     const report = await runChecks({ root: app.dir });
