@@ -38,6 +38,7 @@ export {
 } from './core/entries.ts';
 export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './core/schema.ts';
 export { FwError, type Diagnostic, type FwErrorCode } from './core/errors.ts';
+export { paginate, paginationArgs, type Cursor, type OrderDirection, type PaginateOptions, type PaginationOptions, type PaginationResult } from './core/paginate.ts';
 export {
   agent,
   aiTool,
