@@ -15,6 +15,7 @@ import { createFwProvider, type FwProviderProps } from './provider.ts';
 import { createUseCommand, type UseCommand } from './use-command.ts';
 import { createUseFwRuntime, type UseFwRuntime } from './use-fw-runtime.ts';
 import { createUseLiveQuery, type UseLiveQuery } from './use-live-query.ts';
+import { createUsePaginatedLiveQuery, type UsePaginatedLiveQuery } from './use-paginated-live-query.ts';
 import { createUseQuery, type UseQuery } from './use-query.ts';
 
 export interface FwReact<A extends ApiShape> {
@@ -30,6 +31,12 @@ export interface FwReact<A extends ApiShape> {
    * every subscription under the provider shares one stream.
    */
   useLiveQuery: UseLiveQuery<A>;
+  /**
+   * `const { results, loadMore, isDone, status } = usePaginatedLiveQuery('listTickets', { board }, { pageSize: 20 })`
+   * for a liveQuery that returns `paginate(…)`: every loaded page stays live, with no row twice or
+   * missing at page boundaries (docs/live.md "Pagination").
+   */
+  usePaginatedLiveQuery: UsePaginatedLiveQuery<A>;
   /** The provider's typed client, for calls outside the hooks (`await client.query(…)`). */
   useFwClient: () => FwClient<A>;
   /**
@@ -59,6 +66,7 @@ export function createFwReact<A extends ApiShape>(api: A): FwReact<A> {
     useCommand: createUseCommand(api, context),
     useQuery: createUseQuery(api, context),
     useLiveQuery: createUseLiveQuery(api, context),
+    usePaginatedLiveQuery: createUsePaginatedLiveQuery(api, context),
     useFwClient: () => context.useFwContext('useFwClient').client,
     useFwRuntime: createUseFwRuntime(context),
   };
@@ -71,4 +79,6 @@ export type { FwProviderProps } from './provider.ts';
 export type { UseCommand, UseCommandResult } from './use-command.ts';
 export type { FwRuntime, UseFwRuntime } from './use-fw-runtime.ts';
 export type { UseLiveQuery, UseLiveQueryOptions, UseLiveQueryResult } from './use-live-query.ts';
+export type { UsePaginatedLiveQuery, UsePaginatedLiveQueryOptions, UsePaginatedLiveQueryResult } from './use-paginated-live-query.ts';
+export type { PaginationStatus } from '../paginated-live.ts';
 export type { UseQuery, UseQueryOptions, UseQueryResult } from './use-query.ts';

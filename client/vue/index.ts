@@ -22,6 +22,7 @@ import {
   type UseFwQuery,
   useFwQueryOf,
 } from './composables.ts';
+import { type UseFwPaginatedLiveQuery, useFwPaginatedLiveQueryOf } from './paginated.ts';
 import { createFwVueContext, fwContextKey, type FwVueContext, type FwVueOptions, useFwContext } from './context.ts';
 
 export interface FwVue<A extends ApiShape> {
@@ -33,6 +34,8 @@ export interface FwVue<A extends ApiShape> {
   useFwQuery: UseFwQuery<A>;
   /** `const { data, error, status, revision } = useFwLiveQuery('liveNotes', {})`: data pushed on every relevant write. */
   useFwLiveQuery: UseFwLiveQuery<A>;
+  /** `const { results, loadMore, isDone, status } = useFwPaginatedLiveQuery('listTickets', { board })`: every loaded page live (docs/live.md "Pagination"). */
+  useFwPaginatedLiveQuery: UseFwPaginatedLiveQuery<A>;
   /** The app's typed client, for calls outside the composables (`await client.query(…)`, e.g. in useAsyncData). */
   useFwClient: () => FwClient<A>;
 }
@@ -56,6 +59,7 @@ export function createFwVue<A extends ApiShape>(api: A): FwVue<A> {
     useFwCommand: useFwCommandOf as UseFwCommand<A>,
     useFwQuery: useFwQueryOf as UseFwQuery<A>,
     useFwLiveQuery: useFwLiveQueryOf as UseFwLiveQuery<A>,
+    useFwPaginatedLiveQuery: useFwPaginatedLiveQueryOf as UseFwPaginatedLiveQuery<A>,
     useFwClient: () => useFwContext<A>('useFwClient').client,
   };
 }
@@ -70,13 +74,15 @@ export const fwPlugin: Plugin<[FwVueOptions & { api: ApiShape }]> = {
 type RefsOnly = { commands: {}; queries: {}; liveQueries: {} };
 
 /** Composables that take entry refs, fully typed by them: `useFwQuery(api.queries.listNotes, {})`. */
-const refComposables: Pick<FwVue<RefsOnly>, 'useFwCommand' | 'useFwQuery' | 'useFwLiveQuery'> = createFwVue<RefsOnly>({ commands: {}, queries: {}, liveQueries: {} });
-export const { useFwCommand, useFwQuery, useFwLiveQuery } = refComposables;
+const refComposables: Pick<FwVue<RefsOnly>, 'useFwCommand' | 'useFwQuery' | 'useFwLiveQuery' | 'useFwPaginatedLiveQuery'> = createFwVue<RefsOnly>({ commands: {}, queries: {}, liveQueries: {} });
+export const { useFwCommand, useFwQuery, useFwLiveQuery, useFwPaginatedLiveQuery } = refComposables;
 
 export { createFwVueContext, fwContextKey, type FwVueContext, type FwVueOptions } from './context.ts';
 export { FwError } from '../errors.ts';
 export type { DevAuth, FwClient, GetToken } from '../client.ts';
 export type { LiveRetryOptions, LiveStatus } from '../live.ts';
+export type { PaginationStatus } from '../paginated-live.ts';
+export type { UseFwPaginatedLiveQuery, UseFwPaginatedLiveQueryOptions, UseFwPaginatedLiveQueryResult } from './paginated.ts';
 export type {
   ReactiveArgs,
   UseFwCommand,
