@@ -12,6 +12,7 @@ import type {
 } from '../api-types.ts';
 import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import { FwError } from '../errors.ts';
+import { applyOptimistic, type OptimisticUpdate } from '../optimistic.ts';
 import type { LiveStatus } from '../live.ts';
 import type { LiveSnapshot } from '../live-store.ts';
 import type { QuerySnapshot } from '../query-store.ts';
@@ -66,8 +67,19 @@ export interface UseFwLiveQueryResult<R> {
   revision: ComputedRef<number | undefined>;
 }
 
+export interface UseFwCommandOptions<A extends ApiShape, I> {
+  /**
+   * Changes loaded results at once, before the server answers (docs/live.md "Optimistic updates"):
+   * rolled back if the command fails, replaced by the server's data once it includes the write.
+   */
+  optimistic?: OptimisticUpdate<A, I>;
+  /** How long a live layer waits, after the answer, for the snapshot with the command's write (default 3000 ms). */
+  optimisticSettleMs?: number;
+}
+
 export type UseFwCommand<A extends ApiShape> = <T extends CommandTarget<A>>(
   target: T,
+  options?: UseFwCommandOptions<A, InputOf<CommandRefOf<A, T>>>,
 ) => UseFwCommandResult<InputOf<CommandRefOf<A, T>>, ResultOf<CommandRefOf<A, T>>>;
 
 export type UseFwQuery<A extends ApiShape> = <T extends QueryTarget<A>>(
@@ -91,8 +103,8 @@ const connectingLive: LiveSnapshot = Object.freeze({ data: undefined, error: und
  * `const { mutate, data, error, isPending } = useFwCommand(api.commands.createNote)`: queries reading
  * what the command writes refresh on success.
  */
-export function useFwCommandOf(target: CommandTarget<ApiShape>): UseFwCommandResult<any, any> {
-  const { api, client, store } = useFwContext('useFwCommand');
+export function useFwCommandOf(target: CommandTarget<ApiShape>, options: UseFwCommandOptions<ApiShape, any> = {}): UseFwCommandResult<any, any> {
+  const { api, client, store, liveStore, identity } = useFwContext('useFwCommand');
   const ref = resolveEntry(api, 'command', target);
   const data = shallowRef<unknown>();
   const error = shallowRef<FwError>();
@@ -109,13 +121,22 @@ export function useFwCommandOf(target: CommandTarget<ApiShape>): UseFwCommandRes
   async function mutateAsync(args: unknown): Promise<unknown> {
     const call = ++latestCall;
     set(call, { data: undefined, error: undefined, isPending: true });
+    const { optimistic, optimisticSettleMs } = options;
+    const layer = optimistic
+      ? applyOptimistic({ api, identity, liveStore, store, ...(optimisticSettleMs === undefined ? {} : { settleMs: optimisticSettleMs }) }, optimistic, args)
+      : undefined;
     try {
-      const result: unknown = await client.command(ref, args as never);
+      let revisions: readonly number[] | undefined;
+      const result: unknown = await client.command(ref, args as never, layer ? { onLiveRevisions: (written) => (revisions = written) } : undefined);
+      layer?.succeeded(revisions);
+      layer?.settleQueries();
       // Every query reading what this command wrote is refreshed before the call counts as done.
       await store.invalidate(ref.writes);
+      layer?.settled();
       set(call, { data: result, error: undefined, isPending: false });
       return result;
     } catch (thrown) {
+      layer?.rollback();
       const failure = FwError.from(thrown);
       set(call, { data: undefined, error: failure, isPending: false });
       throw failure;

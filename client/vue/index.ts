@@ -82,10 +82,12 @@ export { FwError } from '../errors.ts';
 export type { DevAuth, FwClient, GetToken } from '../client.ts';
 export type { LiveRetryOptions, LiveStatus } from '../live.ts';
 export type { PaginationStatus } from '../paginated-live.ts';
+export type { OptimisticLocalStore, OptimisticUpdate, Updater } from '../optimistic.ts';
 export type { UseFwPaginatedLiveQuery, UseFwPaginatedLiveQueryOptions, UseFwPaginatedLiveQueryResult } from './paginated.ts';
 export type {
   ReactiveArgs,
   UseFwCommand,
+  UseFwCommandOptions,
   UseFwCommandResult,
   UseFwLiveQuery,
   UseFwLiveQueryOptions,
