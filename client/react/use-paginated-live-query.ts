@@ -32,7 +32,8 @@ export interface UsePaginatedLiveQueryResult<T> {
 
 export type UsePaginatedLiveQuery<A extends ApiShape> = <T extends PaginatedLiveQueryTarget<A>>(
   target: T,
-  args: PaginatedArgsOf<LiveQueryRefOf<A, T>>,
+  // NoInfer: T comes from the target alone (args that do not fit must not widen it to any ref).
+  args: NoInfer<PaginatedArgsOf<LiveQueryRefOf<A, T>>>,
   options?: UsePaginatedLiveQueryOptions,
 ) => UsePaginatedLiveQueryResult<PageItemOf<LiveQueryRefOf<A, T>>>;
 
