@@ -95,6 +95,19 @@ describe('optimistic layers', () => {
     expect(seen).toEqual(['a', 'a,b', 'a,y,b', 'a,y']);
   });
 
+  it('a command that does not answer holds snapshots for settleMs at most, then they show under the layer', async () => {
+    const { frame, seen, add } = harness(30);
+    frame(notes('a'), 10);
+    const layer = add('b');
+    frame(notes('a', 'x'), 11);
+    expect(seen).toEqual(['a', 'a,b']);
+    const deadline = Date.now() + 10_000;
+    while (seen.at(-1) !== 'a,x,b' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(seen).toEqual(['a', 'a,b', 'a,x,b']);
+    layer.rollback();
+    expect(seen.at(-1)).toBe('a,x');
+  });
+
   it('a command that wrote nothing (or a runtime without live queries) drops its live layers at once', () => {
     const { frame, seen, add } = harness();
     frame(notes('a'), 10);

@@ -149,15 +149,23 @@ export function applyOptimistic<A extends ApiShape, I>(targets: OptimisticTarget
   const removeLive = () => {
     for (const key of liveKeys) liveStore.removeLayer(key, id);
   };
+  // Snapshots are held while the command has not answered; a command that hangs must not freeze the
+  // page: after settleMs they flow again (the layer stays on top until the answer).
+  const unhold = setTimeout(() => {
+    for (const key of liveKeys) liveStore.settleLayer(key, id, new Set());
+  }, targets.settleMs ?? 3000);
+  if (typeof unhold === 'object') unhold.unref?.();
   const removeQueries = () => {
     for (const key of queryKeys) store.removeLayer(key, id);
   };
   return {
     rollback() {
+      clearTimeout(unhold);
       removeLive();
       removeQueries();
     },
     succeeded(revisions) {
+      clearTimeout(unhold);
       const tokens = new Set(revisions ?? []);
       // Nothing written (or a runtime without live queries): no snapshot will bring the change.
       if (tokens.size === 0) return removeLive();

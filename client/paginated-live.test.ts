@@ -35,7 +35,7 @@ function harness(pageSize = 2) {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('paginated live', () => {
-  it('loads the first page, then holds it by its end while the next opens there', async () => {
+  it('holds a page by its end once it has one, and opens the next page exactly there', async () => {
     const { pages, answer, openPages, rows } = harness();
     const seen: string[] = [];
     const stop = pages.subscribe(() => seen.push(pages.getSnapshot().status));
@@ -43,14 +43,12 @@ describe('paginated live', () => {
     expect(pages.loadMore()).toBe(false); // nothing to continue from yet
     answer({ cursor: null, numItems: 2 }, { page: rows(9, 8), isDone: false, continueCursor: 'c8' });
     expect(pages.getSnapshot()).toMatchObject({ results: rows(9, 8), status: 'canLoadMore', isDone: false });
+    // Held by its end at once: a row inserted before it grows the page instead of pushing 8 out of view.
+    expect(openPages()).toEqual(['{"cursor":null,"numItems":2}', '{"cursor":null,"endCursor":"c8","numItems":2}']);
 
     expect(pages.loadMore()).toBe(true);
     expect(pages.loadMore()).toBe(false); // the new page is still loading
-    expect(openPages()).toEqual([
-      '{"cursor":null,"numItems":2}',
-      '{"cursor":null,"endCursor":"c8","numItems":2}',
-      '{"cursor":"c8","numItems":2}',
-    ]);
+    expect(openPages()).toEqual(['{"cursor":null,"numItems":2}', '{"cursor":null,"endCursor":"c8","numItems":2}', '{"cursor":"c8","numItems":2}']);
     // Until the held page answers, the first page shows what it had: no flash, no gap.
     expect(pages.getSnapshot()).toMatchObject({ results: rows(9, 8), status: 'loadingMore' });
     answer({ cursor: 'c8', numItems: 2 }, { page: rows(7, 6), isDone: false, continueCursor: 'c6' });
@@ -58,7 +56,7 @@ describe('paginated live', () => {
     // A row inserted at the top: the held page grows (its bounds are fixed), the next does not change.
     answer({ cursor: null, numItems: 2, endCursor: 'c8' }, { page: rows(10, 9, 8), isDone: false, continueCursor: 'c8' });
     await nextTurn();
-    expect(openPages()).toEqual(['{"cursor":null,"endCursor":"c8","numItems":2}', '{"cursor":"c8","numItems":2}']);
+    expect(openPages()).toEqual(['{"cursor":null,"endCursor":"c8","numItems":2}', '{"cursor":"c8","numItems":2}', '{"cursor":"c8","endCursor":"c6","numItems":2}']);
     expect(pages.getSnapshot()).toMatchObject({ results: rows(10, 9, 8, 7, 6), status: 'canLoadMore' });
 
     expect(pages.loadMore(5)).toBe(true);
@@ -66,7 +64,7 @@ describe('paginated live', () => {
     answer({ cursor: 'c8', numItems: 2, endCursor: 'c6' }, { page: rows(7, 6), isDone: false, continueCursor: 'c6' });
     expect(pages.getSnapshot()).toMatchObject({ results: rows(10, 9, 8, 7, 6, 5), status: 'exhausted', isDone: true });
     expect(pages.loadMore()).toBe(false);
-    // The last page stays open-ended: a row added at the end shows.
+    // The last page, with nothing after it, stays open-ended: a row added at the end shows.
     answer({ cursor: 'c6', numItems: 5 }, { page: rows(5, 4), isDone: true, continueCursor: 'c4' });
     expect(pages.getSnapshot().results).toEqual(rows(10, 9, 8, 7, 6, 5, 4));
 
@@ -85,9 +83,9 @@ describe('paginated live', () => {
     open.get('{"cursor":"c8","numItems":2}')!.handlers.onError?.(failure);
     await nextTurn();
     expect(pages.getSnapshot()).toMatchObject({ results: rows(9, 8), status: 'canLoadMore', error: undefined });
-    expect(openPages()).toEqual(['{"cursor":null,"numItems":2}']);
-    answer({ cursor: null, numItems: 2 }, { page: rows(9), isDone: true, continueCursor: 'c9' });
-    expect(pages.getSnapshot()).toMatchObject({ results: rows(9), status: 'exhausted', error: undefined });
+    expect(openPages()).toEqual(['{"cursor":null,"numItems":2}', '{"cursor":null,"endCursor":"c8","numItems":2}']);
+    answer({ cursor: null, numItems: 2, endCursor: 'c8' }, { page: rows(9, 8), isDone: false, continueCursor: 'c8' });
+    expect(pages.getSnapshot()).toMatchObject({ results: rows(9, 8), status: 'canLoadMore', error: undefined });
     stop();
   });
 

@@ -132,6 +132,14 @@ export function createPaginatedLive<T = unknown>(options: PaginatedLiveOptions):
       stopAll();
       start();
     }
+    // A page read with a size is held by its end as soon as it has one: rows inserted before that end
+    // then grow it rather than push its last rows out of view (Convex keeps a page's first end cursor).
+    // A last page with nothing after it stays open-ended, so rows added at the end show.
+    const last = pages.at(-1);
+    const lastData = dataOf(last?.current);
+    if (last && !last.held && last.current.page.endCursor == null && lastData && !lastData.isDone && lastData.continueCursor !== null) {
+      last.held = subscribed({ ...last.current.page, endCursor: lastData.continueCursor });
+    }
     recompute();
   }
 
@@ -190,10 +198,16 @@ export function createPaginatedLive<T = unknown>(options: PaginatedLiveOptions):
     loadMore(numItems = pageSize) {
       const last = pages.at(-1);
       const data = dataOf(last?.current);
-      if (!last || last.held || !data || data.isDone || data.continueCursor === null) return false;
-      // The last page so far keeps exactly the rows up to its current end; the new one starts there.
-      last.held = subscribed({ cursor: last.current.page.cursor, numItems: last.current.page.numItems, endCursor: data.continueCursor });
-      pages.push({ current: subscribed({ cursor: data.continueCursor, numItems }), held: undefined });
+      if (!last || !data) return false;
+      // Where the last page ends: its bounds once held; an open-ended one (it said isDone, then grew
+      // past its size) is held at its current end now.
+      let end = last.held?.page.endCursor ?? last.current.page.endCursor;
+      if (end == null) {
+        if (data.isDone || data.continueCursor === null) return false;
+        end = data.continueCursor;
+        last.held = subscribed({ ...last.current.page, endCursor: end });
+      }
+      pages.push({ current: subscribed({ cursor: end, numItems }), held: undefined });
       recompute();
       return true;
     },
