@@ -100,8 +100,10 @@ export function createLiveStore(): LiveStore {
       return;
     }
     entry.held = undefined;
-    // A snapshot that includes a layer's write replaces the layer in the same update: no flash of the old state.
-    entry.layers = entry.layers.filter((layer) => !layer.settledBy?.has(revision));
+    // A snapshot that includes a layer's write replaces the layer in the same update: no flash of the old
+    // state. Any snapshot since one carrying the write includes it too (a group's runs are in order), so
+    // one seen while held and replaced by a later one counts.
+    entry.layers = entry.layers.filter((layer) => !includesWrite(layer));
     update(entry, { data, revision, error: undefined });
   }
 
@@ -162,9 +164,8 @@ export function createLiveStore(): LiveStore {
       if (!layer) return;
       const entry = entries.get(key)!;
       layer.settledBy = revisions;
-      const { held } = entry;
-      // A snapshot already applied that carries the write: the layer goes now.
-      const included = [...layer.seen].some((revision) => revisions.has(revision) && revision !== held?.revision);
+      // A snapshot already shown that carries the write (snapshots flowed after settleMs): the layer goes now.
+      const included = entry.held === undefined && includesWrite(layer);
       if (included) entry.layers = entry.layers.filter((other) => other !== layer);
       release(entry, included);
     },
@@ -176,6 +177,12 @@ export function createLiveStore(): LiveStore {
       release(entry, true);
     },
   };
+}
+
+/** Whether a snapshot carrying one of the layer's command's revisions was received since it was added. */
+function includesWrite(layer: Layer): boolean {
+  const revisions = layer.settledBy;
+  return revisions !== undefined && revisions.size > 0 && [...layer.seen].some((revision) => revisions.has(revision));
 }
 
 /** Applies layers in order; one whose update throws (it did not expect this data) is skipped, not fatal to the page. */

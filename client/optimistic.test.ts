@@ -71,6 +71,18 @@ describe('optimistic layers', () => {
     expect(seen).toEqual(['a', 'a,b', 'a,b,c', 'a,x,b,c', 'a,x,b,c', 'a,x,b,c']);
   });
 
+  it('a snapshot with the first command\'s write, replaced while held by a later one, still settles its layer', () => {
+    const { frame, seen, add } = harness();
+    frame(notes('a'), 10);
+    const alpha = add('alpha');
+    const beta = add('beta');
+    beta.succeeded([12]);
+    frame(notes('a', 'beta'), 12); // held: alpha has not answered
+    frame(notes('a', 'beta', 'alpha'), 13); // replaces the held one
+    alpha.succeeded([13]);
+    expect(seen).toEqual(['a', 'a,alpha', 'a,alpha,beta', 'a,beta,alpha']);
+  });
+
   it('a snapshot that came before the answer is held until it, then settles the layer in the same update', () => {
     const { frame, seen, add } = harness();
     frame(notes('a'), 10);
