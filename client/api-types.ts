@@ -166,3 +166,20 @@ export type ExternalQueryRefOf<A extends ApiShape, T> = T extends ExternalRef<an
 export type ExternalArgsOf<R> = R extends ExternalRef<any, infer Args, any> ? Args : never;
 /** What the external entry behind `R` returns (`unknown` unless the api says more). */
 export type ExternalResultOf<R> = R extends ExternalRef<any, any, infer Result> ? Result : never;
+
+/** The `page` argument of a paginated liveQuery (`page: paginationArgs` in its args). */
+interface PageArgsShape {
+  cursor: string | null;
+  numItems: number;
+}
+
+/** The liveQueries of `A` whose args take a `page` (paginated with `paginate`). */
+export type PaginatedLiveQueryName<A extends ApiShape> = {
+  [K in LiveQueryName<A>]: InputOf<A['liveQueries'][K]> extends { page: PageArgsShape } ? K : never;
+}[LiveQueryName<A>];
+/** What a paginated subscription takes: a paginated liveQuery's name in `A`, or its EntryRef. */
+export type PaginatedLiveQueryTarget<A extends ApiShape> = PaginatedLiveQueryName<A> | EntryRef<'liveQuery', any>;
+/** The args of a paginated liveQuery without `page` (the hooks own it). */
+export type PaginatedArgsOf<R> = Omit<InputOf<R>, 'page'>;
+/** One row of a paginated liveQuery's pages. */
+export type PageItemOf<R> = ResultOf<R> extends { page: ReadonlyArray<infer Row> } ? Row : never;

@@ -56,6 +56,12 @@ export interface ClientOptions<A extends ApiShape> {
 export interface CallOptions {
   /** Aborts the call; it then rejects with FwError `aborted`. */
   signal?: AbortSignal;
+  /**
+   * Commands only: asks the runtime which live log revisions the command's transaction wrote (as this
+   * caller's live streams show them) and calls this with them before the call resolves. It costs the
+   * command one more statement, so only callers that use it (optimistic updates) ask.
+   */
+  onLiveRevisions?: (revisions: readonly number[]) => void;
 }
 
 /** A typed client for one app's api: every method rejects with {@link FwError} on failure. */
@@ -144,22 +150,23 @@ export function createClient<A extends ApiShape>(options: ClientOptions<A>): FwC
   }
   const baseUrl = options.apiUrl.replace(/\/+$/, '');
 
-  async function requestInit(args: unknown, signal: AbortSignal | undefined): Promise<RequestInit> {
+  async function requestInit(args: unknown, signal: AbortSignal | undefined, wantsRevisions: boolean): Promise<RequestInit> {
     const headers = await requestHeaders(options, 'application/json');
+    if (wantsRevisions) headers['x-fw-live-revision'] = '1';
     return { method: 'POST', headers, body: JSON.stringify({ args }), ...(signal ? { signal } : {}) };
   }
 
-  async function send(url: string, args: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  async function send(url: string, args: unknown, signal: AbortSignal | undefined, onLiveRevisions?: (revisions: readonly number[]) => void): Promise<unknown> {
     let init: RequestInit;
     try {
-      init = await requestInit(args, signal);
+      init = await requestInit(args, signal, onLiveRevisions !== undefined);
     } catch (thrown) {
       throw FwError.from(thrown);
     }
     // Read at call time, and called detached: browsers refuse a fetch invoked on another object.
     const doFetch = options.fetch ?? globalThis.fetch;
     try {
-      return await readEnvelope(await doFetch(url, init));
+      return await readEnvelope(await doFetch(url, init), onLiveRevisions && ((body) => onLiveRevisions(liveRevisionsOf(body))));
     } catch (thrown) {
       throw thrown instanceof FwError ? thrown : unreachable(thrown, url, signal);
     }
@@ -168,7 +175,7 @@ export function createClient<A extends ApiShape>(options: ClientOptions<A>): FwC
   // Not async: a name the api does not have is a programming error and throws at the call site.
   function call(kind: keyof typeof routes, target: string | EntryRef, args: unknown, callOptions?: CallOptions): Promise<any> {
     const ref = resolveEntry(options.api, kind, target);
-    return send(`${baseUrl}${routes[kind]}${encodeURIComponent(ref.name)}`, args, callOptions?.signal);
+    return send(`${baseUrl}${routes[kind]}${encodeURIComponent(ref.name)}`, args, callOptions?.signal, kind === 'command' ? callOptions?.onLiveRevisions : undefined);
   }
 
   // Not async either, for the same reason.
@@ -199,3 +206,8 @@ export function createClient<A extends ApiShape>(options: ClientOptions<A>): FwC
   };
 }
 
+
+/** The answer's `liveRevisions` (a runtime without a live hub sends none: empty). */
+function liveRevisionsOf(body: Record<string, unknown>): number[] {
+  return Array.isArray(body.liveRevisions) ? body.liveRevisions.filter((revision): revision is number => typeof revision === 'number') : [];
+}

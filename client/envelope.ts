@@ -25,7 +25,7 @@ function isFailure(body: unknown): body is FailureEnvelope {
  * envelope's FwError on failure, and `bad_response` for anything else (a proxy's HTML page, a 502…).
  * Network failures while reading the body are left to the caller.
  */
-export async function readEnvelope(response: Response): Promise<unknown> {
+export async function readEnvelope(response: Response, onSuccess?: (body: Record<string, unknown>) => void): Promise<unknown> {
   const text = await response.text();
   const headerTraceId = response.headers.get('x-fw-trace-id') ?? undefined;
   let body: unknown;
@@ -34,7 +34,10 @@ export async function readEnvelope(response: Response): Promise<unknown> {
   } catch {
     body = undefined;
   }
-  if (response.ok && isRecord(body) && body.ok === true && 'result' in body) return body.result;
+  if (response.ok && isRecord(body) && body.ok === true && 'result' in body) {
+    onSuccess?.(body);
+    return body.result;
+  }
   if (isFailure(body)) {
     throw new FwError({
       // A newer runtime may send a code this client does not list; it is passed on unchanged.

@@ -23,10 +23,44 @@ export interface LiveSource {
 export interface LiveStore {
   /** Subscribes to `key`, opening it with `source` unless it is open already. */
   subscribe(key: string, source: LiveSource, listener: () => void): () => void;
+  /** The key's server data with every optimistic layer applied on top, in the order they were added. */
   getSnapshot(key: string): LiveSnapshot;
+  /** The keys open now (optimistic updates look for the pages of a paginated liveQuery). */
+  keys(): string[];
+  /**
+   * Lays `apply` over the key's data until removed or settled (optimistic-layers.ts); false when the
+   * key is not open, so there is nothing on screen to change. Layers apply in `id` order.
+   */
+  addLayer(key: string, id: number, apply: (data: unknown) => unknown): boolean;
+  /**
+   * The layer's command committed with these revisions (tokens as the stream shows them): the layer
+   * goes, in the same update as the data, with the first snapshot carrying one of them — at once if
+   * one came already since the layer was added.
+   */
+  settleLayer(key: string, id: number, revisions: ReadonlySet<number>): void;
+  removeLayer(key: string, id: number): void;
+}
+
+/** One optimistic change over a key's data. */
+interface Layer {
+  readonly id: number;
+  readonly apply: (data: unknown) => unknown;
+  /** Revisions of the snapshots received since it was added. */
+  readonly seen: Set<number>;
+  /** Set when the command committed: the revisions whose snapshot includes its write. Until then it is pending. */
+  settledBy: ReadonlySet<number> | undefined;
 }
 
 interface Entry {
+  /** What the server sent; `snapshot` is it with the layers applied. */
+  base: LiveSnapshot;
+  layers: Layer[];
+  /**
+   * The latest snapshot received while a layer's command had not answered: shown once it has (or
+   * failed). Before the answer fw cannot tell whether a snapshot includes the write; shown at once,
+   * one that does would show the change twice (data plus layer) until the answer.
+   */
+  held: { data: unknown; revision: number } | undefined;
   snapshot: LiveSnapshot;
   // Tokens rather than listeners: the same listener may subscribe twice (StrictMode), each counts once.
   readonly subscriptions: Set<{ listener: () => void }>;
@@ -47,14 +81,46 @@ export function createLiveStore(): LiveStore {
   const entries = new Map<string, Entry>();
 
   function update(entry: Entry, change: Partial<LiveSnapshot>): void {
-    entry.snapshot = Object.freeze({ ...entry.snapshot, ...change });
+    entry.base = Object.freeze({ ...entry.base, ...change });
+    render(entry);
+  }
+
+  function render(entry: Entry): void {
+    const { base, layers } = entry;
+    // Layers change data the server sent; before the first snapshot there is nothing to change.
+    const data = base.data === undefined || layers.length === 0 ? base.data : applyLayers(layers, base.data);
+    entry.snapshot = data === base.data ? base : Object.freeze({ ...base, data });
     for (const { listener } of [...entry.subscriptions]) listener();
+  }
+
+  function received(entry: Entry, data: unknown, revision: number): void {
+    for (const layer of entry.layers) layer.seen.add(revision);
+    if (entry.layers.some((layer) => layer.settledBy === undefined)) {
+      entry.held = { data, revision };
+      return;
+    }
+    entry.held = undefined;
+    // A snapshot that includes a layer's write replaces the layer in the same update: no flash of the old
+    // state. Any snapshot since one carrying the write includes it too (a group's runs are in order), so
+    // one seen while held and replaced by a later one counts.
+    entry.layers = entry.layers.filter((layer) => !includesWrite(layer));
+    update(entry, { data, revision, error: undefined });
+  }
+
+  /** Shows the held snapshot once no layer waits for its answer (settled layers it includes go with it). */
+  function release(entry: Entry, layersChanged: boolean): void {
+    const { held } = entry;
+    if (held && !entry.layers.some((layer) => layer.settledBy === undefined)) received(entry, held.data, held.revision);
+    else if (layersChanged) render(entry);
   }
 
   function open(entry: Entry, source: LiveSource): LiveSubscription {
     return source.open({
-      onData: (data, revision) => update(entry, { data, revision, error: undefined }),
-      onReset: () => update(entry, { data: undefined, revision: undefined }),
+      onData: (data, revision) => received(entry, data, revision),
+      onReset: () => {
+        entry.held = undefined;
+        update(entry, { data: undefined, revision: undefined });
+      },
       onError: (error) => update(entry, { error }),
       onStatus: (status) => update(entry, status === 'live' ? { status, error: undefined } : { status }),
     });
@@ -64,7 +130,7 @@ export function createLiveStore(): LiveStore {
     subscribe(key, source, listener) {
       let entry = entries.get(key);
       if (!entry) {
-        entry = { snapshot: connectingSnapshot, subscriptions: new Set(), subscription: undefined };
+        entry = { base: connectingSnapshot, layers: [], held: undefined, snapshot: connectingSnapshot, subscriptions: new Set(), subscription: undefined };
         entries.set(key, entry);
       }
       const subscribed = entry;
@@ -82,5 +148,52 @@ export function createLiveStore(): LiveStore {
     },
 
     getSnapshot: (key) => entries.get(key)?.snapshot ?? connectingSnapshot,
+
+    keys: () => [...entries.keys()],
+
+    addLayer(key, id, apply) {
+      const entry = entries.get(key);
+      if (!entry) return false;
+      entry.layers = [...entry.layers, { id, apply, seen: new Set<number>(), settledBy: undefined }].sort((a, b) => a.id - b.id);
+      render(entry);
+      return true;
+    },
+
+    settleLayer(key, id, revisions) {
+      const layer = entries.get(key)?.layers.find((candidate) => candidate.id === id);
+      if (!layer) return;
+      const entry = entries.get(key)!;
+      layer.settledBy = revisions;
+      // A snapshot already shown that carries the write (snapshots flowed after settleMs): the layer goes now.
+      const included = entry.held === undefined && includesWrite(layer);
+      if (included) entry.layers = entry.layers.filter((other) => other !== layer);
+      release(entry, included);
+    },
+
+    removeLayer(key, id) {
+      const entry = entries.get(key);
+      if (!entry || !entry.layers.some((layer) => layer.id === id)) return;
+      entry.layers = entry.layers.filter((layer) => layer.id !== id);
+      release(entry, true);
+    },
   };
+}
+
+/** Whether a snapshot carrying one of the layer's command's revisions was received since it was added. */
+function includesWrite(layer: Layer): boolean {
+  const revisions = layer.settledBy;
+  return revisions !== undefined && revisions.size > 0 && [...layer.seen].some((revision) => revisions.has(revision));
+}
+
+/** Applies layers in order; one whose update throws (it did not expect this data) is skipped, not fatal to the page. */
+export function applyLayers(layers: ReadonlyArray<{ apply: (data: unknown) => unknown }>, data: unknown): unknown {
+  let value = data;
+  for (const layer of layers) {
+    try {
+      value = layer.apply(value);
+    } catch (error) {
+      console.warn('fw: an optimistic update threw; it is skipped for this data.', error);
+    }
+  }
+  return value;
 }

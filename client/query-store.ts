@@ -1,4 +1,5 @@
 import { FwError } from './errors.ts';
+import { applyLayers } from './live-store.ts';
 
 /** What a subscriber sees of one query; a new object whenever something changed. */
 export interface QuerySnapshot {
@@ -31,10 +32,25 @@ export interface QueryStore {
   refetch(key: string): Promise<void>;
   /** Reloads every subscribed query that reads one of `writes` (after a command). Never rejects. */
   invalidate(writes: readonly string[]): Promise<void>;
+  /** Lays `apply` over the key's data (optimistic-layers.ts); false when the key has no entry. Layers apply in `id` order. */
+  addLayer(key: string, id: number, apply: (data: unknown) => unknown): boolean;
+  /** The layer's command succeeded: it goes with the next load that ends (in the same update as its data). */
+  settleLayer(key: string, id: number): void;
+  removeLayer(key: string, id: number): void;
+}
+
+interface Layer {
+  readonly id: number;
+  readonly apply: (data: unknown) => unknown;
+  /** Dropped by the next load that settles after this was set. */
+  settled: boolean;
 }
 
 interface Entry {
   readonly source: QuerySource;
+  /** What the server answered; `snapshot` is it with the layers applied. */
+  base: QuerySnapshot;
+  layers: Layer[];
   snapshot: QuerySnapshot;
   // Tokens rather than listeners: the same listener may subscribe twice (StrictMode), each counts once.
   readonly subscriptions: Set<{ listener: () => void }>;
@@ -59,7 +75,16 @@ export function createQueryStore(options: QueryStoreOptions = {}): QueryStore {
     // A superseded or collected request does not get the last word.
     if (entry.inFlight?.controller !== controller) return;
     entry.inFlight = undefined;
-    entry.snapshot = snapshot;
+    entry.base = snapshot;
+    // A load that ends after a command succeeded includes its write: its layer goes in this same update.
+    entry.layers = entry.layers.filter((layer) => !layer.settled);
+    render(entry);
+  }
+
+  function render(entry: Entry): void {
+    const { base, layers } = entry;
+    const data = base.data === undefined || layers.length === 0 ? base.data : applyLayers(layers, base.data);
+    entry.snapshot = data === base.data ? base : Object.freeze({ ...base, data });
     for (const { listener } of [...entry.subscriptions]) listener();
   }
 
@@ -68,7 +93,7 @@ export function createQueryStore(options: QueryStoreOptions = {}): QueryStore {
     const controller = new AbortController();
     const done = entry.source.load(controller.signal).then(
       (data) => settle(entry, controller, { data, error: undefined, isLoading: false }),
-      (error: unknown) => settle(entry, controller, { data: entry.snapshot.data, error: FwError.from(error), isLoading: false }),
+      (error: unknown) => settle(entry, controller, { data: entry.base.data, error: FwError.from(error), isLoading: false }),
     );
     entry.inFlight = { controller, done };
     return done;
@@ -93,7 +118,7 @@ export function createQueryStore(options: QueryStoreOptions = {}): QueryStore {
     subscribe(key, source, listener) {
       let entry = entries.get(key);
       if (!entry) {
-        entry = { source, snapshot: loadingSnapshot, subscriptions: new Set(), inFlight: undefined, gcTimer: undefined };
+        entry = { source, base: loadingSnapshot, layers: [], snapshot: loadingSnapshot, subscriptions: new Set(), inFlight: undefined, gcTimer: undefined };
         entries.set(key, entry);
       }
       clearTimeout(entry.gcTimer);
@@ -129,6 +154,26 @@ export function createQueryStore(options: QueryStoreOptions = {}): QueryStore {
         else cancel(entry);
       }
       await Promise.all(reloads);
+    },
+
+    addLayer(key, id, apply) {
+      const entry = entries.get(key);
+      if (!entry) return false;
+      entry.layers = [...entry.layers, { id, apply, settled: false }].sort((a, b) => a.id - b.id);
+      render(entry);
+      return true;
+    },
+
+    settleLayer(key, id) {
+      const layer = entries.get(key)?.layers.find((candidate) => candidate.id === id);
+      if (layer) layer.settled = true;
+    },
+
+    removeLayer(key, id) {
+      const entry = entries.get(key);
+      if (!entry || !entry.layers.some((layer) => layer.id === id)) return;
+      entry.layers = entry.layers.filter((layer) => layer.id !== id);
+      render(entry);
     },
   };
 }

@@ -16,6 +16,7 @@ import { createUseCommand, type UseCommand } from './use-command.ts';
 import { createUseExternalCommand, createUseExternalQuery, type UseExternalCommand, type UseExternalQuery } from './use-external.ts';
 import { createUseFwRuntime, type UseFwRuntime } from './use-fw-runtime.ts';
 import { createUseLiveQuery, type UseLiveQuery } from './use-live-query.ts';
+import { createUsePaginatedLiveQuery, type UsePaginatedLiveQuery } from './use-paginated-live-query.ts';
 import { createUseQuery, type UseQuery } from './use-query.ts';
 
 export interface FwReact<A extends ApiShape> {
@@ -35,6 +36,12 @@ export interface FwReact<A extends ApiShape> {
   useExternalQuery: UseExternalQuery<A>;
   /** `const { mutate } = useExternalCommand('tickets.createTicket')`; the service's queries refresh on success. */
   useExternalCommand: UseExternalCommand<A>;
+  /**
+   * `const { results, loadMore, isDone, status } = usePaginatedLiveQuery('listTickets', { board }, { pageSize: 20 })`
+   * for a liveQuery that returns `paginate(…)`: every loaded page stays live, with no row twice or
+   * missing at page boundaries (docs/live.md "Pagination").
+   */
+  usePaginatedLiveQuery: UsePaginatedLiveQuery<A>;
   /** The provider's typed client, for calls outside the hooks (`await client.query(…)`). */
   useFwClient: () => FwClient<A>;
   /**
@@ -66,6 +73,7 @@ export function createFwReact<A extends ApiShape>(api: A): FwReact<A> {
     useLiveQuery: createUseLiveQuery(api, context),
     useExternalQuery: createUseExternalQuery(api, context),
     useExternalCommand: createUseExternalCommand(api, context),
+    usePaginatedLiveQuery: createUsePaginatedLiveQuery(api, context),
     useFwClient: () => context.useFwContext('useFwClient').client,
     useFwRuntime: createUseFwRuntime(context),
   };
@@ -75,8 +83,11 @@ export { FwError } from '../errors.ts';
 export type { DevAuth, FwClient, GetToken } from '../client.ts';
 export type { LiveRetryOptions, LiveStatus } from '../live.ts';
 export type { FwProviderProps } from './provider.ts';
-export type { UseCommand, UseCommandResult } from './use-command.ts';
 export type { UseExternalCommand, UseExternalQuery } from './use-external.ts';
+export type { UseCommand, UseCommandOptions, UseCommandResult } from './use-command.ts';
+export type { OptimisticLocalStore, OptimisticUpdate, Updater } from '../optimistic.ts';
 export type { FwRuntime, UseFwRuntime } from './use-fw-runtime.ts';
 export type { UseLiveQuery, UseLiveQueryOptions, UseLiveQueryResult } from './use-live-query.ts';
+export type { UsePaginatedLiveQuery, UsePaginatedLiveQueryOptions, UsePaginatedLiveQueryResult } from './use-paginated-live-query.ts';
+export type { PaginationStatus } from '../paginated-live.ts';
 export type { UseQuery, UseQueryOptions, UseQueryResult } from './use-query.ts';

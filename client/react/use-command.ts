@@ -1,6 +1,7 @@
 import { useCallback, useRef, useState } from 'react';
 import type { ApiShape, CommandRefOf, CommandTarget, InputOf, ResultOf } from '../api-types.ts';
 import { FwError } from '../errors.ts';
+import { applyOptimistic, type OptimisticUpdate } from '../optimistic.ts';
 import { resolveEntry } from '../resolve-entry.ts';
 import type { FwContext } from './context.ts';
 
@@ -18,8 +19,22 @@ export interface UseCommandResult<I, R> {
   reset(): void;
 }
 
+export interface UseCommandOptions<A extends ApiShape, I> {
+  /**
+   * Changes loaded results at once, before the server answers (docs/live.md "Optimistic updates"):
+   * rolled back if the command fails, replaced by the server's data once it includes the write.
+   *
+   * @example
+   *   useCommand('createNote', { optimistic: (store, args) => store.setLive('liveNotes', {}, (notes) => [...notes, { title: args.title }]) })
+   */
+  optimistic?: OptimisticUpdate<A, I>;
+  /** How long a live layer waits, after the answer, for the snapshot with the command's write (default 3000 ms). */
+  optimisticSettleMs?: number;
+}
+
 export type UseCommand<A extends ApiShape> = <T extends CommandTarget<A>>(
   target: T,
+  options?: UseCommandOptions<A, InputOf<CommandRefOf<A, T>>>,
 ) => UseCommandResult<InputOf<CommandRefOf<A, T>>, ResultOf<CommandRefOf<A, T>>>;
 
 interface CommandState {
@@ -32,8 +47,11 @@ const idle: CommandState = { data: undefined, error: undefined, isPending: false
 
 /** Builds `useCommand` for one api. */
 export function createUseCommand<A extends ApiShape>(api: A, { useFwContext }: FwContext<A>): UseCommand<A> {
-  return function useCommand(target) {
-    const { client, store } = useFwContext('useCommand');
+  return function useCommand(target, options = {}) {
+    const { client, store, liveStore, identity } = useFwContext('useCommand');
+    // The latest options without re-creating mutate: inline functions are new on every render.
+    const optionsRef = useRef(options);
+    optionsRef.current = options;
     const ref = resolveEntry(api, 'command', target);
     const [state, setState] = useState(idle);
     // Only the latest call (or reset) may set state: an earlier call finishing late must not win.
@@ -46,19 +64,28 @@ export function createUseCommand<A extends ApiShape>(api: A, { useFwContext }: F
           if (latestCall.current === call) setState(next);
         };
         update({ data: undefined, error: undefined, isPending: true });
+        const { optimistic, optimisticSettleMs } = optionsRef.current;
+        const layer = optimistic
+          ? applyOptimistic({ api, identity, liveStore, store, ...(optimisticSettleMs === undefined ? {} : { settleMs: optimisticSettleMs }) }, optimistic, args as never)
+          : undefined;
         try {
-          const result: unknown = await client.command(ref, args as never);
+          let revisions: readonly number[] | undefined;
+          const result: unknown = await client.command(ref, args as never, layer ? { onLiveRevisions: (written) => (revisions = written) } : undefined);
+          layer?.succeeded(revisions);
+          layer?.settleQueries();
           // Every query reading what this command wrote is refreshed before the call counts as done.
           await store.invalidate(ref.writes);
+          layer?.settled();
           update({ data: result, error: undefined, isPending: false });
           return result;
         } catch (thrown) {
+          layer?.rollback();
           const error = FwError.from(thrown);
           update({ data: undefined, error, isPending: false });
           throw error;
         }
       },
-      [client, store, ref],
+      [client, store, liveStore, identity, ref],
     );
     const mutate = useCallback((args: unknown) => void mutateAsync(args).catch(() => {}), [mutateAsync]);
     const reset = useCallback(() => {

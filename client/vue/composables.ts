@@ -18,6 +18,7 @@ import type {
 } from '../api-types.ts';
 import { canonicalJson } from '../../runtime/core/canonical-json.ts';
 import { FwError } from '../errors.ts';
+import { applyOptimistic, type OptimisticUpdate } from '../optimistic.ts';
 import type { LiveStatus } from '../live.ts';
 import type { LiveSnapshot } from '../live-store.ts';
 import type { QuerySnapshot, QuerySource, QueryStore } from '../query-store.ts';
@@ -74,8 +75,19 @@ export interface UseFwLiveQueryResult<R> {
   revision: ComputedRef<number | undefined>;
 }
 
+export interface UseFwCommandOptions<A extends ApiShape, I> {
+  /**
+   * Changes loaded results at once, before the server answers (docs/live.md "Optimistic updates"):
+   * rolled back if the command fails, replaced by the server's data once it includes the write.
+   */
+  optimistic?: OptimisticUpdate<A, I>;
+  /** How long a live layer waits, after the answer, for the snapshot with the command's write (default 3000 ms). */
+  optimisticSettleMs?: number;
+}
+
 export type UseFwCommand<A extends ApiShape> = <T extends CommandTarget<A>>(
   target: T,
+  options?: UseFwCommandOptions<A, InputOf<CommandRefOf<A, T>>>,
 ) => UseFwCommandResult<InputOf<CommandRefOf<A, T>>, ResultOf<CommandRefOf<A, T>>>;
 
 export type UseFwQuery<A extends ApiShape> = <T extends QueryTarget<A>>(
@@ -109,11 +121,18 @@ const connectingLive: LiveSnapshot = Object.freeze({ data: undefined, error: und
  * `const { mutate, data, error, isPending } = useFwCommand(api.commands.createNote)`: queries reading
  * what the command writes refresh on success.
  */
-export function useFwCommandOf(target: CommandTarget<ApiShape>): UseFwCommandResult<any, any> {
-  const { api, client, store } = useFwContext('useFwCommand');
+export function useFwCommandOf(target: CommandTarget<ApiShape>, options: UseFwCommandOptions<ApiShape, any> = {}): UseFwCommandResult<any, any> {
+  const { api, client, store, liveStore, identity } = useFwContext('useFwCommand');
   const ref = resolveEntry(api, 'command', target);
-  // Every query reading what this command wrote is refreshed before the call counts as done.
-  return useCommandCall((args) => client.command(ref, args as never), () => store.invalidate(ref.writes));
+  const { optimistic, optimisticSettleMs } = options;
+  return useCommandCall(
+    (args, onLiveRevisions) => client.command(ref, args as never, onLiveRevisions ? { onLiveRevisions } : undefined),
+    // Every query reading what this command wrote is refreshed before the call counts as done.
+    () => store.invalidate(ref.writes),
+    optimistic
+      ? (args) => applyOptimistic({ api, identity, liveStore, store, ...(optimisticSettleMs === undefined ? {} : { settleMs: optimisticSettleMs }) }, optimistic, args)
+      : undefined,
+  );
 }
 
 /** `const { mutate } = useFwExternalCommand('tickets.createTicket')`: the service's queries refresh on success. */
@@ -123,8 +142,16 @@ export function useFwExternalCommandOf(target: ExternalCommandTarget<ApiShape>):
   return useCommandCall((args) => client.externalCommand(ref as never, args as never), () => store.invalidate([externalTable(ref)]));
 }
 
-/** A command call's state: `run`, then `refresh` what it changed before the call counts as done. */
-function useCommandCall(run: (args: unknown) => Promise<unknown>, refresh: () => Promise<void>): UseFwCommandResult<any, any> {
+/**
+ * A command call's state: `run`, then `refresh` what it changed before the call counts as done; with
+ * `layerOf`, an optimistic layer laid over the page's results at once (client/optimistic.ts), settled
+ * by the revisions the command wrote and the refresh, rolled back when it fails.
+ */
+function useCommandCall(
+  run: (args: unknown, onLiveRevisions?: (written: readonly number[]) => void) => Promise<unknown>,
+  refresh: () => Promise<void>,
+  layerOf?: (args: unknown) => ReturnType<typeof applyOptimistic>,
+): UseFwCommandResult<any, any> {
   const data = shallowRef<unknown>();
   const error = shallowRef<FwError>();
   const isPending = shallowRef(false);
@@ -140,12 +167,18 @@ function useCommandCall(run: (args: unknown) => Promise<unknown>, refresh: () =>
   async function mutateAsync(args: unknown): Promise<unknown> {
     const call = ++latestCall;
     set(call, { data: undefined, error: undefined, isPending: true });
+    const layer = layerOf?.(args);
     try {
-      const result = await run(args);
+      let revisions: readonly number[] | undefined;
+      const result = await run(args, layer ? (written) => (revisions = written) : undefined);
+      layer?.succeeded(revisions);
+      layer?.settleQueries();
       await refresh();
+      layer?.settled();
       set(call, { data: result, error: undefined, isPending: false });
       return result;
     } catch (thrown) {
+      layer?.rollback();
       const failure = FwError.from(thrown);
       set(call, { data: undefined, error: failure, isPending: false });
       throw failure;

@@ -26,6 +26,7 @@ import {
   type UseFwQuery,
   useFwQueryOf,
 } from './composables.ts';
+import { type UseFwPaginatedLiveQuery, useFwPaginatedLiveQueryOf } from './paginated.ts';
 import { createFwVueContext, fwContextKey, type FwVueContext, type FwVueOptions, useFwContext } from './context.ts';
 
 export interface FwVue<A extends ApiShape> {
@@ -41,6 +42,8 @@ export interface FwVue<A extends ApiShape> {
   useFwExternalQuery: UseFwExternalQuery<A>;
   /** `const { mutate } = useFwExternalCommand('tickets.createTicket')`; the service's queries refresh on success. */
   useFwExternalCommand: UseFwExternalCommand<A>;
+  /** `const { results, loadMore, isDone, status } = useFwPaginatedLiveQuery('listTickets', { board })`: every loaded page live (docs/live.md "Pagination"). */
+  useFwPaginatedLiveQuery: UseFwPaginatedLiveQuery<A>;
   /** The app's typed client, for calls outside the composables (`await client.query(…)`, e.g. in useAsyncData). */
   useFwClient: () => FwClient<A>;
 }
@@ -66,6 +69,7 @@ export function createFwVue<A extends ApiShape>(api: A): FwVue<A> {
     useFwLiveQuery: useFwLiveQueryOf as UseFwLiveQuery<A>,
     useFwExternalQuery: useFwExternalQueryOf as UseFwExternalQuery<A>,
     useFwExternalCommand: useFwExternalCommandOf as UseFwExternalCommand<A>,
+    useFwPaginatedLiveQuery: useFwPaginatedLiveQueryOf as UseFwPaginatedLiveQuery<A>,
     useFwClient: () => useFwContext<A>('useFwClient').client,
   };
 }
@@ -80,16 +84,20 @@ export const fwPlugin: Plugin<[FwVueOptions & { api: ApiShape }]> = {
 type RefsOnly = { commands: {}; queries: {}; liveQueries: {} };
 
 /** Composables that take entry refs, fully typed by them: `useFwQuery(api.queries.listNotes, {})`. */
-const refComposables: Pick<FwVue<RefsOnly>, 'useFwCommand' | 'useFwQuery' | 'useFwLiveQuery'> = createFwVue<RefsOnly>({ commands: {}, queries: {}, liveQueries: {} });
-export const { useFwCommand, useFwQuery, useFwLiveQuery } = refComposables;
+const refComposables: Pick<FwVue<RefsOnly>, 'useFwCommand' | 'useFwQuery' | 'useFwLiveQuery' | 'useFwPaginatedLiveQuery'> = createFwVue<RefsOnly>({ commands: {}, queries: {}, liveQueries: {} });
+export const { useFwCommand, useFwQuery, useFwLiveQuery, useFwPaginatedLiveQuery } = refComposables;
 
 export { createFwVueContext, fwContextKey, type FwVueContext, type FwVueOptions } from './context.ts';
 export { FwError } from '../errors.ts';
 export type { DevAuth, FwClient, GetToken } from '../client.ts';
 export type { LiveRetryOptions, LiveStatus } from '../live.ts';
+export type { PaginationStatus } from '../paginated-live.ts';
+export type { OptimisticLocalStore, OptimisticUpdate, Updater } from '../optimistic.ts';
+export type { UseFwPaginatedLiveQuery, UseFwPaginatedLiveQueryOptions, UseFwPaginatedLiveQueryResult } from './paginated.ts';
 export type {
   ReactiveArgs,
   UseFwCommand,
+  UseFwCommandOptions,
   UseFwCommandResult,
   UseFwExternalCommand,
   UseFwExternalQuery,

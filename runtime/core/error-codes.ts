@@ -11,6 +11,8 @@ export const errorStatus = {
   bad_json: 400,
   bad_request: 400,
   validation_failed: 400,
+  /** A pagination cursor that is malformed or was issued for other args (paginate.ts). */
+  invalid_cursor: 400,
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,

@@ -673,6 +673,9 @@ begin
   end if;
   insert into "public"."${LIVE_LOG_TABLE}" (xid, table_name, tenant_id, changes) values (v_xid, p_table, p_tenant, p_changes)
   returning revision into v_revision;
+  -- The transaction's revisions so far, for a command whose caller asked for them (optimistic updates
+  -- in the client: a UI hint, never trusted). Transaction-local; the SET clause restores search_path only.
+  perform set_config('fw.live_revisions', concat_ws(',', nullif(current_setting('fw.live_revisions', true), ''), v_revision::text), true);
   -- The row itself, signed (the app role can send any NOTIFY, never this MAC): a listener may act on
   -- it before reading the log. Too long for a notification, or no key yet: a plain wakeup.
   select value into v_key from "${FW_SCHEMA}"."${SECRETS_TABLE}" where name = '${LIVE_NOTICE_SECRET}';

@@ -9,7 +9,7 @@
  * who may call it, which transaction it runs in, what its ctx holds.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { Kysely, KyselyPlugin } from 'kysely';
+import { type Kysely, type KyselyPlugin, sql } from 'kysely';
 import type { AiContext } from '../core/ai-context.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { hasDeclaredArgs } from '../core/entries.ts';
@@ -85,6 +85,11 @@ export interface Invocation extends Caller {
    * marks its outbox row delivered there, so both commit together). What it throws rolls back.
    */
   beforeCommit?: (trx: Kysely<any>) => Promise<void>;
+  /**
+   * Read-write kinds: called, before COMMIT, with the live log revisions the transaction wrote (one per
+   * table × tenant; empty when it wrote nothing). One more statement, so only for callers that ask.
+   */
+  onLiveRevisions?: (revisions: number[]) => void;
   /** Its own span (default true); a live rerun has one already. */
   span?: boolean;
 }
@@ -176,6 +181,7 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
         const value = await entry.handler(commandContext(trx, caller, outbox, services), args);
         await enqueue(trx, { tenantId: caller.auth.tenantId, userId: caller.auth.userId, traceId: caller.traceId }, outbox);
         await call.beforeCommit?.(trx);
+        if (call.onLiveRevisions) call.onLiveRevisions(await writtenRevisions(trx));
         return value;
       });
       return checkOutput(entry, call, result);
@@ -201,4 +207,10 @@ function spanAttributes(services: EntryServices, entry: Invocable, call: Invocat
     ...(entry.kind === 'action' ? (event ? { 'fw.event': event } : {}) : { 'fw.policy': entry.policy }),
     ...(services.traceTenant && call.auth.tenantId ? { 'fw.tenant_id': call.auth.tenantId } : {}),
   };
+}
+
+/** The live log revisions this transaction wrote so far (the capture trigger keeps them in `fw.live_revisions`). */
+async function writtenRevisions(trx: Kysely<any>): Promise<number[]> {
+  const { rows } = await sql<{ revisions: string | null }>`select current_setting('fw.live_revisions', true) as revisions`.execute(trx);
+  return (rows[0]?.revisions ?? '').split(',').filter((part) => /^\d+$/.test(part)).map(Number);
 }

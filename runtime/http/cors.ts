@@ -23,7 +23,7 @@ export function resolveCorsOptions(options: CorsOptions | undefined): ResolvedCo
   return { origins: new Set(options.origins), credentials: options.credentials ?? false };
 }
 
-const allowedHeaders = 'content-type, authorization, x-fw-trace-id, x-fw-user-id, x-fw-tenant-id, x-fw-role, last-event-id';
+const allowedHeaders = 'content-type, authorization, x-fw-trace-id, x-fw-user-id, x-fw-tenant-id, x-fw-role, x-fw-live-revision, last-event-id';
 
 /** The CORS response headers for this request, or none when its origin is not allowed. */
 export function corsHeaders(cors: ResolvedCors, req: IncomingMessage): Record<string, string> {

@@ -172,8 +172,14 @@ export function fwRoutes(context: FwRoutesContext): { methods: readonly string[]
         });
       }
       const readArgs = async () => parseArgsEnvelope(await readBody(req, bodyLimit), req.headers['content-type']);
-      const result = await invokeEntry(services, entry, { name, auth, traceId, external: true, readArgs });
-      return { status: 200, body: { ok: true, result: result === undefined ? null : result, traceId } };
+      // `x-fw-live-revision: 1` (a command that carries an optimistic update): the answer says which log
+      // revisions its transaction wrote, as the caller's live streams show them. A UI hint, never trusted.
+      let written: number[] | undefined;
+      const wantsRevisions = live !== undefined && entry.kind === 'command' && req.headers['x-fw-live-revision'] === '1';
+      const onLiveRevisions = wantsRevisions ? (revisions: number[]) => void (written = revisions) : undefined;
+      const result = await invokeEntry(services, entry, { name, auth, traceId, external: true, readArgs, ...(onLiveRevisions ? { onLiveRevisions } : {}) });
+      const liveRevisions = written && live ? { liveRevisions: await live.revisionTokens(auth, written) } : {};
+      return { status: 200, body: { ok: true, result: result === undefined ? null : result, ...liveRevisions, traceId } };
     },
   });
 

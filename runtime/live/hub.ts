@@ -60,6 +60,11 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
 
   return {
     limits,
+    async revisionTokens(auth, revisions) {
+      await fanOut.ready;
+      // The same key a subscription of this caller gets (subscriptions.ts), so the tokens compare equal.
+      return revisions.map((revision) => fanOut.token(auth.tenantId ?? '', revision));
+    },
     async start() {
       context.builtinFunctions = await loadBuiltinFunctions(db);
       await reader.start();

@@ -79,6 +79,11 @@ export interface LiveHub {
    */
   refuse(connection: SseConnection, key: string, error: FwError, traceId: string): void;
   status(): LiveStatus;
+  /**
+   * Log revisions as `auth`'s tenant sees them on its streams (revision-codec.ts): what a command's
+   * answer carries when asked (`x-fw-live-revision: 1`), for the client's optimistic updates.
+   */
+  revisionTokens(auth: Auth, revisions: readonly number[]): Promise<number[]>;
   debug(subscriptionId: string): SubscriptionDebug | undefined;
   /**
    * Ends every stream, stops the reader and waits for running queries. `reconnect` (graceful shutdown)

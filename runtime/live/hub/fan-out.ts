@@ -21,6 +21,8 @@ export interface FanOut {
   /** The client's revision cannot be resumed from: in its own slot, so the snapshot after it cannot replace it while unsent. */
   sendReset(subscription: Subscription, reason: LiveResetReason, message: string, oldestRevision: number): void;
   sendError(subscription: Subscription, error: FwError, traceId: string, fatal: boolean): void;
+  /** A revision as a tenant's streams show it (its subscriptions' `tenantKey`: the tenant id, or '' for none). */
+  token(tenantKey: string, revision: number): number;
 }
 
 export function createFanOut(context: HubContext): FanOut {
@@ -37,6 +39,7 @@ export function createFanOut(context: HubContext): FanOut {
   return {
     ready,
     decode: (subscription, token) => codec!.decode(token, subscription.tenantKey),
+    token: (tenantKey, revision) => codec!.encode(revision, tenantKey),
     sendSnapshot(subscription) {
       const { group } = subscription;
       subscription.sentSeq = group.seq;
