@@ -12,7 +12,7 @@ import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
  * with two commands in flight. The page records every list it renders, so a flash would show.
  */
 const files: Record<string, string> = {
-  'src/queries/pagedNotes.ts': `import { liveQuery, paginate, paginationArgs } from 'fw';
+  'src/queries/pagedNotes.ts': `import { liveQuery, paginate, paginationArgs } from 'fwjs';
 export default liveQuery({
   description: 'Notes by title, a page at a time.',
   policy: 'user',
@@ -20,7 +20,7 @@ export default liveQuery({
   handler: (ctx, args) => paginate(ctx.db.selectFrom('notes').select(['id', 'title']), { orderBy: [['title', 'asc'], ['id', 'asc']] }, args),
 });
 `,
-  'src/commands/slowNote.ts': `import { command, FwError, z } from 'fw';
+  'src/commands/slowNote.ts': `import { command, FwError, z } from 'fwjs';
 export default command({
   description: 'Creates a note after a delay, or fails after it.',
   policy: 'user',
@@ -32,7 +32,7 @@ export default command({
   },
 });
 `,
-  'src/commands/deleteNote.ts': `import { command, z } from 'fw';
+  'src/commands/deleteNote.ts': `import { command, z } from 'fwjs';
 export default command({
   description: 'Deletes notes by title.',
   policy: 'user',
@@ -43,7 +43,7 @@ export default command({
   'web/paged.html': '<!doctype html><html><body><div id="root"></div><script type="module" src="/src/paged.tsx"></script></body></html>',
   'web/src/paged.tsx': `import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { createFwReact } from 'fw/react';
+import { createFwReact } from 'fwjs/react';
 import { api } from '../../src/fw/_generated/api.ts';
 
 const { FwProvider, useCommand, useLiveQuery, usePaginatedLiveQuery } = createFwReact(api);
