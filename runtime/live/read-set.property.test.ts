@@ -24,6 +24,7 @@ import { initialCursor, readInvalidations, type Invalidation, type LogCursor } f
 import { createReadIndex } from './read-index.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
 import { describeReadSet, type ReadSet } from './read-set.ts';
+import { loadTextSemantics, type TextSemantics } from './text-semantics.ts';
 
 /** Fixed by default, so the suite is repeatable; explore others with FW_LIVE_PROPERTY_SEED=random or a number. */
 const SEED = process.env.FW_LIVE_PROPERTY_SEED === 'random' ? (Math.random() * 2 ** 32) >>> 0 : Number(process.env.FW_LIVE_PROPERTY_SEED ?? 20261125) >>> 0;
@@ -95,7 +96,7 @@ class Random {
 
 // ---- random schemas ----
 
-type Kind = 'integer' | 'bigint' | 'text' | 'uuid' | 'boolean' | 'enum' | 'numeric' | 'jsonb';
+type Kind = 'integer' | 'bigint' | 'text' | 'uuid' | 'boolean' | 'enum' | 'numeric' | 'timestamptz' | 'date' | 'jsonb';
 interface ColumnModel {
   name: string;
   kind: Kind;
@@ -129,15 +130,28 @@ const OPTIONAL_COLUMNS: ReadonlyArray<{ name: string; kind: Kind }> = [
   { name: 'u', kind: 'uuid' },
   { name: 'flag', kind: 'boolean' },
   { name: 'status', kind: 'enum' },
-];
-const UNCAPTURED_COLUMNS: ReadonlyArray<{ name: string; kind: Kind }> = [
   { name: 'amount', kind: 'numeric' },
-  { name: 'meta', kind: 'jsonb' },
+  { name: 'at', kind: 'timestamptz' },
+  { name: 'day', kind: 'date' },
 ];
+const UNCAPTURED_COLUMNS: ReadonlyArray<{ name: string; kind: Kind }> = [{ name: 'meta', kind: 'jsonb' }];
 const UUIDS = ['0a0a0a0a-0000-4000-8000-000000000001', '0b0b0b0b-0000-4000-8000-000000000002', '0c0c0c0c-0000-4000-8000-00000000000c', 'dddddddd-0000-4000-8000-00000000000d'];
-const TEXTS = ['a', 'b', 'c', 'd'];
+/** Upper and lower case and prefixes of each other (LIKE, ILIKE, lower()), and a non-ASCII one. */
+const TEXTS = ['a', 'b', 'c', 'd', 'A', 'ab', 'aB', 'b%', 'é'];
 const BIGINTS = ['0', '1', '2', '3', '9007199254740993'];
-const NUMERICS = ['1.5', '2', '3.25'];
+/** Equal values spelled apart (1.5 = 1.50, 2 = 2.000), negatives, and NaN (above every number). */
+const NUMERICS = ['1.5', '1.50', '2', '2.000', '3.25', '-0.5', '100', 'NaN'];
+/** Instants, some equal under other offsets, some a microsecond apart. */
+const INSTANTS = [
+  '2026-01-01T00:00:00+00:00',
+  '2026-01-01T05:30:00+05:30',
+  '2026-01-01T00:00:00.000001+00:00',
+  '2025-12-31T23:59:59.999999+00:00',
+  '2026-06-01T12:00:00-07:00',
+  '2026-06-01T19:00:00.5+00:00',
+  '1999-12-31T23:00:00-01:00',
+];
+const DATES = ['2024-02-28', '2024-02-29', '2024-03-01', '2026-01-01', '1999-12-31'];
 const STATUSES = ['open', 'done', 'later'] as const;
 
 function randomWorld(rng: Random, caseNo: number): World {
@@ -211,7 +225,11 @@ function storedValue(ctx: Ctx, column: ColumnModel, wide = false): unknown {
     case 'enum':
       return rng.pick(STATUSES);
     case 'numeric':
-      return rng.pick(NUMERICS);
+      return wide ? `${rng.int(0, 80)}.${rng.int(0, 9)}` : rng.pick(NUMERICS);
+    case 'timestamptz':
+      return wide ? `2026-01-01T00:00:${String(rng.int(0, 59)).padStart(2, '0')}.${rng.int(0, 999)}+00:00` : rng.pick(INSTANTS);
+    case 'date':
+      return wide ? `2026-01-${String(rng.int(1, 28)).padStart(2, '0')}` : rng.pick(DATES);
     case 'jsonb':
       return JSON.stringify({ x: rng.int(0, 2) });
   }
@@ -257,8 +275,17 @@ function queryValue(ctx: Ctx, model: TableModel, column: ColumnModel): unknown {
       return rng.chance(0.5);
     case 'enum':
       return rng.pick(STATUSES);
-    case 'numeric':
-      return rng.pick(NUMERICS);
+    case 'numeric': {
+      const value = rng.pick(NUMERICS.filter((n) => n !== 'NaN'));
+      return rng.chance(0.3) ? Number(value) : rng.chance(0.1) ? `${value}0` : value;
+    }
+    case 'timestamptz': {
+      // A Date (an instant, ms precision), or ISO text with an offset.
+      const instant = rng.pick(INSTANTS);
+      return rng.chance(0.5) ? new Date(instant) : instant;
+    }
+    case 'date':
+      return rng.pick(DATES);
     case 'jsonb':
       return JSON.stringify({ x: rng.int(0, 2) });
   }
@@ -278,7 +305,7 @@ function columnsOf(model: TableModel): ColumnModel[] {
   return [ID, ...model.columns];
 }
 
-const ORDERABLE = new Set<Kind>(['integer', 'bigint', 'text', 'numeric', 'uuid', 'boolean', 'enum']);
+const ORDERABLE = new Set<Kind>(['integer', 'bigint', 'text', 'numeric', 'uuid', 'boolean', 'enum', 'timestamptz', 'date']);
 /** Columns two tables may compare: the same name and kind, and not an enum (each table has its own enum type). */
 const comparable = (a: ColumnModel, b: ColumnModel) => a.name === b.name && a.kind === b.kind && a.kind !== 'enum' && a.kind !== 'jsonb';
 
@@ -309,16 +336,18 @@ function predicate(ctx: Ctx, scope: readonly Src[], src: Src, depth = 0): Pred {
     [4, 'not-equal'],
     [2, 'not-in'],
     [ORDERABLE.has(column.kind) ? 3 : 0, 'between'],
-    [column.kind === 'text' ? 3 : 0, 'like'],
+    [column.kind === 'text' ? 6 : 0, 'like'],
     [5, 'flipped'],
     [column.kind === 'integer' ? 1 : 0, 'long-in'],
-    [column.kind === 'integer' || column.kind === 'text' ? 2 : 0, 'function'],
+    [column.kind === 'integer' || column.kind === 'bigint' || column.kind === 'text' ? 2 : 0, 'big-in'],
+    [column.kind === 'integer' || column.kind === 'text' ? 5 : 0, 'function'],
+    [column.kind === 'integer' || column.kind === 'bigint' ? 3 : 0, 'arithmetic'],
     [2, 'column-to-column'],
     [column.kind === 'boolean' ? 4 : 0, 'bare-boolean'],
     [2, 'distinct-from'],
     [2, 'raw-fragment'],
     [column.kind === 'integer' || column.kind === 'boolean' ? 3 : 0, 'literal'],
-    [column.kind === 'integer' || column.kind === 'text' ? 2 : 0, 'any-array'],
+    [column.kind === 'integer' || column.kind === 'text' || column.kind === 'uuid' || column.kind === 'numeric' ? 3 : 0, 'any-array'],
     [src.table.tenantScoped && !src.table.base ? 1 : 0, 'tenant'],
   ]);
   switch (kind) {
@@ -376,7 +405,7 @@ function predicate(ctx: Ctx, scope: readonly Src[], src: Src, depth = 0): Pred {
       return (eb) => eb.between(r, lo, hi);
     }
     case 'like': {
-      const pattern = rng.pick(['a%', '%b', 'c', '_']);
+      const pattern = rng.pick(['a%', '%b', 'c', '_', 'A%', 'a_', '_B', 'b\\%', 'é%', '%']);
       const op = rng.chance(0.5) ? 'like' : 'ilike';
       return (eb) => eb(r, op, pattern);
     }
@@ -389,8 +418,33 @@ function predicate(ctx: Ctx, scope: readonly Src[], src: Src, depth = 0): Pred {
       const values = Array.from({ length: 40 }, (_, i) => i);
       return (eb) => eb(r, 'in', values);
     }
-    case 'function':
-      return column.kind === 'text' ? (eb) => eb(eb.fn('lower', [eb.ref(r)]), '=', 'a') : (eb) => eb(eb.fn('abs', [eb.ref(r)]), '=', 1);
+    case 'big-in': {
+      // Up to and past the 1000 values a condition keeps, around a few of the stored ones.
+      const length = rng.pick([100, 999, 1000, 1001]);
+      const near = Array.from({ length: rng.int(0, 2) }, v);
+      const values = [...near, ...Array.from({ length: length - near.length }, (_, i) => (column.kind === 'text' ? `z${i}` : column.kind === 'bigint' ? String(1000 + i) : 1000 + i))];
+      return (eb) => eb(r, 'in', values);
+    }
+    case 'function': {
+      if (column.kind === 'text') {
+        const fn = rng.pick(['lower', 'upper']);
+        const op = rng.pick(['=', '=', 'like', '<>', '>=']);
+        const value = fn === 'lower' ? rng.pick(['a', 'ab', 'b', 'é', 'a%']) : rng.pick(['A', 'AB', 'B', 'É', 'A%']);
+        return (eb) => eb(eb.fn(fn, [eb.ref(r)]), op, value);
+      }
+      const op = rng.pick(['=', '<', '>=', '<>']);
+      const value = rng.int(0, 3);
+      return (eb) => eb(eb.fn('abs', [eb.ref(r)]), op, value);
+    }
+    case 'arithmetic': {
+      const operand = rng.pick([1, 2, -1]);
+      const op = rng.pick(['=', '<', '>=', '<>', 'in']);
+      const value = rng.int(-1, 5);
+      const minus = rng.chance(0.3);
+      const constantFirst = rng.chance(0.3);
+      const expression = (eb: any) => (constantFirst ? eb(eb.val(operand), minus ? '-' : '+', eb.ref(r)) : eb(eb.ref(r), minus ? '-' : '+', operand));
+      return (eb) => eb(expression(eb), op, op === 'in' ? [value, value + 1] : value);
+    }
     case 'bare-boolean': {
       const form = rng.pick(['ref', 'is-true', 'is-false', 'not']);
       if (form === 'ref') return (eb) => eb.ref(r);
@@ -409,7 +463,8 @@ function predicate(ctx: Ctx, scope: readonly Src[], src: Src, depth = 0): Pred {
       return (eb) => eb(r, op, eb.lit(value));
     }
     case 'any-array': {
-      const values = Array.from({ length: rng.int(1, 3) }, () => (column.kind === 'integer' ? rng.int(-1, 4) : rng.pick(TEXTS)));
+      const values = Array.from({ length: rng.int(1, 3) }, () => (column.kind === 'integer' ? rng.int(-1, 4) : column.kind === 'text' ? rng.pick(TEXTS) : String(v())));
+      if (rng.chance(0.15)) values.push(null as never);
       return (eb) => eb(r, '=', eb.fn('any', [eb.val(values)]));
     }
     case 'raw-fragment': {
@@ -753,8 +808,11 @@ function readSetOf(recorder: ReadRecorder, schema: Schema): ReadSet {
   return readSet;
 }
 
+/** What each database lets fw assume of text (its collation and character classes), as the hub reads it at start. */
+const textSemanticsOf = new WeakMap<FwDatabase, TextSemantics>();
+
 async function runQuery(db: FwDatabase, world: World, query: Omit<Query, 'result' | 'readSet'>): Promise<{ result: string; readSet: ReadSet }> {
-  const recorder = createReadRecorder(world.schema);
+  const recorder = createReadRecorder(world.schema, textSemanticsOf.get(db));
   let result: string[][];
   try {
     result = await db.transaction({ readOnly: true, auth: user(query.tenant), plugins: [recorder] }, async (trx) => {
@@ -833,6 +891,7 @@ function randomWrite(ctx: Ctx, depth = 0, who?: 'owner' | string): Write {
     [model.tenantScoped && owner ? 6 : 0, 'move-tenant'],
     [small ? 2 : 8, 'delete'],
     [depth === 0 ? 2 : 0, 'bulk-insert'],
+    [depth === 0 ? 0.5 : 0, 'huge-insert'],
     [depth === 0 && rowCount(ctx, model.name) > 60 ? 8 : 1, 'bulk-delete'],
     [depth === 0 && owner ? 1 : 0, 'truncate'],
     [5, 'raw-update'],
@@ -856,6 +915,11 @@ function randomWrite(ctx: Ctx, depth = 0, who?: 'owner' | string): Write {
   switch (kind) {
     case 'insert': {
       const rows = Array.from({ length: rng.int(1, 3) }, () => newRow(ctx, model, owner ? (model.tenantScoped ? rng.pick([T1, T2]) : null) : null));
+      return write((db) => [db.insertInto(model.name).values(rows)]);
+    }
+    case 'huge-insert': {
+      // More rows than the 1000 distinct values a log row keeps per column: ids overflow to "any value".
+      const rows = Array.from({ length: rng.int(1001, 1040) }, () => newRow(ctx, model, rowTenant, rng.chance(0.7)));
       return write((db) => [db.insertInto(model.name).values(rows)]);
     }
     case 'bulk-insert': {
@@ -1186,6 +1250,7 @@ for (const target of databaseTargets) {
 
     beforeAll(async () => {
       ({ db, drop } = await openTestDatabase(target));
+      textSemanticsOf.set(db, await loadTextSemantics(db));
     });
     afterAll(async () => {
       try {
