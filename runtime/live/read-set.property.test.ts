@@ -1153,6 +1153,8 @@ interface Stats {
   writes: number;
   logRows: number;
   shapes: Map<string, { pairs: number; changed: number; matched: number }>;
+  /** Conditions kept in the read sets the queries were indexed with, by form (`in`, `range`, `test:numeric:between`, …). */
+  conditions: Map<string, number>;
   writeKinds: Map<string, { writes: number; logRows: number; changed: number; matched: number }>;
 }
 
@@ -1170,6 +1172,14 @@ async function runCase(db: FwDatabase, target: string, rng: Random, caseNo: numb
     // The generator draws every random choice up front: building the query again gives the same SQL.
     expect(compiled(db, spec)).toEqual(compiled(db, spec));
     const query: Query = { ...spec, ...(await runQuery(db, world, spec)) };
+    for (const accesses of query.readSet.values()) {
+      for (const access of accesses) {
+        for (const c of access.conditions) {
+          const form = c.kind === 'test' ? `test:${c.type}:${c.test.op}${c.of ? `:${c.of.fn}` : ''}` : c.kind;
+          stats.conditions.set(form, (stats.conditions.get(form) ?? 0) + 1);
+        }
+      }
+    }
     index.set(query, query.tenant, query.readSet);
     return query;
   };
@@ -1262,7 +1272,7 @@ for (const target of databaseTargets) {
 
     it('reruns every liveQuery whose result a write changed (zero misses), and not every liveQuery', { timeout: 240_000 }, async () => {
       const rng = new Random(SEED);
-      const stats: Stats = { pairs: 0, changed: 0, matched: 0, matchedAndChanged: 0, writes: 0, logRows: 0, shapes: new Map(), writeKinds: new Map() };
+      const stats: Stats = { pairs: 0, changed: 0, matched: 0, matchedAndChanged: 0, writes: 0, logRows: 0, shapes: new Map(), writeKinds: new Map(), conditions: new Map() };
       const started = performance.now();
       const cases = CASES[target.name];
       for (let caseNo = 0; caseNo < cases; caseNo++) await runCase(db, target.name, rng, caseNo, STEPS, stats);
@@ -1276,6 +1286,7 @@ for (const target of databaseTargets) {
       if (process.env.FW_LIVE_PROPERTY_SHAPES) {
         for (const [shape, s] of [...stats.shapes].sort()) console.log(`  query ${shape}: pairs=${s.pairs} changed=${s.changed} matched=${s.matched}`);
         for (const [kind, s] of [...stats.writeKinds].sort()) console.log(`  write ${kind}: writes=${s.writes} log rows=${s.logRows} changed=${s.changed} matched=${s.matched}`);
+        console.log(`  conditions kept: ${[...stats.conditions].sort().map(([form, n]) => `${form}=${n}`).join(' ')}`);
       }
       // The run exercised something: results changed, and matching left pairs out.
       expect(stats.changed).toBeGreaterThan(stats.pairs * 0.02);
