@@ -201,6 +201,12 @@ describe('comparing captured values as PostgreSQL does', () => {
     ['timestamptz', '0044-03-15T12:00:00+00:00 BC', '0001-01-01T00:00:00+00:00', -1],
     ['timestamptz', 'infinity', '294276-12-31T23:59:59.999999+00:00', 1],
     ['timestamptz', '1969-12-31T23:59:59.999999-00:00:15', '1970-01-01T00:00:00+00:00', 1],
+    // As to_jsonb prints them in a session of time zone Asia/Kolkata (local mean time before 1900), BC included.
+    ['timestamptz', '0044-03-15T17:53:28+05:53:28 BC', '0044-03-15T12:00:00+00:00 BC', 0],
+    ['timestamptz', '10000-01-01T05:30:00+05:30', '9999-12-31T23:59:59+00:00', 1],
+    ['date', '0044-03-15 BC', '0001-01-01', -1],
+    ['numeric', '0.00000000000000000001', '0.0', 1],
+    ['numeric', '1500000000000000000000000000000', '1.5e30', 0],
     ['date', '2024-02-29', '2024-03-01', -1],
     ['date', '10000-01-01', '9999-12-31', 1],
     ['date', '-infinity', '0001-01-01 BC', -1],
