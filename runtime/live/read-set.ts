@@ -1,25 +1,29 @@
 /**
  * Read sets: which rows a liveQuery run could have read, per table, as a disjunction of accesses, each a
- * conjunction of conditions on plain columns (`=`, `IN`, `IS NULL`, integer ranges). A write reruns the
- * group only when a changed row — its old or its new image — can satisfy one of them
- * (`readSetMatches`). See docs/live.md ("Which writes rerun a live query").
+ * conjunction of conditions on columns: values (`=`, `IN`, `= any`, `IS NULL`: hashed), integer ranges,
+ * and tests PostgreSQL's semantics decide (value-order.ts: ranges on every ordered kind, `<>`, `NOT IN`,
+ * equality by value on numeric, timestamptz and date, LIKE/ILIKE, and those of lower()/upper()/abs() and
+ * integer arithmetic). A write reruns the group only when a changed row — its old or its new image — can
+ * satisfy one of them (`readSetMatches`). See docs/live.md ("Which writes rerun a live query").
  *
  * Soundness is the rule: every condition kept must hold for every row of that table that can influence
  * the result. A condition fw cannot prove that of is dropped, which only widens the access; a table with
- * nothing left is read whole. What is kept:
+ * nothing left is read whole. A test fw cannot decide for a value (text outside what the database's
+ * collation lets fw order, an overflow) counts that value as matching. What is kept:
  * - the AND-ed conditions of a SELECT's WHERE and of its inner joins' ON clauses, for the tables of its
  *   own FROM (a subquery's conditions for the subquery's tables — whatever surrounds it, NOT EXISTS
  *   included, a row outside its conditions never enters its result);
  * - for a LEFT JOIN's joined table, only the ON clause's conditions (its WHERE conditions may be the
  *   `IS NULL` of an anti-join); a RIGHT or FULL join makes the whole SELECT unconstrained;
- * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; every other OR, NOT, function, raw fragment or
- *   comparison with a non-constant is dropped;
- * - values of columns fw captures (uuid, text, enum, integer, bigint, boolean), in the text form
- *   PostgreSQL's `to_jsonb(row) ->> column` gives them; a value that cannot be put in that form for sure
- *   drops its condition.
+ * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; NOT of `=`, `IN`, `IS NULL`; every other OR, NOT,
+ *   function, raw fragment or comparison with a non-constant is dropped;
+ * - values of columns fw captures (every kind but jsonb), compared with constants spelled the way
+ *   PostgreSQL reads them (`canonicalValue`, `orderedConstant`); a constant whose meaning depends on the
+ *   session (a time zone) drops its condition. Ordering and case folding of text follow what the database
+ *   allows (text-semantics.ts; without it, text is compared for equality and LIKE only).
  *
  * @example
- *   const reads = createReadSetBuilder(schema);
+ *   const reads = createReadSetBuilder(schema, textSemantics);
  *   reads.addStatement(node);          // every statement of the run (the read recorder does it)
  *   const readSet = reads.build();     // Map { 'notes' => [{ conditions: [{ column: 'author_id', … }] }] }
  *   readSetMatches(readSet.get('notes'), { author_id: ['7f…'] }); // true
@@ -98,7 +102,8 @@ export function readSetMatches(accesses: readonly Access[] | undefined, changes:
 
 export function accessMatches(access: Access, changes: ChangedValues): boolean {
   if (changes === null) return true;
-  return access.conditions.every((condition) => conditionMatches(condition, changes[condition.column]));
+  // Own properties only: a column named `constructor` must not find Object's.
+  return access.conditions.every((condition) => conditionMatches(condition, Object.hasOwn(changes, condition.column) ? changes[condition.column] : undefined));
 }
 
 /** A condition matches when some changed value satisfies it (per column: sound for a conjunction). */
