@@ -151,6 +151,8 @@ const INSTANTS = [
   '2026-06-01T19:00:00.5+00:00',
   '1999-12-31T23:00:00-01:00',
 ];
+/** Time zones writers run in: odd offsets, both signs (Newfoundland −03:30, Nepal +05:45, Chatham +13:45). */
+const TIME_ZONES = ['Asia/Kathmandu', 'America/St_Johns', 'Pacific/Chatham', 'America/Los_Angeles', 'UTC'];
 const DATES = ['2024-02-28', '2024-02-29', '2024-03-01', '2026-01-01', '1999-12-31'];
 const STATUSES = ['open', 'done', 'later'] as const;
 
@@ -160,7 +162,7 @@ function randomWorld(rng: Random, caseNo: number): World {
   const count = rng.int(2, 3);
   for (let i = 0; i < count; i++) {
     const columns: ColumnModel[] = [{ name: 'k', kind: 'integer', nullable: rng.chance(0.3) }];
-    for (const column of rng.subset(OPTIONAL_COLUMNS, 2, 4)) columns.push({ ...column, nullable: rng.chance(0.4) });
+    for (const column of rng.subset(OPTIONAL_COLUMNS, 2, 5)) columns.push({ ...column, nullable: rng.chance(0.4) });
     if (rng.chance(0.4)) columns.push({ ...rng.pick(UNCAPTURED_COLUMNS), nullable: true });
     if (i > 0 && rng.chance(0.6)) {
       columns.push({ name: 'parent_id', kind: 'uuid', nullable: true, references: { table: tables[0]!.name, onDelete: rng.pick(['cascade', 'set null'] as const) } });
@@ -843,6 +845,11 @@ interface Write {
   statements: (db: Kysely<any>) => Statement[];
   /** Run outside an explicit transaction (the owner only; each statement commits on its own). */
   autocommit?: boolean;
+  /**
+   * The writing transaction's time zone (not for autocommit writes): the capture prints timestamptz
+   * values with its offset (`…+05:45`), which matching must read as instants.
+   */
+  timeZone?: string;
 }
 
 function raw(query: ReturnType<typeof sql>): (db: Kysely<any>) => Statement {
@@ -910,7 +917,8 @@ function randomWrite(ctx: Ctx, depth = 0, who?: 'owner' | string): Write {
     [3, 'insert-select'],
     [children.length === 0 ? 2 : 0, 'change-id'],
   ]);
-  const write = (statements: Write['statements'], extra: Partial<Write> = {}): Write => ({ kind, as, statements, autocommit: owner && depth === 0 && rng.chance(0.3), ...extra });
+  const timeZone = rng.chance(0.4) ? rng.pick(TIME_ZONES) : undefined;
+  const write = (statements: Write['statements'], extra: Partial<Write> = {}): Write => ({ kind, as, statements, autocommit: owner && depth === 0 && rng.chance(0.3), ...(timeZone ? { timeZone } : {}), ...extra });
   const rowTenant = model.tenantScoped ? (owner ? tenant : null) : null;
   switch (kind) {
     case 'insert': {
@@ -1124,19 +1132,23 @@ function describeWrite(db: FwDatabase, write: Write): string {
     const { sql: text, parameters } = statement.compile();
     return `  ${text.replace(/\s+/g, ' ')}  -- parameters: ${JSON.stringify(parameters)}`;
   });
-  return `${write.kind} as ${write.as === 'owner' ? 'the owner' : `a request of tenant ${write.as}`}${write.autocommit ? ' (autocommit)' : ' (one transaction)'}:\n${statements.join('\n')}`;
+  const zone = write.timeZone && !write.autocommit ? ` in time zone ${write.timeZone}` : '';
+  return `${write.kind} as ${write.as === 'owner' ? 'the owner' : `a request of tenant ${write.as}`}${write.autocommit ? ' (autocommit)' : ' (one transaction)'}${zone}:\n${statements.join('\n')}`;
 }
 
 async function applyWrite(db: FwDatabase, write: Write): Promise<void> {
   try {
+    const zone = (trx: Kysely<any>) => (write.timeZone ? sql`select set_config('TimeZone', ${write.timeZone}, true)`.execute(trx) : undefined);
     if (write.as !== 'owner') {
       await db.transaction({ readOnly: false, auth: user(write.as) }, async (trx) => {
+        await zone(trx);
         for (const statement of write.statements(trx)) await statement.execute();
       });
     } else if (write.autocommit) {
       for (const statement of write.statements(db.admin)) await statement.execute();
     } else {
       await db.admin.transaction().execute(async (trx) => {
+        await zone(trx);
         for (const statement of write.statements(trx)) await statement.execute();
       });
     }
