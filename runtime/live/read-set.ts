@@ -192,6 +192,8 @@ export function testValue(condition: Extract<Condition, { kind: 'test' }>, captu
       return true;
     }
     case 'one-of': {
+      const exact = exactValues(type, test);
+      if (exact) return exact.has(value);
       let unsure = false;
       for (const candidate of test.values) {
         const equal = equalValues(type, value, candidate, text);
@@ -201,6 +203,8 @@ export function testValue(condition: Extract<Condition, { kind: 'test' }>, captu
       return unsure ? undefined : false;
     }
     case 'none-of': {
+      const exact = exactValues(type, test);
+      if (exact) return !exact.has(value);
       let unsure = false;
       for (const candidate of test.values) {
         const equal = equalValues(type, value, candidate, text);
@@ -216,6 +220,19 @@ export function testValue(condition: Extract<Condition, { kind: 'test' }>, captu
       return pattern === undefined ? undefined : pattern.test(subject);
     }
   }
+}
+
+const exactSets = new WeakMap<object, ReadonlySet<string>>();
+
+/**
+ * The values of a `one-of`/`none-of` as a set, for kinds whose captured text is one per value (equal
+ * exactly when the text is): a hash lookup per changed value instead of a comparison with each value.
+ */
+function exactValues(type: ColumnKind, test: { readonly values: readonly string[] }): ReadonlySet<string> | undefined {
+  if (!HASHED_KINDS.has(type)) return undefined;
+  let set = exactSets.get(test);
+  if (!set) exactSets.set(test, (set = new Set(test.values)));
+  return set;
 }
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
