@@ -607,6 +607,14 @@ export const addedSystemColumns: ReadonlyArray<readonly [string, string, string]
 ];
 
 /**
+ * Distinct values per captured column that one log row (transaction × table × tenant) records before it
+ * says "any value" for the column; read sets keep IN lists up to the same size (live/read-set.ts).
+ */
+export const MAX_CAPTURED_VALUES = 1000;
+/** A captured value longer than this (in characters) makes its column "any value". */
+export const MAX_CAPTURED_VALUE_LENGTH = 200;
+
+/**
  * The functions that write the live log, SECURITY DEFINER (they run as the migrating user, who owns the
  * log) with a pinned search_path, and the log's `changes` column (added here, so a log made by an older
  * fw gets it when the functions are upgraded).
@@ -626,7 +634,9 @@ export const addedSystemColumns: ReadonlyArray<readonly [string, string, string]
  *   tenant or none.
  * - `_fw_live_values(images, columns)` is what the triggers record of a statement's rows: per captured
  *   column the distinct values (as `to_jsonb(row) ->> column` prints them) of the old and new images, or
- *   null for a column with more than 32 distinct values or a value longer than 200 characters.
+ *   null for a column with more than `MAX_CAPTURED_VALUES` (1000) distinct values or a value longer than
+ *   `MAX_CAPTURED_VALUE_LENGTH` (200) characters. The log row is then at most ~1000 × 200 characters a
+ *   column; a notice that would pass 7800 bytes is a plain wakeup (the row is read from the log).
  * - `_fw_live_merge(a, b)` merges two of those per column; null (any) absorbs.
  * - `_fw_live_capture(scope, columns…)` is the statement-level trigger on every app table. From the
  *   transition tables it records, per tenant the statement touched (INSERT: new rows, DELETE: old
@@ -641,14 +651,14 @@ export const liveFunctionsSql: readonly string[] = [
   select case when a is null or b is null then null else (
     select coalesce(jsonb_object_agg(k.key, case
       when jsonb_typeof(a -> k.key) is distinct from 'array' or jsonb_typeof(b -> k.key) is distinct from 'array' then 'null'::jsonb
-      else (select case when count(*) > 32 then 'null'::jsonb else jsonb_agg(u.v) end
+      else (select case when count(*) > ${MAX_CAPTURED_VALUES} then 'null'::jsonb else jsonb_agg(u.v) end
             from (select jsonb_array_elements(a -> k.key) as v union select jsonb_array_elements(b -> k.key)) u) end), '{}'::jsonb)
     from (select jsonb_object_keys(a) as key union select jsonb_object_keys(b)) k) end
 $fw$`,
   `create or replace function "public"."_fw_live_values"(p_images jsonb, p_columns text[]) returns jsonb
   language sql immutable set search_path = pg_catalog as $fw$
   select coalesce(jsonb_object_agg(c.col, c.vals), '{}'::jsonb) from (
-    select x.col, case when count(distinct x.v) > 32 or coalesce(max(length(x.v)), 0) > 200 then 'null'::jsonb
+    select x.col, case when count(distinct x.v) > ${MAX_CAPTURED_VALUES} or coalesce(max(length(x.v)), 0) > ${MAX_CAPTURED_VALUE_LENGTH} then 'null'::jsonb
       else jsonb_agg(distinct x.v) end as vals
     from (select col, img ->> col as v from unnest(p_columns) as col, jsonb_array_elements(p_images) as img) x
     group by x.col) c

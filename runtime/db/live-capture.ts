@@ -8,11 +8,18 @@ import { sql, type Kysely } from 'kysely';
 import type { ColumnKind, Schema } from '../core/schema.ts';
 import { LIVE_TRIGGER_PREFIX, liveTriggers, PUBLIC } from './ddl.ts';
 
+export { MAX_CAPTURED_VALUES, MAX_CAPTURED_VALUE_LENGTH } from './ddl.ts';
+
 /** The NOTIFY channel the capture signals on (payload empty: it only says "read the log"). */
 export const LIVE_CHANNEL = 'fw_live';
 
-/** The column kinds whose values the capture triggers record, and conditions may name. */
-export const CAPTURED_KINDS: ReadonlySet<ColumnKind> = new Set<ColumnKind>(['uuid', 'text', 'enum', 'integer', 'bigint', 'boolean']);
+/**
+ * The column kinds whose values the capture triggers record, and conditions may name: every kind but
+ * jsonb. Each is recorded as `to_jsonb(row) ->> column` prints it — canonical for uuid, integers,
+ * boolean, text and enum (compared as text); numeric (`12.340`), timestamptz (ISO with the session's
+ * offset) and date (ISO) are compared by value (live/value-order.ts), never as text.
+ */
+export const CAPTURED_KINDS: ReadonlySet<ColumnKind> = new Set<ColumnKind>(['uuid', 'text', 'enum', 'integer', 'bigint', 'boolean', 'numeric', 'timestamptz', 'date']);
 
 /** The columns of `table` whose changes the capture triggers record (db/ddl.ts `liveTriggers`). */
 export function capturedColumns(schema: Schema, table: string): string[] {

@@ -69,8 +69,10 @@ export function unprovenFunctions(called: Iterable<string>, builtins: ReadonlySe
     const name = raw.toLowerCase();
     const [schema, bare] = name.includes('.') ? (name.split('.', 2) as [string, string]) : [undefined, name];
     const ownSchema = schema === undefined || schema === 'pg_catalog';
-    // The clock's keywords are SQL syntax (not in pg_proc) and read no table.
-    const builtin = ownSchema && (CLOCK.has(bare) || (builtins.has(bare) && !QUERYING_BUILTINS.has(bare)));
+    // The clock's keywords are SQL syntax (not in pg_proc) and read no table; so are `= any(…)`,
+    // `all(…)`, `some(…)` (Kysely's `eb.fn.any`), whose subquery, if any, is a query node of its own.
+    const syntax = schema === undefined && (bare === 'any' || bare === 'all' || bare === 'some');
+    const builtin = syntax || (ownSchema && (CLOCK.has(bare) || (builtins.has(bare) && !QUERYING_BUILTINS.has(bare))));
     if (!builtin) unproven.add(name);
   }
   return [...unproven].sort();

@@ -21,6 +21,7 @@ import { createRunGroup } from './hub/reruns.ts';
 import { createBatchedReruns } from './hub/batched-reruns.ts';
 import { createSubscriptions } from './hub/subscriptions.ts';
 import { hubStatus, subscriptionDebug } from './hub/status.ts';
+import { loadTextSemantics } from './text-semantics.ts';
 import { loadBuiltinFunctions } from './function-reads.ts';
 
 export type { LiveGroupStatus, LiveHub, LiveOptions, LiveStatus, SubscribeOutcome, SubscribeRequest, SubscriptionDebug } from './hub/api.ts';
@@ -67,6 +68,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     },
     async start() {
       context.builtinFunctions = await loadBuiltinFunctions(db);
+      context.textSemantics = await loadTextSemantics(db);
       await reader.start();
       const heartbeat = setInterval(() => {
         for (const connection of subscriptions.connections) connection.heartbeat(limits.heartbeatMs);

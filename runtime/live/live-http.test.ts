@@ -257,8 +257,13 @@ for (const target of databaseTargets) {
         expect(hub.debug(b.json.subscriptionId)!.group).toEqual(group());
         const { runs, unchangedRuns } = group();
 
-        // Touches notes (so the group re-runs once) but not the "zz" prefix (so the result is unchanged).
-        await write('unrelated', alice.headers);
+        // A note of the "zz" prefix written and deleted in one transaction: its log row concerns the group
+        // (it re-runs once), and the result is unchanged. (A note of another prefix would not re-run it:
+        // the LIKE is part of its read set.)
+        await db.admin.transaction().execute(async (trx) => {
+          await sql`insert into notes (tenant_id, title) values (${alice.tenantId}, 'zz-gone')`.execute(trx);
+          await sql`delete from notes where tenant_id = ${alice.tenantId} and title = 'zz-gone'`.execute(trx);
+        });
         await until(async () => group().runs === runs + 1 && !group().running, 'the re-run for the unrelated note', { intervalMs: 10 });
         expect(group().unchangedRuns).toBe(unchangedRuns + 1);
 

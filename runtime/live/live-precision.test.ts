@@ -34,7 +34,55 @@ const schema = defineSchema({
     flag: t.boolean().nullable(),
     label: t.text(),
   }),
+  /** One column per ordered kind, for the shapes of `PRECISE_SHAPES` (each row named by its label). */
+  events: table({
+    id: t.uuid().primaryKey().defaultRandom(),
+    label: t.text(),
+    title: t.text().nullable(),
+    amount: t.numeric().nullable(),
+    at: t.timestamptz().nullable(),
+    day: t.date().nullable(),
+    ref: t.uuid().nullable(),
+    n: t.integer().nullable(),
+  }),
 });
+
+const THOUSAND = Array.from({ length: 1000 }, (_, i) => 1000 + i);
+const BOUND = new Date('2026-03-01T00:00:00Z');
+
+/**
+ * Shapes of WHERE that are kept precisely: each with the read set it shows, values of its column that
+ * no row it reads can have (`outside`: edge values at the bounds, NULL, other spellings of the same
+ * value) and values that it reads (`inside`). Outside values rerun nothing; inside ones each rerun.
+ */
+const PRECISE_SHAPES: Record<string, { column: string; where: (eb: any) => any; readSet: string[]; outside: unknown[]; inside: unknown[] }> = {
+  textRange: { column: 'title', where: (eb) => eb.and([eb('title', '>=', 'm'), eb('title', '<', 'n')]), readSet: ['title >= "m" and title < "n"'], outside: ['l', 'n', 'N', 'M', null], inside: ['m', 'mzz'] },
+  numericRange: { column: 'amount', where: (eb) => eb('amount', '>=', '10.5'), readSet: ['amount >= "10.5"'], outside: ['10.49', '-11', '-Infinity', null], inside: ['10.50', '100', 'NaN'] },
+  numericEquality: { column: 'amount', where: (eb) => eb('amount', '=', 2), readSet: ['amount = "2"'], outside: ['2.001', '-2', null], inside: ['2.000', '2'] },
+  timestampRange: {
+    column: 'at',
+    where: (eb) => eb('at', '<', BOUND),
+    readSet: ['at < "2026-03-01T00:00:00.000000+00:00"'],
+    outside: ['2026-03-01T01:00:00+01:00', '2026-03-01T00:00:00.000001Z', 'infinity', null],
+    inside: ['2026-02-28T23:59:59.999999Z', '2026-03-01T00:59:59+01:00', '-infinity'],
+  },
+  dateBetween: { column: 'day', where: (eb) => eb.between('day', '2026-01-01', '2026-01-31'), readSet: ['day >= "2026-01-01" and day <= "2026-01-31"'], outside: ['2025-12-31', '2026-02-01', null], inside: ['2026-01-01', '2026-01-31'] },
+  uuidRange: {
+    column: 'ref',
+    where: (eb) => eb('ref', '>', 'DDDDDDDD-0000-4000-8000-000000000000'),
+    readSet: ['ref > "dddddddd-0000-4000-8000-000000000000"'],
+    outside: ['dddddddd-0000-4000-8000-000000000000', '0aaaaaaa-0000-4000-8000-000000000000', null],
+    inside: ['dddddddd-0000-4000-8000-000000000001', 'f0000000-0000-4000-8000-000000000000'],
+  },
+  likePrefix: { column: 'title', where: (eb) => eb('title', 'like', 'ab%'), readSet: ['title like "ab%"'], outside: ['AB', 'xab', 'a', 'a_', null], inside: ['ab', 'abc'] },
+  ilikePrefix: { column: 'title', where: (eb) => eb('title', 'ilike', 'Ab%'), readSet: ['title ilike "ab%"'], outside: ['xab', 'a b', null], inside: ['AB', 'aBc'] },
+  lowerEquals: { column: 'title', where: (eb) => eb(eb.fn('lower', ['title']), '=', 'x'), readSet: ['lower(title) = "x"'], outside: ['xx', 'y', null], inside: ['X', 'x'] },
+  arithmetic: { column: 'n', where: (eb) => eb(eb('n', '+', 1), '=', 5), readSet: ['n + 1 = "5"'], outside: [5, 3, null], inside: [4] },
+  equalsAny: { column: 'n', where: (eb) => eb('n', '=', eb.fn('any', [eb.val([7, 8])])), readSet: ['n in ("7", "8")'], outside: [6, 9, null], inside: [7, 8] },
+  thousandValues: { column: 'n', where: (eb) => eb('n', 'in', THOUSAND), readSet: [`n in (${THOUSAND.map((n) => `"${n}"`).join(', ')})`], outside: [999, 2000, null], inside: [1000, 1999] },
+  notEqual: { column: 'n', where: (eb) => eb('n', '<>', 3), readSet: ['n <> "3"'], outside: [3, null], inside: [4, -3] },
+  notIn: { column: 'n', where: (eb) => eb('n', 'not in', [3, 4]), readSet: ['n not in ("3", "4")'], outside: [3, 4, null], inside: [5] },
+};
 
 /** Runs of `myBoard` wait here when armed, after both reads (test-controlled). */
 const gates: Array<{ reached: () => void; release: Promise<void> }> = [];
@@ -81,6 +129,13 @@ function testApp(): AppDefinition {
     // 10 × rows / (rows − k): a division by zero once the slot holds k rows.
     share: liveQuery({ args: { slot: z.number().int(), k: z.number().int() }, handler: (ctx, args) => shareOf(ctx, args) }),
     shareNow: query({ args: { slot: z.number().int(), k: z.number().int() }, handler: (ctx, args) => shareOf(ctx, args) }),
+    events: liveQuery({
+      args: { shape: z.string() },
+      handler: async (ctx, args) => {
+        const rows = await ctx.db.selectFrom('events').select('label').where(PRECISE_SHAPES[args.shape]!.where).groupBy('label').execute();
+        return rows.map((row: { label: string }) => row.label).sort();
+      },
+    }),
     boardNow: query({ args: { board: z.number().int() }, handler: (ctx, args) => boardTickets(ctx, args.board) }),
     myBoard: liveQuery({
       handler: async (ctx) => {
@@ -423,6 +478,82 @@ for (const target of databaseTargets) {
         expect(runs.reduce((a, b) => a + b, 0)).toBeLessThan(boards.length * (writes.length + 1));
       } finally {
         for (const entry of streams) entry.stream.close();
+      }
+    });
+
+    /** One row of `events` in the tenant, its `column` set to `value` (a parameter typed by the column). */
+    const putEvent = (tenantId: string, label: string, column: string, value: unknown) =>
+      sql`insert into events (tenant_id, label, ${sql.ref(column)}) values (${tenantId}, ${label}, ${value})`.execute(db.admin);
+    const setEvent = (tenantId: string, label: string, column: string, value: unknown) =>
+      sql`update events set ${sql.ref(column)} = ${value} where tenant_id = ${tenantId} and label = ${label}`.execute(db.admin);
+
+    for (const [shape, { column, readSet, outside, inside }] of Object.entries(PRECISE_SHAPES)) {
+      it(`${shape}: kept precisely (${readSet[0]!.slice(0, 60)}): every write that concerns it reruns it, no other does`, async () => {
+        const { tenantId, headers } = member();
+        const stream = await live('events', { shape }, headers);
+        try {
+          const first = await stream.next();
+          expect(first.json.result).toEqual([]);
+          expect(groupOf('events', tenantId, { shape })?.readSet).toEqual({ events: readSet });
+          const idle = () => until(async () => hub.debug(first.json.subscriptionId)?.group.running === false, 'the group to be idle');
+          const runs = () => groupOf('events', tenantId, { shape })!.runs;
+          await idle();
+          const before = runs();
+          // Rows it never reads — at its bounds, NULL, equal spellings of excluded values — rerun nothing.
+          for (const [i, value] of outside.entries()) await putEvent(tenantId, `out${i}`, column, value);
+          await caughtUp();
+          await idle();
+          expect(runs()).toBe(before);
+          // Each row it reads reruns it.
+          const expected: string[] = [];
+          for (const [i, value] of inside.entries()) {
+            await putEvent(tenantId, `in${i}`, column, value);
+            expected.push(`in${i}`);
+            expect((await stream.next()).json.result).toEqual([...expected].sort());
+          }
+          // A row moving out (its old image), one moving in (its new image), a delete.
+          await setEvent(tenantId, 'in0', column, outside[0]);
+          expect((await stream.next()).json.result).toEqual(expected.slice(1).sort());
+          await setEvent(tenantId, 'out0', column, inside[0]);
+          expect((await stream.next()).json.result).toEqual([...expected.slice(1), 'out0'].sort());
+          await sql`delete from events where tenant_id = ${tenantId} and label = 'out0'`.execute(db.admin);
+          expect((await stream.next()).json.result).toEqual(expected.slice(1).sort());
+          await caughtUp();
+          await idle();
+          expect(runs()).toBe(before + inside.length + 3);
+        } finally {
+          stream.close();
+        }
+      });
+    }
+
+    it('one statement writing 1000 distinct values reruns only the groups of those values; 1001 count as any value', async () => {
+      const { tenantId, headers } = member();
+      const stream = await live('events', { shape: 'equalsAny' }, headers);
+      try {
+        const first = await stream.next();
+        const idle = () => until(async () => hub.debug(first.json.subscriptionId)?.group.running === false, 'the group to be idle');
+        const runs = () => groupOf('events', tenantId, { shape: 'equalsAny' })!.runs;
+        await idle();
+        const before = runs();
+        // 40 rows of 40 other values (an UPDATE of 40 boards): once "any value" past 32, now each value.
+        const fill = (from: number, count: number) =>
+          sql`insert into events (tenant_id, label, n) select ${tenantId}::uuid, 'bulk ' || v, v from generate_series(${from}::int, ${from + count - 1}::int) v`.execute(db.admin);
+        await fill(100, 40);
+        await sql`update events set n = n + 1000 where tenant_id = ${tenantId} and n between 100 and 139`.execute(db.admin);
+        await fill(10_000, 1000);
+        await caughtUp();
+        await idle();
+        expect(runs()).toBe(before);
+        // 1001 distinct values in one log row: "any value", so it reruns (its answer is the same: no frame).
+        await fill(20_000, 1001);
+        await caughtUp();
+        await idle();
+        expect(runs()).toBe(before + 1);
+        await putEvent(tenantId, 'seven', 'n', 7);
+        expect((await stream.next()).json.result).toEqual(['seven']);
+      } finally {
+        stream.close();
       }
     });
   });

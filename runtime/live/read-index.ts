@@ -126,7 +126,7 @@ export function createReadIndex<G>(): ReadIndex<G> {
         for (const group of entries.all) into.add(group);
         const candidates = new Set<G>(entries.scanned);
         for (const [column, byValue] of entries.byColumn) {
-          const values = change.changes === null ? null : change.changes[column];
+          const values = change.changes === null || !Object.hasOwn(change.changes, column) ? null : change.changes[column];
           if (values === null || values === undefined) {
             // Any value may have changed in this column: every group keyed by it is a candidate.
             for (const groups of byValue.values()) for (const group of groups) candidates.add(group);

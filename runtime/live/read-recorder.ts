@@ -2,6 +2,7 @@ import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTrans
 import type { Schema } from '../core/schema.ts';
 import { functionsInText } from './function-reads.ts';
 import { createReadSetBuilder, type Access } from './read-set.ts';
+import type { TextSemantics } from './text-semantics.ts';
 
 /**
  * Records the tables a liveQuery run reads, from the query trees Kysely builds, so the hub knows which
@@ -29,9 +30,10 @@ export interface ReadRecorder extends KyselyPlugin {
   readonly statements: readonly RootOperationNode[];
 }
 
-export function createReadRecorder(schema?: Schema): ReadRecorder {
+/** `text`: what the database lets fw assume of text (text-semantics.ts); without it, text is only compared for equality. */
+export function createReadRecorder(schema?: Schema, text?: TextSemantics): ReadRecorder {
   const found: Found = { tables: new Set(), cteNames: new Set(), otherSchemaTables: new Set(), functions: new Set(), rawQueries: 0 };
-  const reads = createReadSetBuilder(schema);
+  const reads = createReadSetBuilder(schema, text);
   let rawStatements = 0;
   const statements: RootOperationNode[] = [];
   return {

@@ -1,32 +1,38 @@
 /**
  * Read sets: which rows a liveQuery run could have read, per table, as a disjunction of accesses, each a
- * conjunction of conditions on plain columns (`=`, `IN`, `IS NULL`, integer ranges). A write reruns the
- * group only when a changed row — its old or its new image — can satisfy one of them
- * (`readSetMatches`). See docs/live.md ("Which writes rerun a live query").
+ * conjunction of conditions on columns: values (`=`, `IN`, `= any`, `IS NULL`: hashed), integer ranges,
+ * and tests PostgreSQL's semantics decide (value-order.ts: ranges on every ordered kind, `<>`, `NOT IN`,
+ * equality by value on numeric, timestamptz and date, LIKE/ILIKE, and those of lower()/upper()/abs() and
+ * integer arithmetic). A write reruns the group only when a changed row — its old or its new image — can
+ * satisfy one of them (`readSetMatches`). See docs/live.md ("Which writes rerun a live query").
  *
  * Soundness is the rule: every condition kept must hold for every row of that table that can influence
  * the result. A condition fw cannot prove that of is dropped, which only widens the access; a table with
- * nothing left is read whole. What is kept:
+ * nothing left is read whole. A test fw cannot decide for a value (text outside what the database's
+ * collation lets fw order, an overflow) counts that value as matching. What is kept:
  * - the AND-ed conditions of a SELECT's WHERE and of its inner joins' ON clauses, for the tables of its
  *   own FROM (a subquery's conditions for the subquery's tables — whatever surrounds it, NOT EXISTS
  *   included, a row outside its conditions never enters its result);
  * - for a LEFT JOIN's joined table, only the ON clause's conditions (its WHERE conditions may be the
  *   `IS NULL` of an anti-join); a RIGHT or FULL join makes the whole SELECT unconstrained;
- * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; every other OR, NOT, function, raw fragment or
- *   comparison with a non-constant is dropped;
- * - values of columns fw captures (uuid, text, enum, integer, bigint, boolean), in the text form
- *   PostgreSQL's `to_jsonb(row) ->> column` gives them; a value that cannot be put in that form for sure
- *   drops its condition.
+ * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; NOT of `=`, `IN`, `IS NULL`; every other OR, NOT,
+ *   function, raw fragment or comparison with a non-constant is dropped;
+ * - values of columns fw captures (every kind but jsonb), compared with constants spelled the way
+ *   PostgreSQL reads them (`canonicalValue`, `orderedConstant`); a constant whose meaning depends on the
+ *   session (a time zone) drops its condition. Ordering and case folding of text follow what the database
+ *   allows (text-semantics.ts; without it, text is compared for equality and LIKE only).
  *
  * @example
- *   const reads = createReadSetBuilder(schema);
+ *   const reads = createReadSetBuilder(schema, textSemantics);
  *   reads.addStatement(node);          // every statement of the run (the read recorder does it)
  *   const readSet = reads.build();     // Map { 'notes' => [{ conditions: [{ column: 'author_id', … }] }] }
  *   readSetMatches(readSet.get('notes'), { author_id: ['7f…'] }); // true
  */
 import type { OperationNode } from 'kysely';
 import type { ColumnKind, Schema } from '../core/schema.ts';
-import { CAPTURED_KINDS } from '../db/live-capture.ts';
+import { CAPTURED_KINDS, MAX_CAPTURED_VALUES } from '../db/live-capture.ts';
+import { UNKNOWN_TEXT_SEMANTICS, type TextSemantics } from './text-semantics.ts';
+import { compareValues, equalValues, orderedConstant, type TextOrder } from './value-order.ts';
 
 /** A value in its canonical text form (`to_jsonb(row) ->> column`); null is SQL NULL. */
 export type CapturedValue = string | null;
@@ -35,7 +41,38 @@ export type Condition =
   /** `column = v`, `column IN (…)`, `column IS NULL` (null among the values). */
   | { readonly column: string; readonly kind: 'in'; readonly values: ReadonlySet<CapturedValue> }
   /** An integer column within inclusive bounds (either may be open). */
-  | { readonly column: string; readonly kind: 'range'; readonly min?: bigint; readonly max?: bigint };
+  | { readonly column: string; readonly kind: 'range'; readonly min?: bigint; readonly max?: bigint }
+  /**
+   * A test of the column's value — or of an expression of it (`of`) — that PostgreSQL's semantics for
+   * its kind decide (value-order.ts): a NULL value never passes one.
+   */
+  | { readonly column: string; readonly kind: 'test'; readonly type: ColumnKind; readonly text: TextOrder; readonly of?: ColumnExpression; readonly test: ValueTest };
+
+/** What a `test` condition asks of a (non-null) value. Constants are in `orderedConstant`'s text form. */
+export type ValueTest =
+  /** Within bounds (either may be open): `<`, `<=`, `>`, `>=`, BETWEEN, and `=` on numeric, timestamptz, date. */
+  | { readonly op: 'between'; readonly lower?: Bound; readonly upper?: Bound }
+  /** Equal to one of the values (`IN` on kinds compared by value, or on an expression). */
+  | { readonly op: 'one-of'; readonly values: readonly string[] }
+  /** Equal to none of the values: `<>`, `NOT IN`, `IS NOT NULL` (no values). */
+  | { readonly op: 'none-of'; readonly values: readonly string[] }
+  /** LIKE (and ILIKE: `insensitive`) with PostgreSQL's default escape `\`. */
+  | { readonly op: 'like'; readonly pattern: string; readonly insensitive: boolean; readonly ctype?: 'all' | 'ascii' };
+
+export interface Bound {
+  readonly value: string;
+  readonly inclusive: boolean;
+}
+
+/**
+ * An expression of one column fw evaluates exactly as PostgreSQL does, or not at all (undefined: the
+ * row counts as matching): lower()/upper() of text under the database's character classes, and
+ * integer arithmetic with a constant (an overflow, which fails the statement, counts as matching).
+ */
+export type ColumnExpression =
+  | { readonly fn: 'lower' | 'upper'; readonly ctype: 'all' | 'ascii' }
+  | { readonly fn: 'abs'; readonly bits: 32 | 64 }
+  | { readonly fn: '+' | '-'; readonly operand: bigint; readonly constantFirst: boolean; readonly bits: 32 | 64 };
 
 /** One read of a table: the rows satisfying every condition (none = every row). */
 export interface Access {
@@ -52,8 +89,8 @@ export type ReadSet = ReadonlyMap<string, readonly Access[]>;
  */
 export type ChangedValues = Readonly<Record<string, readonly CapturedValue[] | null>> | null;
 
-/** Distinct values kept per condition or per captured column before it becomes "any value". */
-export const MAX_VALUES = 32;
+/** Distinct values kept per condition (IN, `= any`, NOT IN); the capture keeps as many per column. */
+export const MAX_VALUES = MAX_CAPTURED_VALUES;
 /** Accesses kept per table before the table counts as read whole (bounds matching work per group). */
 const MAX_ACCESSES = 16;
 
@@ -65,13 +102,15 @@ export function readSetMatches(accesses: readonly Access[] | undefined, changes:
 
 export function accessMatches(access: Access, changes: ChangedValues): boolean {
   if (changes === null) return true;
-  return access.conditions.every((condition) => conditionMatches(condition, changes[condition.column]));
+  // Own properties only: a column named `constructor` must not find Object's.
+  return access.conditions.every((condition) => conditionMatches(condition, Object.hasOwn(changes, condition.column) ? changes[condition.column] : undefined));
 }
 
 /** A condition matches when some changed value satisfies it (per column: sound for a conjunction). */
 function conditionMatches(condition: Condition, values: readonly CapturedValue[] | null | undefined): boolean {
   if (values === null || values === undefined) return true;
   if (condition.kind === 'in') return values.some((value) => condition.values.has(value));
+  if (condition.kind === 'test') return values.some((value) => value !== null && testValue(condition, value) !== false);
   return values.some((value) => {
     if (value === null) return false;
     let n: bigint;
@@ -95,13 +134,174 @@ export function describeReadSet(readSet: ReadSet): Record<string, string[]> {
 
 export function describeAccess(access: Access): string {
   if (access.conditions.length === 0) return 'all';
-  return access.conditions
-    .map((condition) => {
-      if (condition.kind === 'range') return `${condition.column} in ${condition.min ?? ''}..${condition.max ?? ''}`;
-      const values = [...condition.values].map((value) => (value === null ? 'null' : JSON.stringify(value)));
-      return values.length === 1 ? `${condition.column} = ${values[0]}` : `${condition.column} in (${values.join(', ')})`;
-    })
-    .join(' and ');
+  return access.conditions.map(describeCondition).join(' and ');
+}
+
+function describeCondition(condition: Condition): string {
+  if (condition.kind === 'range') return `${condition.column} in ${condition.min ?? ''}..${condition.max ?? ''}`;
+  const list = (values: Iterable<CapturedValue>) => [...values].map((value) => (value === null ? 'null' : JSON.stringify(value)));
+  if (condition.kind === 'in') {
+    const values = list(condition.values);
+    return values.length === 1 ? `${condition.column} = ${values[0]}` : `${condition.column} in (${values.join(', ')})`;
+  }
+  const subject = describeSubject(condition);
+  const { test } = condition;
+  switch (test.op) {
+    case 'between': {
+      if (test.lower && test.upper && test.lower.inclusive && test.upper.inclusive && test.lower.value === test.upper.value) return `${subject} = ${JSON.stringify(test.lower.value)}`;
+      const parts: string[] = [];
+      if (test.lower) parts.push(`${subject} ${test.lower.inclusive ? '>=' : '>'} ${JSON.stringify(test.lower.value)}`);
+      if (test.upper) parts.push(`${subject} ${test.upper.inclusive ? '<=' : '<'} ${JSON.stringify(test.upper.value)}`);
+      return parts.join(' and ');
+    }
+    case 'one-of':
+      return test.values.length === 1 ? `${subject} = ${list(test.values)[0]}` : `${subject} in (${list(test.values).join(', ')})`;
+    case 'none-of':
+      return test.values.length === 0 ? `${subject} is not null` : test.values.length === 1 ? `${subject} <> ${list(test.values)[0]}` : `${subject} not in (${list(test.values).join(', ')})`;
+    case 'like':
+      return `${subject} ${test.insensitive ? 'ilike' : 'like'} ${JSON.stringify(test.pattern)}`;
+  }
+}
+
+function describeSubject(condition: Extract<Condition, { kind: 'test' }>): string {
+  const { of, column } = condition;
+  if (!of) return column;
+  if (of.fn === '+' || of.fn === '-') return of.constantFirst ? `${of.operand} ${of.fn} ${column}` : `${column} ${of.fn} ${of.operand}`;
+  return `${of.fn}(${column})`;
+}
+
+// ---- evaluating a test on a captured value ----
+
+/** true, false, or undefined when fw cannot tell exactly (the caller counts it as a match). */
+export function testValue(condition: Extract<Condition, { kind: 'test' }>, captured: string): boolean | undefined {
+  const value = condition.of ? evaluate(condition.of, captured) : captured;
+  if (value === undefined) return undefined;
+  const { test, type, text } = condition;
+  switch (test.op) {
+    case 'between': {
+      if (test.lower) {
+        const order = compareValues(type, value, test.lower.value, text);
+        if (order === undefined) return undefined;
+        if (order < 0 || (order === 0 && !test.lower.inclusive)) return false;
+      }
+      if (test.upper) {
+        const order = compareValues(type, value, test.upper.value, text);
+        if (order === undefined) return undefined;
+        if (order > 0 || (order === 0 && !test.upper.inclusive)) return false;
+      }
+      return true;
+    }
+    case 'one-of': {
+      const exact = exactValues(type, test);
+      if (exact) return exact.has(value);
+      let unsure = false;
+      for (const candidate of test.values) {
+        const equal = equalValues(type, value, candidate, text);
+        if (equal === true) return true;
+        if (equal === undefined) unsure = true;
+      }
+      return unsure ? undefined : false;
+    }
+    case 'none-of': {
+      const exact = exactValues(type, test);
+      if (exact) return !exact.has(value);
+      let unsure = false;
+      for (const candidate of test.values) {
+        const equal = equalValues(type, value, candidate, text);
+        if (equal === true) return false;
+        if (equal === undefined) unsure = true;
+      }
+      return unsure ? undefined : true;
+    }
+    case 'like': {
+      const subject = test.insensitive ? lowerText(value, test.ctype ?? 'ascii') : value;
+      if (subject === undefined) return undefined;
+      const pattern = likePattern(test.pattern);
+      return pattern === undefined ? undefined : pattern.test(subject);
+    }
+  }
+}
+
+const exactSets = new WeakMap<object, ReadonlySet<string>>();
+
+/**
+ * The values of a `one-of`/`none-of` as a set, for kinds whose captured text is one per value (equal
+ * exactly when the text is): a hash lookup per changed value instead of a comparison with each value.
+ */
+function exactValues(type: ColumnKind, test: { readonly values: readonly string[] }): ReadonlySet<string> | undefined {
+  if (!HASHED_KINDS.has(type)) return undefined;
+  let set = exactSets.get(test);
+  if (!set) exactSets.set(test, (set = new Set(test.values)));
+  return set;
+}
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/** lower() under character classes `all` (A–Z only, for every string) or `ascii` (exact for ASCII strings only). */
+function lowerText(value: string, ctype: 'all' | 'ascii'): string | undefined {
+  if (ctype === 'ascii' && !ASCII_ONLY.test(value)) return undefined;
+  return value.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
+function upperText(value: string, ctype: 'all' | 'ascii'): string | undefined {
+  if (ctype === 'ascii' && !ASCII_ONLY.test(value)) return undefined;
+  return value.replace(/[a-z]+/g, (letters) => letters.toUpperCase());
+}
+
+/** The value of the expression for one captured value, or undefined (cannot tell, or PostgreSQL would fail). */
+function evaluate(of: ColumnExpression, value: string): string | undefined {
+  switch (of.fn) {
+    case 'lower':
+      return lowerText(value, of.ctype);
+    case 'upper':
+      return upperText(value, of.ctype);
+    case 'abs':
+      return integerResult(value, (n) => (n < 0n ? -n : n), of.bits);
+    default: {
+      const { operand, constantFirst } = of;
+      return integerResult(value, (n) => (of.fn === '+' ? n + operand : constantFirst ? operand - n : n - operand), of.bits);
+    }
+  }
+}
+
+function integerResult(value: string, compute: (n: bigint) => bigint, bits: 32 | 64): string | undefined {
+  if (!/^-?\d{1,20}$/.test(value)) return undefined;
+  const result = compute(BigInt(value));
+  const limit = 2n ** BigInt(bits - 1);
+  // Out of the type's range: PostgreSQL raises "integer out of range", and the run fails.
+  return result >= -limit && result < limit ? result.toString() : undefined;
+}
+
+const likeCache = new Map<string, RegExp | null>();
+
+/**
+ * A LIKE pattern as a regular expression over characters (code points), with PostgreSQL's default escape
+ * `\`: `%` any run, `_` one character. undefined when PostgreSQL would refuse it (a trailing escape).
+ */
+function likePattern(pattern: string): RegExp | undefined {
+  let compiled = likeCache.get(pattern);
+  if (compiled === undefined) {
+    compiled = compileLike(pattern) ?? null;
+    if (likeCache.size > 10_000) likeCache.clear();
+    likeCache.set(pattern, compiled);
+  }
+  return compiled ?? undefined;
+}
+
+function compileLike(pattern: string): RegExp | undefined {
+  const chars = [...pattern];
+  let source = '^';
+  for (let i = 0; i < chars.length; i++) {
+    let char = chars[i]!;
+    if (char === '\\') {
+      if (i + 1 >= chars.length) return undefined;
+      char = chars[++i]!;
+      source += char.replace(/[\^$\\.*+?()[\]{}|/]/g, '\\$&');
+    } else if (char === '%') source += '[^]*';
+    else if (char === '_') source += '[^]';
+    else source += char.replace(/[\^$\\.*+?()[\]{}|/]/g, '\\$&');
+  }
+  return new RegExp(`${source}$`, 'u');
 }
 
 // ---- building a read set from the statements of a run ----
@@ -114,7 +314,7 @@ export interface ReadSetBuilder {
   build(): Map<string, Access[]>;
 }
 
-export function createReadSetBuilder(schema: Schema | undefined): ReadSetBuilder {
+export function createReadSetBuilder(schema: Schema | undefined, text: TextSemantics = UNKNOWN_TEXT_SEMANTICS): ReadSetBuilder {
   const tables = new Map<string, Map<string, Access>>();
   const add = (table: string, access: Access) => {
     let accesses = tables.get(table);
@@ -128,7 +328,7 @@ export function createReadSetBuilder(schema: Schema | undefined): ReadSetBuilder
   };
   return {
     addStatement(node) {
-      for (const [table, access] of analyseStatement(node, schema)) add(table, access);
+      for (const [table, access] of analyseStatement(node, schema, text)) add(table, access);
     },
     addWholeTable(table) {
       add(table, { conditions: [] });
@@ -141,7 +341,9 @@ export function createReadSetBuilder(schema: Schema | undefined): ReadSetBuilder
 
 function accessKey(access: Access): string {
   return JSON.stringify(
-    access.conditions.map((c) => (c.kind === 'in' ? [c.column, 'in', [...c.values].sort()] : [c.column, 'range', String(c.min), String(c.max)])).sort(),
+    access.conditions
+      .map((c) => (c.kind === 'in' ? [c.column, 'in', [...c.values].sort()] : c.kind === 'range' ? [c.column, 'range', String(c.min), String(c.max)] : [c.column, 'test', c.type, c.text, describeCondition(c)]))
+      .sort(),
   );
 }
 
@@ -151,13 +353,13 @@ function accessKey(access: Access): string {
  * a table in the FROM or JOIN of a SELECT gets that SELECT's conditions, any other (a CTE body is a
  * SELECT of its own; a table in an unknown position) is read whole.
  */
-export function analyseStatement(root: OperationNode, schema: Schema | undefined): Array<[string, Access]> {
+export function analyseStatement(root: OperationNode, schema: Schema | undefined, text: TextSemantics = UNKNOWN_TEXT_SEMANTICS): Array<[string, Access]> {
   const out: Array<[string, Access]> = [];
   const handled = new WeakSet<object>();
   const walk = (node: OperationNode): void => {
     if (node.kind === 'ReferenceNode' || node.kind === 'CommonTableExpressionNameNode') return;
     if (node.kind === 'SelectQueryNode') {
-      for (const [table, access, tableNode] of analyseSelect(node as SelectNode, schema)) {
+      for (const [table, access, tableNode] of analyseSelect(node as SelectNode, schema, text)) {
         out.push([table, access]);
         handled.add(tableNode);
       }
@@ -194,7 +396,7 @@ interface ScopeEntry {
   conditions: Condition[];
 }
 
-function analyseSelect(select: SelectNode, schema: Schema | undefined): Array<[string, Access, OperationNode]> {
+function analyseSelect(select: SelectNode, schema: Schema | undefined, text: TextSemantics): Array<[string, Access, OperationNode]> {
   const scope = new Map<string, ScopeEntry>();
   const entries: ScopeEntry[] = [];
   const enter = (item: OperationNode, nullable: boolean): ScopeEntry => {
@@ -231,13 +433,13 @@ function analyseSelect(select: SelectNode, schema: Schema | undefined): Array<[s
   if (!unconstrained) {
     const resolve = (reference: OperationNode): { entry: ScopeEntry; column: string } | undefined => resolveColumn(reference, scope, entries, schema);
     for (const conjunct of where) {
-      const found = condition(conjunct, resolve, schema);
+      const found = condition(conjunct, resolve, schema, text);
       if (found && !found.entry.nullable) found.entry.conditions.push(found.condition);
     }
     // A LEFT JOIN's ON clause says which of the joined table's rows join at all.
     for (const { entry, on } of joined) {
       for (const conjunct of on) {
-        const found = condition(conjunct, resolve, schema);
+        const found = condition(conjunct, resolve, schema, text);
         if (found && found.entry === entry) entry.conditions.push(found.condition);
       }
     }
@@ -290,73 +492,240 @@ function resolveColumn(reference: OperationNode, scope: Map<string, ScopeEntry>,
   return owners.length === 1 && !unknown ? { entry: owners[0]!, column } : undefined;
 }
 
-/** A kept condition for one conjunct, or undefined when it cannot be kept. */
-function condition(node: OperationNode, resolve: Resolve, schema: Schema | undefined): { entry: ScopeEntry; condition: Condition } | undefined {
-  const parts = operands(node, 'OrNode');
-  if (parts.length > 1) {
-    // `a = 1 OR a IN (2, 3)` on the same column: one IN. Anything else is dropped.
-    let merged: { entry: ScopeEntry; column: string; values: Set<CapturedValue> } | undefined;
-    for (const part of parts) {
-      const found = condition(part, resolve, schema);
-      if (!found || found.condition.kind !== 'in') return undefined;
-      if (merged && (merged.entry !== found.entry || merged.column !== found.condition.column)) return undefined;
-      merged ??= { entry: found.entry, column: found.condition.column, values: new Set() };
-      for (const value of found.condition.values) merged.values.add(value);
+/** What a condition is about: a column of this SELECT's own tables, or an expression of one. */
+interface Subject {
+  entry: ScopeEntry;
+  column: string;
+  /** The column's kind. */
+  kind: ColumnKind;
+  /** The expression's result kind (the column's when there is none). */
+  type: ColumnKind;
+  of?: ColumnExpression;
+}
+
+/** Kinds whose captured text is one per value: `=` and IN keep the values themselves (hashed). */
+const HASHED_KINDS: ReadonlySet<ColumnKind> = new Set<ColumnKind>(['uuid', 'text', 'enum', 'integer', 'bigint', 'boolean']);
+/** Kinds fw orders exactly (text: only as text-semantics.ts allows). */
+const ORDERED_KINDS: ReadonlySet<ColumnKind> = new Set<ColumnKind>(['integer', 'bigint', 'numeric', 'timestamptz', 'date', 'uuid', 'boolean', 'text']);
+
+function subjectOf(node: OperationNode, resolve: Resolve, schema: Schema | undefined, text: TextSemantics, depth = 0): Subject | undefined {
+  if (node.kind === 'ParensNode') return subjectOf((node as unknown as { node: OperationNode }).node, resolve, schema, text, depth);
+  if (node.kind === 'ReferenceNode') {
+    const column = resolve(node);
+    if (!column || column.entry.table === undefined || column.column === 'tenant_id') return undefined;
+    const kind = schema?.tables[column.entry.table]?.columns[column.column]?.spec.kind;
+    if (kind === undefined || !CAPTURED_KINDS.has(kind)) return undefined;
+    return { entry: column.entry, column: column.column, kind, type: kind };
+  }
+  if (depth > 0) return undefined; // one expression deep
+  if (node.kind === 'FunctionNode') {
+    const fn = node as unknown as { func: string; arguments: readonly OperationNode[] };
+    const name = fn.func.toLowerCase();
+    if (fn.arguments.length !== 1) return undefined;
+    const inner = subjectOf(fn.arguments[0]!, resolve, schema, text, depth + 1);
+    if (!inner) return undefined;
+    if ((name === 'lower' || name === 'upper') && inner.kind === 'text' && text.lower !== 'none' && !ownCollation(inner, text)) {
+      return { ...inner, type: 'text', of: { fn: name, ctype: text.lower } };
     }
-    if (!merged || merged.values.size > MAX_VALUES) return undefined;
-    return { entry: merged.entry, condition: { column: merged.column, kind: 'in', values: merged.values } };
+    if (name === 'abs' && (inner.kind === 'integer' || inner.kind === 'bigint')) return { ...inner, of: { fn: 'abs', bits: inner.kind === 'integer' ? 32 : 64 } };
+    return undefined;
+  }
+  if (node.kind === 'BinaryOperationNode') {
+    const binary = node as unknown as { leftOperand: OperationNode; operator: { operator?: string }; rightOperand: OperationNode };
+    const op = binary.operator.operator;
+    if (op !== '+' && op !== '-') return undefined;
+    const constantFirst = binary.rightOperand.kind !== 'ValueNode';
+    const inner = subjectOf(constantFirst ? binary.rightOperand : binary.leftOperand, resolve, schema, text, depth + 1);
+    if (!inner || (inner.kind !== 'integer' && inner.kind !== 'bigint')) return undefined;
+    const value = constant(constantFirst ? binary.leftOperand : binary.rightOperand);
+    // `integer + $1` types $1 as integer (a value outside it fails the statement: nothing to keep).
+    const operand = value === undefined || value === null ? undefined : orderedConstant(inner.kind, value);
+    if (operand === undefined) return undefined;
+    return { ...inner, of: { fn: op, operand: BigInt(operand), constantFirst, bits: inner.kind === 'integer' ? 32 : 64 } };
+  }
+  return undefined;
+}
+
+function ownCollation(subject: Pick<Subject, 'entry' | 'column'>, text: TextSemantics): boolean {
+  return text.ownCollation.has(`${subject.entry.table}.${subject.column}`);
+}
+
+type Found = { entry: ScopeEntry; condition: Condition } | undefined;
+
+/** A kept condition for one conjunct, or undefined when it cannot be kept. */
+function condition(node: OperationNode, resolve: Resolve, schema: Schema | undefined, text: TextSemantics): Found {
+  const parts = operands(node, 'OrNode');
+  if (parts.length > 1) return disjunction(parts, resolve, schema, text);
+  if (node.kind === 'ParensNode') return condition((node as unknown as { node: OperationNode }).node, resolve, schema, text);
+  if (node.kind === 'UnaryOperationNode') {
+    const unary = node as unknown as { operator: { operator?: string }; operand: OperationNode };
+    if (unary.operator.operator !== 'not') return undefined;
+    const bare = subjectOf(unary.operand, resolve, schema, text);
+    if (bare && bare.kind === 'boolean' && !bare.of) return { entry: bare.entry, condition: { column: bare.column, kind: 'in', values: new Set(['false']) } };
+    return negation(condition(unary.operand, resolve, schema, text), schema);
+  }
+  if (node.kind === 'ReferenceNode') {
+    // `where(ref('done'))`: a boolean column, true.
+    const bare = subjectOf(node, resolve, schema, text);
+    return bare && bare.kind === 'boolean' ? { entry: bare.entry, condition: { column: bare.column, kind: 'in', values: new Set(['true']) } } : undefined;
   }
   if (node.kind !== 'BinaryOperationNode') return undefined;
   const binary = node as unknown as { leftOperand: OperationNode; operator: { operator?: string }; rightOperand: OperationNode };
   let operator = binary.operator.operator;
   let left = binary.leftOperand;
   let right = binary.rightOperand;
-  if (left.kind !== 'ReferenceNode' && right.kind === 'ReferenceNode') {
+  if (isConstant(left) && !isConstant(right)) {
     [left, right] = [right, left];
     operator = flipped[operator ?? ''];
   }
   if (operator === undefined) return undefined;
-  const column = resolve(left);
-  if (!column || column.entry.table === undefined || column.column === 'tenant_id') return undefined;
-  const kind = schema?.tables[column.entry.table]?.columns[column.column]?.spec.kind;
-  if (kind === undefined || !CAPTURED_KINDS.has(kind)) return undefined;
-  const found = (condition: Condition) => ({ entry: column.entry, condition });
+  const subject = subjectOf(left, resolve, schema, text);
+  if (!subject) return undefined;
+  const found = (condition: Condition): Found => ({ entry: subject.entry, condition });
+  const { column, kind, type } = subject;
+  const hashed = subject.of === undefined && HASHED_KINDS.has(kind);
+  const test = (test: ValueTest): Found =>
+    found({ column, kind: 'test', type, text: type === 'text' && !ownCollation(subject, text) ? text.order : 'none', ...(subject.of ? { of: subject.of } : {}), test });
+  const constantOf = (value: unknown) => (value === undefined || value === null ? undefined : orderedConstant(type, value));
 
-  if (operator === 'is' && right.kind === 'ValueNode' && (right as unknown as { value: unknown }).value === null) {
-    return found({ column: column.column, kind: 'in', values: new Set([null]) });
+  if ((operator === 'is' || operator === 'is not distinct from') && isConstant(right)) {
+    const value = constant(right);
+    if (value === null) return subject.of ? undefined : found({ column, kind: 'in', values: new Set([null]) });
+    if (operator === 'is' && typeof value === 'boolean' && kind === 'boolean' && !subject.of) return found({ column, kind: 'in', values: new Set([String(value)]) });
+    if (operator === 'is not distinct from') return equality([value]);
+    return undefined;
+  }
+  if (operator === 'is not' && isConstant(right)) {
+    const value = constant(right);
+    if (value === null) return subject.of ? undefined : test({ op: 'none-of', values: [] });
+    // `done is not true`: false or null.
+    if (typeof value === 'boolean' && kind === 'boolean' && !subject.of) return found({ column, kind: 'in', values: new Set([String(!value), null]) });
+    return undefined;
   }
   if (operator === '=') {
+    const any = anyArray(right);
+    if (any) return any.length > MAX_VALUES ? undefined : equality(any.filter((value) => value !== null));
     const value = constant(right);
-    if (value === undefined || value === null) return undefined;
-    const canonical = canonicalValue(kind, value);
-    return canonical === undefined ? undefined : found({ column: column.column, kind: 'in', values: new Set([canonical]) });
+    return value === undefined || value === null ? undefined : equality([value]);
   }
   if (operator === 'in') {
     const values = constantList(right);
-    if (!values || values.length > MAX_VALUES) return undefined;
-    const set = new Set<CapturedValue>();
-    for (const value of values) {
-      if (value === null) continue; // `x IN (NULL)` is never true
-      const canonical = canonicalValue(kind, value);
-      if (canonical === undefined) return undefined;
-      set.add(canonical);
+    // `x IN (NULL)` is never true: NULLs add nothing.
+    return !values || values.length > MAX_VALUES ? undefined : equality(values.filter((value) => value !== null));
+  }
+  if (operator === '<>' || operator === '!=' || operator === 'not in') {
+    const values = operator === 'not in' ? constantList(right) : isConstant(right) ? [constant(right)] : undefined;
+    // `x NOT IN (1, NULL)` is never true, `x <> NULL` neither: nothing to keep (dropping only widens).
+    if (!values || values.length > MAX_VALUES || values.some((value) => value === null || value === undefined)) return undefined;
+    const constants = values.map(constantOf);
+    if (constants.some((value) => value === undefined)) return undefined;
+    return test({ op: 'none-of', values: [...new Set(constants as string[])] });
+  }
+  if (operator === '<' || operator === '<=' || operator === '>' || operator === '>=') {
+    if (!ORDERED_KINDS.has(type) || (type === 'text' && (text.order === 'none' || ownCollation(subject, text)))) return undefined;
+    const bound = constantOf(constant(right));
+    if (bound === undefined) return undefined;
+    if (!subject.of && (kind === 'integer' || kind === 'bigint')) {
+      const n = BigInt(bound);
+      if (operator === '<') return found({ column, kind: 'range', max: n - 1n });
+      if (operator === '<=') return found({ column, kind: 'range', max: n });
+      if (operator === '>') return found({ column, kind: 'range', min: n + 1n });
+      return found({ column, kind: 'range', min: n });
     }
-    return found({ column: column.column, kind: 'in', values: set });
+    const edge = { value: bound, inclusive: operator === '<=' || operator === '>=' };
+    return test(operator === '<' || operator === '<=' ? { op: 'between', upper: edge } : { op: 'between', lower: edge });
   }
-  if ((kind === 'integer' || kind === 'bigint') && (operator === '<' || operator === '<=' || operator === '>' || operator === '>=')) {
+  if (operator === 'between' && right.kind === 'AndNode') {
+    if (!ORDERED_KINDS.has(type) || (type === 'text' && (text.order === 'none' || ownCollation(subject, text)))) return undefined;
+    const range = right as unknown as { left: OperationNode; right: OperationNode };
+    const [low, high] = [constantOf(constant(range.left)), constantOf(constant(range.right))];
+    if (low === undefined || high === undefined) return undefined;
+    if (!subject.of && (kind === 'integer' || kind === 'bigint')) return found({ column, kind: 'range', min: BigInt(low), max: BigInt(high) });
+    return test({ op: 'between', lower: { value: low, inclusive: true }, upper: { value: high, inclusive: true } });
+  }
+  if ((operator === 'like' || operator === 'ilike') && type === 'text' && !ownCollation(subject, text)) {
     const value = constant(right);
-    const bound = value === undefined || value === null ? undefined : canonicalValue(kind, value);
-    if (bound === undefined || bound === null) return undefined;
-    const n = BigInt(bound);
-    if (operator === '<') return found({ column: column.column, kind: 'range', max: n - 1n });
-    if (operator === '<=') return found({ column: column.column, kind: 'range', max: n });
-    if (operator === '>') return found({ column: column.column, kind: 'range', min: n + 1n });
-    return found({ column: column.column, kind: 'range', min: n });
+    if (typeof value !== 'string' || likePattern(value) === undefined) return undefined;
+    if (operator === 'like') return test({ op: 'like', pattern: value, insensitive: false });
+    // ILIKE is lower(value) LIKE lower(pattern) under the database's character classes.
+    if (text.lower === 'none') return undefined;
+    const pattern = lowerText(value, text.lower);
+    return pattern === undefined ? undefined : test({ op: 'like', pattern, insensitive: true, ctype: text.lower });
   }
+  return undefined;
+
+  function equality(values: unknown[]): Found {
+    if (hashed) {
+      const set = new Set<CapturedValue>();
+      for (const value of values) {
+        const canonical = canonicalValue(kind, value);
+        if (canonical === undefined) return undefined;
+        set.add(canonical);
+      }
+      return found({ column, kind: 'in', values: set });
+    }
+    const constants = values.map(constantOf);
+    if (constants.some((value) => value === undefined)) return undefined;
+    return test({ op: 'one-of', values: [...new Set(constants as string[])] });
+  }
+}
+
+/** `a = 1 OR a IN (2, 3) OR a IS NULL` on the same column: one IN (or one `one-of`). Anything else is dropped. */
+function disjunction(parts: OperationNode[], resolve: Resolve, schema: Schema | undefined, text: TextSemantics): Found {
+  let merged: { entry: ScopeEntry; column: string; values: Set<CapturedValue> } | undefined;
+  let typed: { entry: ScopeEntry; condition: Extract<Condition, { kind: 'test' }>; values: Set<string> } | undefined;
+  for (const part of parts) {
+    const found = condition(part, resolve, schema, text);
+    if (!found) return undefined;
+    const c = found.condition;
+    if (c.kind === 'in') {
+      if (typed || (merged && (merged.entry !== found.entry || merged.column !== c.column))) return undefined;
+      merged ??= { entry: found.entry, column: c.column, values: new Set() };
+      for (const value of c.values) merged.values.add(value);
+    } else if (c.kind === 'test' && c.test.op === 'one-of') {
+      if (merged || (typed && (typed.entry !== found.entry || sameSubjectKey(typed.condition) !== sameSubjectKey(c)))) return undefined;
+      typed ??= { entry: found.entry, condition: c, values: new Set() };
+      for (const value of c.test.values) typed.values.add(value);
+    } else return undefined;
+  }
+  if (merged) return merged.values.size > MAX_VALUES ? undefined : { entry: merged.entry, condition: { column: merged.column, kind: 'in', values: merged.values } };
+  if (typed) return typed.values.size > MAX_VALUES ? undefined : { entry: typed.entry, condition: { ...typed.condition, test: { op: 'one-of', values: [...typed.values] } } };
   return undefined;
 }
 
-const flipped: Record<string, string | undefined> = { '=': '=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+const sameSubjectKey = (c: Extract<Condition, { kind: 'test' }>) => JSON.stringify([c.column, c.type, c.text, c.of === undefined ? null : describeSubject(c)]);
+
+/** NOT of a kept condition, when it is one fw can state exactly (NULL stays out on both sides). */
+function negation(found: Found, schema: Schema | undefined): Found {
+  if (!found) return undefined;
+  const c = found.condition;
+  if (c.kind === 'in') {
+    const type = schema?.tables[found.entry.table ?? '']?.columns[c.column]?.spec.kind;
+    if (type === undefined) return undefined;
+    // NOT (x IS NULL): any value. NOT (x IN (…)): none of them — unless NULL was among them (then never true).
+    if (c.values.size === 1 && c.values.has(null)) return { entry: found.entry, condition: { column: c.column, kind: 'test', type, text: 'none', test: { op: 'none-of', values: [] } } };
+    if (c.values.has(null)) return undefined;
+    return { entry: found.entry, condition: { column: c.column, kind: 'test', type, text: 'none', test: { op: 'none-of', values: [...c.values] as string[] } } };
+  }
+  if (c.kind === 'test' && c.test.op === 'one-of') return { entry: found.entry, condition: { ...c, test: { op: 'none-of', values: c.test.values } } };
+  if (c.kind === 'test' && c.test.op === 'none-of' && c.test.values.length > 0) return { entry: found.entry, condition: { ...c, test: { op: 'one-of', values: c.test.values } } };
+  return undefined;
+}
+
+const flipped: Record<string, string | undefined> = { '=': '=', '<': '>', '<=': '>=', '>': '<', '>=': '<=', '<>': '<>', '!=': '!=' };
+
+function isConstant(node: OperationNode): boolean {
+  return node.kind === 'ValueNode';
+}
+
+/** `= any($1)` with an array parameter: its elements. */
+function anyArray(node: OperationNode): unknown[] | undefined {
+  if (node.kind !== 'FunctionNode') return undefined;
+  const fn = node as unknown as { func: string; arguments: readonly OperationNode[] };
+  if (fn.func.toLowerCase() !== 'any' || fn.arguments.length !== 1) return undefined;
+  const value = constant(fn.arguments[0]!);
+  return Array.isArray(value) && value.every((item) => item === null || typeof item !== 'object' || item instanceof Date) ? [...value] : undefined;
+}
 
 function constant(node: OperationNode): unknown {
   if (node.kind !== 'ValueNode') return undefined;

@@ -6,6 +6,7 @@ import type { FwDatabase } from '../../db/database.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
 import type { FwError } from '../../core/errors.ts';
 import { printable } from '../../core/printable.ts';
+import { UNKNOWN_TEXT_SEMANTICS, type TextSemantics } from '../text-semantics.ts';
 import type { HubCounters, LiveOptions } from './api.ts';
 
 export interface HubLimits {
@@ -29,6 +30,8 @@ export interface HubContext {
   app: AppDefinition | undefined;
   /** PostgreSQL's own function names (function-reads.ts), read at start; none known before. */
   builtinFunctions: ReadonlySet<string>;
+  /** How text orders and folds in this database (text-semantics.ts), read at start; nothing assumed before. */
+  textSemantics: TextSemantics;
   closed: boolean;
   readonly counters: HubCounters;
 }
@@ -47,6 +50,7 @@ export function createHubContext(db: FwDatabase, options: LiveOptions): HubConte
     retentionMs: options.retentionMs ?? 60 * 60_000,
     pruneIntervalMs: options.pruneIntervalMs ?? 60_000,
     builtinFunctions: new Set(),
+    textSemantics: UNKNOWN_TEXT_SEMANTICS,
     onError:
       options.onError ??
       ((error: FwError, traceId: string) => console.error(`fw live: ${error.code} [trace ${traceId}] ${printable(error.message)}${error.diagnostics.length ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : ''}`)),

@@ -44,7 +44,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
     // Writes that arrive during this run wake the next one, and count from their own time.
     const wokenByWriteAtMs = group.wokenByWriteAtMs;
     group.wokenByWriteAtMs = undefined;
-    const recorder = createReadRecorder(context.app?.schema);
+    const recorder = createReadRecorder(context.app?.schema, context.textSemantics);
     const started = performance.now();
     let delivered = false;
     /** Installs what the run read and fans its result out; runs before the read-only COMMIT. */
