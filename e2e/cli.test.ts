@@ -59,7 +59,7 @@ describe('fw CLI basics', () => {
     expect(JSON.parse(r.stdout)).toEqual({
       ok: false,
       kind: 'unknown_command',
-      message: 'Unknown command "clent" for fw inspect. Commands: client, frontend, capabilities, agent-tools.',
+      message: 'Unknown command "clent" for fw inspect. Commands: client, frontend, capabilities, agent-tools, crons.',
       suggestions: ['fw inspect client', 'fw inspect --help'],
     });
   });

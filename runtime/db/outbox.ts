@@ -96,7 +96,11 @@ export function failedDelivery(name: string, error: unknown, permanent: boolean)
   return { ok: false, permanent, action: name, error, message: `${name}${code}: ${message.trim()}`.slice(0, MAX_ERROR_LENGTH) };
 }
 
-/** An FwError that only wraps what the app threw (an `internal` with nothing fw added). */
+/**
+ * An FwError that only wraps what the app threw: an `internal` with nothing fw added but the name of
+ * the entry that failed (entry/failure-place.ts: `action flaky: …`), which `last_error` already leads with.
+ */
 function thrownAsIs(error: unknown): boolean {
-  return isFwError(error) && error.code === 'internal' && error.cause instanceof Error && !isFwError(error.cause) && error.cause.message === error.message;
+  if (!isFwError(error) || error.code !== 'internal' || !(error.cause instanceof Error) || isFwError(error.cause)) return false;
+  return error.message === error.cause.message || error.message.endsWith(`: ${error.cause.message}`);
 }

@@ -262,7 +262,7 @@ for (const target of databaseTargets) {
       expect(dead).toMatchObject({ status: 'dead', attempts: 4, last_error: 'flaky: upstream said no (attempt 4)', lease_owner: null });
       expect(script.calls.map((c) => c.event.attempt)).toEqual([1, 2, 3, 4]);
       expect(new Set(script.calls.map((c) => c.event.idempotencyKey))).toEqual(new Set([dead!.idempotency_key]));
-      expect(errors).toEqual([1, 2, 3, 4].map((n) => `  upstream said no (attempt ${n})\n`));
+      expect(errors).toEqual([1, 2, 3, 4].map((n) => `action flaky:   upstream said no (attempt ${n})\n`));
       expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
     });
 

@@ -216,7 +216,7 @@ for (const target of databaseTargets) {
       expect(await worker.runOnce()).toMatchObject({ claimed: 0 }); // 0.5 · 2 s
       clock.advance(1);
       expect(await worker.runOnce()).toMatchObject({ claimed: 1, dead: 1 });
-      expect(await listCalls(db.admin, { status: 'dead' })).toMatchObject([{ entry: 'remind', attempts: 3, lastError: 'remind (internal): command remind: mail server down' }]);
+      expect(await listCalls(db.admin, { status: 'dead' })).toMatchObject([{ entry: 'remind', attempts: 3, lastError: 'remind: mail server down' }]);
       expect(await reminders()).toEqual([]);
     });
 
