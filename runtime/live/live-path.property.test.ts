@@ -512,10 +512,12 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
   }
 }
 
-const targets = [
+const targets = (
+  [
   { name: 'postgres', enabled: Boolean(testDatabaseUrl), processes: 2 },
   { name: 'pglite', enabled: true, processes: 1 },
-] as const;
+  ] as const
+).filter((target) => !process.env.FW_LIVE_PATH_TARGET || target.name === process.env.FW_LIVE_PATH_TARGET);
 
 for (const target of targets) {
   describe.skipIf(!target.enabled)(`the whole live path under random writes (${target.name}, ${target.processes} fw process${target.processes > 1 ? 'es' : ''})`, () => {
