@@ -245,8 +245,19 @@ const COLUMNS: Record<string, Array<{ name: string; kind: Kind }>> = {
 };
 const ORDERABLE: ReadonlySet<Kind> = new Set(['integer', 'text', 'timestamptz', 'date', 'numeric', 'enum', 'uuid', 'boolean']);
 
+/** Kinds whose values the capture trigger records: conditions on them can keep a read set precise. */
+const CAPTURED: ReadonlySet<Kind> = new Set(['integer', 'text', 'uuid', 'enum', 'boolean']);
+
 function randomCond(rng: Random, table: string, depth = 0, useArg = false): Cond {
   const columns = COLUMNS[table]!;
+  // Half the time a condition fw keeps (= or IN on a captured column, a range on an integer), so that
+  // read sets are precise often enough for a missed match to show.
+  if (!useArg && rng.chance(0.5)) {
+    const column = rng.pick(columns.filter((c) => CAPTURED.has(c.kind)));
+    if (column.kind === 'integer' && rng.chance(0.5)) return { c: 'cmp', col: column.name, op: rng.pick(['<', '<=', '>', '>='] as const), value: rng.int(0, 9) };
+    if (rng.chance(0.4)) return { c: 'in', col: column.name, values: Array.from({ length: rng.int(1, 3) }, () => value(rng, column.kind)) };
+    return { c: 'cmp', col: column.name, op: '=', value: value(rng, column.kind) };
+  }
   const column = rng.pick(columns);
   const kinds: Array<Cond['c']> = ['cmp', 'cmp', 'cmp', 'in', 'null'];
   if (depth < 2) kinds.push('or', 'not');
@@ -382,7 +393,7 @@ function condsOf(query: QuerySpec): Cond[] {
 function randomLiveQuery(rng: Random, name: string): LiveQuerySpec {
   const query = randomQuerySpec(rng);
   const used = condsOf(query);
-  const spec: LiveQuerySpec = { name, query, pad: rng.chance(0.3) ? rng.pick([2_000, 20_000]) : 0 };
+  const spec: LiveQuerySpec = { name, query, pad: rng.chance(0.3) ? rng.pick([2_000, 50_000]) : 0 };
   if (used.some((c) => c.c === 'fn')) spec.reads = ['ta', 'tb'];
   if (used.some((c) => c.c === 'clock')) spec.refreshMs = 3_600_000;
   return spec;
@@ -445,7 +456,7 @@ function padded(eb: Eb, alias: string, pad: number) {
 
 function ordered(query: any, alias: string, p: Page | undefined): any {
   if (!p) return query;
-  let q = query.orderBy(`${alias}.${p.col}`, sql.raw(`${p.dir} nulls first`)).orderBy(`${alias}.id`).limit(p.limit);
+  let q = query.orderBy(`${alias}.${p.col}`, (ob: any) => ob[p.dir]().nullsFirst()).orderBy(`${alias}.id`).limit(p.limit);
   if (p.offset > 0) q = q.offset(p.offset);
   return q;
 }
@@ -481,7 +492,7 @@ export async function runLiveQuery(db: Kysely<any>, spec: LiveQuerySpec, arg: nu
       query = query.select(['a.id', 'a.k', 'a.s', 'b.id as bid', 'b.k as bk', 'b.st as bst']).where(where('a', q.whereA, arg));
       if (q.whereB.length > 0) query = query.where(where('b', q.whereB, arg));
       if (pad > 0) query = query.select((eb: Eb) => padded(eb, 'a', pad));
-      if (q.page) query = query.orderBy(`a.${q.page.col}`, sql.raw(`${q.page.dir} nulls first`)).orderBy('a.id').orderBy('b.id', sql.raw('asc nulls first')).limit(q.page.limit).offset(q.page.offset);
+      if (q.page) query = query.orderBy(`a.${q.page.col}`, (ob: any) => ob[q.page!.dir]().nullsFirst()).orderBy('a.id').orderBy('b.id', (ob: any) => ob.asc().nullsFirst()).limit(q.page.limit).offset(q.page.offset);
       const rows = await query.execute();
       return q.page ? rows : canonicalRows(rows);
     }
@@ -651,19 +662,31 @@ export function randomCase(seed: number, caseNo: number, size: CaseSize): CaseSp
     initial.push({ op: 'insert', table: table.name, rows });
   }
   const queries = Array.from({ length: size.queries }, (_, i) => randomLiveQuery(rng, `q${i}`));
+  // One liveQuery with big frames (rows of 300 000 characters or more), which slow readers mostly take:
+  // a few of its snapshots fill a paused reader's socket, and the server's backpressure applies.
+  const bigTable = rng.pick(['ta', 'tb'] as const);
+  const big: LiveQuerySpec = {
+    name: `q${queries.length}`,
+    query: { shape: 'plain', table: bigTable, where: rng.chance(0.7) ? [] : conds(rng, bigTable, 1, 1), cols: rng.subset(COLUMNS[bigTable]!.map((c) => c.name), 1, 3) },
+    pad: 300_000,
+  };
+  if (condsOf(big.query).some((c) => c.c === 'clock')) big.refreshMs = 3_600_000;
+  if (condsOf(big.query).some((c) => c.c === 'fn')) big.reads = ['ta', 'tb'];
+  queries.push(big);
   const subscribers: SubscriberSpec[] = [];
   for (let no = 0; no < size.subscribers; no++) {
     const tenant = rng.pick(TENANTS);
+    const slow = rng.chance(0.25);
     subscribers.push({
       no,
       process: rng.int(0, size.processes - 1),
       transport: rng.chance(0.5) ? 'get' : 'client',
-      query: rng.pick(queries).name,
+      query: (slow && rng.chance(0.7) ? big : rng.pick(queries)).name,
       arg: rng.int(0, 9),
       tenant,
       // Few users and args: groups with several subscribers, and groups of one identity batched and multiplexed.
       user: rng.pick(USERS),
-      slow: rng.chance(0.25),
+      slow,
       resumes: rng.chance(0.35) ? [...new Set(Array.from({ length: rng.int(1, 2) }, () => rng.int(0, size.steps - 1)))] : [],
     });
   }

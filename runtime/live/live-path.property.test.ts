@@ -42,12 +42,21 @@ import { applyMigration } from '../db/migrate.ts';
 import type { LiveStatus, SubscriptionDebug } from './hub.ts';
 
 const SEED = process.env.FW_LIVE_PATH_SEED === 'random' ? (Math.random() * 2 ** 32) >>> 0 : Number(process.env.FW_LIVE_PATH_SEED ?? 20261126) >>> 0;
+/** Cases per database; PGlite (one embedded process, slower here) runs the first case of the same seed, smaller. */
 const CASES = { postgres: positive(process.env.FW_LIVE_PATH_CASES, 2), pglite: positive(process.env.FW_LIVE_PATH_CASES, 1) };
-const SIZE: Omit<CaseSize, 'processes'> = {
-  queries: positive(process.env.FW_LIVE_PATH_QUERIES, 6),
-  subscribers: positive(process.env.FW_LIVE_PATH_SUBSCRIBERS, 14),
-  writers: positive(process.env.FW_LIVE_PATH_WRITERS, 4),
-  steps: positive(process.env.FW_LIVE_PATH_STEPS, 40),
+const SIZES: Record<'postgres' | 'pglite', Omit<CaseSize, 'processes'>> = {
+  postgres: {
+    queries: positive(process.env.FW_LIVE_PATH_QUERIES, 6),
+    subscribers: positive(process.env.FW_LIVE_PATH_SUBSCRIBERS, 14),
+    writers: positive(process.env.FW_LIVE_PATH_WRITERS, 4),
+    steps: positive(process.env.FW_LIVE_PATH_STEPS, 40),
+  },
+  pglite: {
+    queries: positive(process.env.FW_LIVE_PATH_QUERIES, 5),
+    subscribers: positive(process.env.FW_LIVE_PATH_SUBSCRIBERS, 10),
+    writers: positive(process.env.FW_LIVE_PATH_WRITERS, 3),
+    steps: positive(process.env.FW_LIVE_PATH_STEPS, 25),
+  },
 };
 /** Bounds a hang only: every wait below ends on a positive signal. */
 const SETTLE_TIMEOUT_MS = 90_000;
@@ -427,6 +436,7 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
       if (s.spec.slow && c && id) {
         const debug = await json<SubscriptionDebug>(`${urls[c.process]}/_fw/live/subscriptions/${id}`).catch(() => undefined);
         if (debug?.connection.blocked) blocked.add(s.spec.no);
+        if (process.env.FW_LIVE_PATH_DEBUG) console.log(`slow subscriber ${s.spec.no} (${s.spec.query}): ${JSON.stringify(debug?.connection)} received=${c.received} held=${JSON.stringify(s.store.getSnapshot('s').data).length}`);
       }
       s.gate.resume();
     }
@@ -525,7 +535,7 @@ for (const target of targets) {
       const totals: Totals = { cases: 0, writes: 0, failedWrites: 0, subscribers: 0, slow: 0, resumes: 0, blockedSeen: 0, superseded: 0, snapshotsSent: 0, batches: 0, multiplexed: 0, noticeWakeups: 0, misses: [] };
       const started = Date.now();
       for (let caseNo = 0; caseNo < CASES[target.name]; caseNo++) {
-        const spec = randomCase(SEED, caseNo, { ...SIZE, processes: target.processes });
+        const spec = randomCase(SEED, caseNo, { ...SIZES[target.name], processes: target.processes });
         try {
           await runCase(target.name, spec, totals);
         } catch (error) {
