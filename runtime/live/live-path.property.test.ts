@@ -42,20 +42,20 @@ import { applyMigration } from '../db/migrate.ts';
 import type { LiveStatus, SubscriptionDebug } from './hub.ts';
 
 const SEED = process.env.FW_LIVE_PATH_SEED === 'random' ? (Math.random() * 2 ** 32) >>> 0 : Number(process.env.FW_LIVE_PATH_SEED ?? 20261126) >>> 0;
-/** Cases per database; PGlite (one embedded process, slower here) runs the first case of the same seed, smaller. */
+/** Cases per database (PGlite: one embedded process, slower here, so fewer and smaller cases). */
 const CASES = { postgres: positive(process.env.FW_LIVE_PATH_CASES, 2), pglite: positive(process.env.FW_LIVE_PATH_CASES, 1) };
 const SIZES: Record<'postgres' | 'pglite', Omit<CaseSize, 'processes'>> = {
   postgres: {
     queries: positive(process.env.FW_LIVE_PATH_QUERIES, 6),
     subscribers: positive(process.env.FW_LIVE_PATH_SUBSCRIBERS, 14),
     writers: positive(process.env.FW_LIVE_PATH_WRITERS, 4),
-    steps: positive(process.env.FW_LIVE_PATH_STEPS, 40),
+    steps: positive(process.env.FW_LIVE_PATH_STEPS, 30),
   },
   pglite: {
     queries: positive(process.env.FW_LIVE_PATH_QUERIES, 5),
-    subscribers: positive(process.env.FW_LIVE_PATH_SUBSCRIBERS, 10),
+    subscribers: positive(process.env.FW_LIVE_PATH_SUBSCRIBERS, 8),
     writers: positive(process.env.FW_LIVE_PATH_WRITERS, 3),
-    steps: positive(process.env.FW_LIVE_PATH_STEPS, 25),
+    steps: positive(process.env.FW_LIVE_PATH_STEPS, 20),
   },
 };
 /** Bounds a hang only: every wait below ends on a positive signal. */
