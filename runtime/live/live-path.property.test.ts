@@ -276,6 +276,8 @@ function getSubscription(spec: SubscriberSpec, handlers: LiveHandlers<unknown>, 
         // dropped (a resume follows) or refused: reconnect below
       }
       if (!closed && status === 'live') handlers.onStatus?.((status = 'reconnecting'));
+      // A retry delay as the fw client's (not a wait for a state): a refusal must not spin.
+      if (!closed) await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
   void run();
