@@ -309,6 +309,9 @@ interface Totals {
   batches: number;
   multiplexed: number;
   noticeWakeups: number;
+  /** Groups (at the end) whose every table was read through conditions, of all groups. */
+  preciseGroups: number;
+  groups: number;
   misses: string[];
 }
 
@@ -326,6 +329,12 @@ async function until<T>(probe: () => Promise<T | undefined | false>, what: () =>
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** JSON with long strings (the padding of big frames) cut short. */
+function brief(value: unknown): string {
+  const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' && v.length > 40 ? `${v.slice(0, 8)}…(${v.length} chars)` : v));
+  return text === undefined ? 'undefined' : text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
 }
 
 function describeCase(spec: CaseSpec): string {
@@ -499,8 +508,8 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
           [
             `MISS seed=${spec.seed} case=${spec.caseNo} subscriber=${JSON.stringify(s.spec)}`,
             `query ${query.name}: ${JSON.stringify(query)}`,
-            `holds:    ${JSON.stringify(held)}`,
-            `expected: ${JSON.stringify(expected)}`,
+            `holds:    ${brief(held)}`,
+            `expected: ${brief(expected)}`,
             `group: ${JSON.stringify(debugs.find((d) => d.s === s)!.debug.group)}`,
           ].join('\n'),
         );
@@ -518,6 +527,8 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
       totals.batches += status.batches;
       totals.multiplexed += status.multiplexed;
       totals.noticeWakeups += status.noticeWakeups;
+      totals.groups += status.groups;
+      totals.preciseGroups += status.liveQueries.reduce((sum, q) => sum + q.preciseGroups, 0);
     }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -534,7 +545,7 @@ const targets = (
 for (const target of targets) {
   describe.skipIf(!target.enabled)(`the whole live path under random writes (${target.name}, ${target.processes} fw process${target.processes > 1 ? 'es' : ''})`, () => {
     it('every subscriber ends with what a fresh run of its query returns (zero misses)', async () => {
-      const totals: Totals = { cases: 0, writes: 0, failedWrites: 0, subscribers: 0, slow: 0, resumes: 0, blockedSeen: 0, superseded: 0, snapshotsSent: 0, batches: 0, multiplexed: 0, noticeWakeups: 0, misses: [] };
+      const totals: Totals = { cases: 0, writes: 0, failedWrites: 0, subscribers: 0, slow: 0, resumes: 0, blockedSeen: 0, superseded: 0, snapshotsSent: 0, batches: 0, multiplexed: 0, noticeWakeups: 0, preciseGroups: 0, groups: 0, misses: [] };
       const started = Date.now();
       for (let caseNo = 0; caseNo < CASES[target.name]; caseNo++) {
         const spec = randomCase(SEED, caseNo, { ...SIZES[target.name], processes: target.processes });
