@@ -16,7 +16,11 @@
  * Reproducible as far as data goes: the schema, queries, subscribers and every writer's writes come from
  * a seeded PRNG (live-path-model.ts); the interleaving of the concurrent writers and streams is what the
  * machine makes of it. FW_LIVE_PATH_SEED=<n> replays a seed, FW_LIVE_PATH_SEED=random explores one (the
- * seed is printed); FW_LIVE_PATH_CASES, FW_LIVE_PATH_STEPS, FW_LIVE_PATH_SUBSCRIBERS size the run.
+ * seed is printed); FW_LIVE_PATH_CASES, FW_LIVE_PATH_STEPS (write transactions per case),
+ * FW_LIVE_PATH_SUBSCRIBERS, FW_LIVE_PATH_QUERIES and FW_LIVE_PATH_WRITERS size the run, and
+ * FW_LIVE_PATH_TARGET=postgres|pglite runs one database only. A long run:
+ *   FW_LIVE_PATH_SEED=random FW_LIVE_PATH_TARGET=postgres FW_LIVE_PATH_CASES=8 npx vitest run runtime/live/live-path.property.test.ts
+ * in a loop. A miss prints the seed, case, subscriber, liveQuery, what it holds and what a fresh run returns.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -76,7 +80,7 @@ interface FwProcess {
 }
 
 async function startProcess(specFile: string, databaseUrl: string): Promise<FwProcess> {
-  const child: ChildProcess = spawn(process.execPath, [processScript, specFile], { env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [processScript, specFile], { env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -89,7 +93,10 @@ async function startProcess(specFile: string, databaseUrl: string): Promise<FwPr
     url,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
+      // Bounds a hang in its shutdown only.
+      const hung = setTimeout(() => child.kill('SIGKILL'), 20_000);
       await exited;
+      clearTimeout(hung);
     },
   };
 }
