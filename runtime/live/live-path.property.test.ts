@@ -200,15 +200,26 @@ function watched(response: Response, connection: Connection, gate: Gate): Respon
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
+/**
+ * What a subscriber reads through: its own GET stream, or a fw client's `POST /live` connection that
+ * several subscribers of one identity share (one stream, a key each). Pausing its gate stops reading
+ * the socket; `connection.drop()` breaks the stream, and the client resumes (to `target`).
+ */
+interface Channel {
+  gate: Gate;
+  /** The stream it reads now (a dropped one until the client reconnected). */
+  connection: Connection | undefined;
+  target: number;
+  fetch(input: string, init: RequestInit): Promise<Response>;
+  /** The fw client's connection (transport `client`). */
+  live?: ReturnType<typeof createLiveConnection>;
+  drops: number;
+}
+
 interface Subscriber {
   spec: SubscriberSpec;
   store: LiveStore;
-  gate: Gate;
-  /** The stream it reads now (undefined while reconnecting). */
-  connection: Connection | undefined;
-  /** Which process it reconnects to next. */
-  target: number;
-  resumed: number;
+  channel: Channel;
   close(): void;
 }
 
@@ -216,36 +227,60 @@ function devHeaders(spec: SubscriberSpec): Record<string, string> {
   return { 'x-fw-user-id': spec.user, 'x-fw-tenant-id': spec.tenant, 'x-fw-role': 'member' };
 }
 
-/** A subscriber whose data the client's live store keeps, fed by the fw client (`client`) or by GET /live/:name (`get`). */
-function openSubscriber(spec: SubscriberSpec, urls: readonly string[]): Subscriber {
-  const store = createLiveStore();
-  const subscriber: Subscriber = { spec, store, gate: new Gate(), connection: undefined, target: spec.process, resumed: 0, close: () => undefined };
-  const gatedFetch = async (input: string, init: RequestInit): Promise<Response> => {
-    const process = subscriber.target;
-    const response = await fetch(`${urls[process]}${input}`, init);
-    const connection: Connection = { process, received: 0, ids: new Map(), open: true, drop: () => undefined };
-    subscriber.connection = connection;
-    return watched(response, connection, subscriber.gate);
+function openChannel(urls: readonly string[], target: number): Channel {
+  const channel: Channel = {
+    gate: new Gate(),
+    connection: undefined,
+    target,
+    drops: 0,
+    async fetch(input, init) {
+      const process = channel.target;
+      const response = await fetch(`${urls[process]}${input}`, init);
+      const connection: Connection = { process, received: 0, ids: new Map(), open: true, drop: () => undefined };
+      channel.connection = connection;
+      return watched(response, connection, channel.gate);
+    },
   };
+  return channel;
+}
+
+/**
+ * A subscriber whose data the client's live store keeps, fed by the fw client (`client`: subscribers of
+ * one identity share its connection, two per identity and process) or by GET /live/:name (`get`).
+ */
+function openSubscriber(spec: SubscriberSpec, urls: readonly string[], shared: Map<string, Channel>): Subscriber {
+  const store = createLiveStore();
   let source: LiveSource;
+  let channel: Channel;
   if (spec.transport === 'client') {
-    const live = createLiveConnection({
+    const key = `${spec.tenant}|${spec.user}|${spec.process}|${spec.no % 2}`;
+    channel = shared.get(key) ?? openChannel(urls, spec.process);
+    shared.set(key, channel);
+    const opened = channel;
+    channel.live ??= createLiveConnection({
       url: '/live',
       headers: async () => ({ ...devHeaders(spec), 'content-type': 'application/json' }),
-      fetch: () => gatedFetch as typeof fetch,
+      fetch: () => opened.fetch as typeof fetch,
       minRetryMs: 20,
       maxRetryMs: 200,
     });
+    const live = channel.live;
     source = { open: (handlers) => live.subscribe(spec.query, { k: spec.arg }, handlers) };
   } else {
-    source = { open: (handlers) => getSubscription(spec, handlers, gatedFetch) };
+    channel = openChannel(urls, spec.process);
+    const opened = channel;
+    source = { open: (handlers) => getSubscription(spec, handlers, opened.fetch) };
   }
   const stop = store.subscribe('s', source, () => undefined);
-  subscriber.close = () => {
-    stop();
-    subscriber.connection?.drop();
+  return {
+    spec,
+    store,
+    channel,
+    close: () => {
+      stop();
+      channel.connection?.drop();
+    },
   };
-  return subscriber;
 }
 
 /**
@@ -308,6 +343,8 @@ interface Totals {
   writes: number;
   failedWrites: number;
   subscribers: number;
+  /** fw client streams (POST /live) that carried several subscriptions. */
+  sharedStreams: number;
   slow: number;
   resumes: number;
   blockedSeen: number;
@@ -386,7 +423,9 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
     const urls = processes.map((p) => p.url);
 
     // Subscribe, and wait for everyone's first data.
-    const subscribers = spec.subscribers.map((s) => openSubscriber({ ...s, process: s.process % processes.length }, urls));
+    const shared = new Map<string, Channel>();
+    const subscribers = spec.subscribers.map((s) => openSubscriber({ ...s, process: s.process % processes.length }, urls, shared));
+    const channels = [...new Set(subscribers.map((s) => s.channel))];
     cleanups.push(async () => subscribers.forEach((s) => s.close()));
     await until(
       async () => subscribers.every((s) => s.store.getSnapshot('s').data !== undefined) || (subscribers.some((s) => s.store.getSnapshot('s').error) && 'error'),
@@ -399,15 +438,15 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
     });
 
     // Write, concurrently; slow subscribers stop reading meanwhile, resuming ones drop their stream at their steps.
-    for (const s of subscribers) if (s.spec.slow) s.gate.pause();
+    for (const s of subscribers) if (s.spec.slow) s.channel.gate.pause();
     let done = 0;
     const afterStep = () => {
       const step = done++;
       for (const s of subscribers) {
-        if (!s.spec.resumes.includes(step)) continue;
-        s.resumed++;
-        if (processes.length > 1 && step % 2 === 1) s.target = 1 - s.target;
-        s.connection?.drop();
+        if (!s.spec.resumes.includes(step) || !s.channel.connection?.open) continue;
+        s.channel.drops++;
+        if (processes.length > 1 && step % 2 === 1) s.channel.target = 1 - s.channel.target;
+        s.channel.connection.drop();
       }
     };
     const write = async (step: WriteStep): Promise<boolean> => {
@@ -447,16 +486,15 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
     totals.failedWrites += spec.steps.flat().length - written;
 
     // Settle: slow readers read again; then prove every process and every subscriber caught up.
-    const blocked = new Set<number>();
-    for (const s of subscribers) {
-      const c = s.connection;
+    let blocked = 0;
+    for (const channel of channels) {
+      const c = channel.connection;
       const id = c?.ids.values().next().value;
-      if (s.spec.slow && c && id) {
+      if (c && id) {
         const debug = await json<SubscriptionDebug>(`${urls[c.process]}/_fw/live/subscriptions/${id}`).catch(() => undefined);
-        if (debug?.connection.blocked) blocked.add(s.spec.no);
-        if (process.env.FW_LIVE_PATH_DEBUG) console.log(`slow subscriber ${s.spec.no} (${s.spec.query}): ${JSON.stringify(debug?.connection)} received=${c.received} held=${JSON.stringify(s.store.getSnapshot('s').data).length}`);
+        if (debug?.connection.blocked) blocked++;
       }
-      s.gate.resume();
+      channel.gate.resume();
     }
     const last = (await sql<{ r: string | null }>`select max(revision)::text as r from _fw_live_invalidations`.execute(db.admin)).rows[0]!.r;
     const lastRevision = Number(last ?? 0);
@@ -475,22 +513,27 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
     const debugs = await until(
       async () => {
         unsettled = [];
-        const round: Array<{ s: Subscriber; debug: SubscriptionDebug; received: number }> = [];
-        for (const s of subscribers) {
-          const c = s.connection;
-          const id = c?.ids.get(s.spec.transport === 'client' ? [...c.ids.keys()][0]! : '');
-          if (!c || !c.open || !id || s.store.getSnapshot('s').status !== 'live') {
-            unsettled.push(`subscriber ${s.spec.no}: not connected`);
+        const round: Array<{ channel: Channel; debug: SubscriptionDebug; received: number }> = [];
+        for (const s of subscribers) if (s.store.getSnapshot('s').status !== 'live') unsettled.push(`subscriber ${s.spec.no}: ${s.store.getSnapshot('s').status}`);
+        for (const channel of channels) {
+          const c = channel.connection;
+          const members = subscribers.filter((s) => s.channel === channel).map((s) => s.spec.no);
+          // Every subscription of the stream has had its first event (the client sent them all at once).
+          const expected = new Set(subscribers.filter((s) => s.channel === channel).map((s) => `${s.spec.query}|${s.spec.arg}`)).size;
+          if (!c || !c.open || c.ids.size < expected) {
+            unsettled.push(`subscribers ${members.join(',')}: not connected`);
             continue;
           }
-          const debug = await json<SubscriptionDebug>(`${urls[c.process]}/_fw/live/subscriptions/${id}`).catch(() => undefined);
-          if (!debug) {
-            unsettled.push(`subscriber ${s.spec.no}: no subscription ${id}`);
-            continue;
+          for (const id of c.ids.values()) {
+            const debug = await json<SubscriptionDebug>(`${urls[c.process]}/_fw/live/subscriptions/${id}`).catch(() => undefined);
+            if (!debug) {
+              unsettled.push(`subscribers ${members.join(',')}: no subscription ${id}`);
+              continue;
+            }
+            const quiet = !debug.group.running && debug.connection.pendingEvents === 0 && !debug.connection.blocked && debug.connection.written === c.received;
+            if (!quiet) unsettled.push(`subscribers ${members.join(',')}: ${JSON.stringify({ running: debug.group.running, pending: debug.connection.pendingEvents, written: debug.connection.written, received: c.received })}`);
+            round.push({ channel, debug, received: c.received });
           }
-          const quiet = !debug.group.running && debug.connection.pendingEvents === 0 && !debug.connection.blocked && debug.connection.written === c.received;
-          if (!quiet) unsettled.push(`subscriber ${s.spec.no}: ${JSON.stringify({ running: debug.group.running, pending: debug.connection.pendingEvents, written: debug.connection.written, received: c.received })}`);
-          round.push({ s, debug, received: c.received });
         }
         if (unsettled.length > 0) return false;
         // Quiet twice in a row with nothing new: no run began between the two looks.
@@ -503,7 +546,7 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
     );
 
     // The oracle: a fresh run of each subscriber's query equals what it holds.
-    for (const { s } of debugs) {
+    for (const s of subscribers) {
       const query = spec.queries.find((q) => q.name === s.spec.query)!;
       const fresh = await db.transaction({ readOnly: true, auth: { kind: 'user', userId: s.spec.user, tenantId: s.spec.tenant, role: 'member' } }, (trx) =>
         runLiveQuery(trx, query, s.spec.arg),
@@ -517,7 +560,7 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
             `query ${query.name}: ${JSON.stringify(query)}`,
             `holds:    ${brief(held)}`,
             `expected: ${brief(expected)}`,
-            `group: ${JSON.stringify(debugs.find((d) => d.s === s)!.debug.group)}`,
+            `group: ${JSON.stringify(debugs.find((d) => d.channel === s.channel && d.debug.liveQuery === s.spec.query && (d.debug.args as { k: number }).k === s.spec.arg)?.debug.group)}`,
           ].join('\n'),
         );
       }
@@ -525,10 +568,11 @@ async function runCase(target: 'postgres' | 'pglite', spec: CaseSpec, totals: To
     const statuses = await Promise.all(urls.map((url) => json<LiveStatus>(`${url}/_fw/live/status`)));
     totals.cases++;
     totals.subscribers += subscribers.length;
+    totals.sharedStreams += channels.filter((c) => subscribers.filter((s) => s.channel === c).length > 1).length;
     totals.slow += subscribers.filter((s) => s.spec.slow).length;
-    totals.resumes += subscribers.reduce((sum, s) => sum + s.resumed, 0);
-    totals.blockedSeen += blocked.size;
-    totals.superseded += debugs.reduce((sum, d) => sum + d.debug.connection.superseded, 0);
+    totals.resumes += channels.reduce((sum, c) => sum + c.drops, 0);
+    totals.blockedSeen += blocked;
+    totals.superseded += [...new Map(debugs.map((d) => [d.debug.connection.id, d.debug.connection.superseded])).values()].reduce((a, b) => a + b, 0);
     for (const status of statuses) {
       totals.snapshotsSent += status.snapshotsSent;
       totals.batches += status.batches;
@@ -552,7 +596,7 @@ const targets = (
 for (const target of targets) {
   describe.skipIf(!target.enabled)(`the whole live path under random writes (${target.name}, ${target.processes} fw process${target.processes > 1 ? 'es' : ''})`, () => {
     it('every subscriber ends with what a fresh run of its query returns (zero misses)', async () => {
-      const totals: Totals = { cases: 0, writes: 0, failedWrites: 0, subscribers: 0, slow: 0, resumes: 0, blockedSeen: 0, superseded: 0, snapshotsSent: 0, batches: 0, multiplexed: 0, noticeWakeups: 0, preciseGroups: 0, groups: 0, misses: [] };
+      const totals: Totals = { cases: 0, writes: 0, failedWrites: 0, subscribers: 0, sharedStreams: 0, slow: 0, resumes: 0, blockedSeen: 0, superseded: 0, snapshotsSent: 0, batches: 0, multiplexed: 0, noticeWakeups: 0, preciseGroups: 0, groups: 0, misses: [] };
       const started = Date.now();
       for (let caseNo = 0; caseNo < CASES[target.name]; caseNo++) {
         const spec = randomCase(SEED, caseNo, { ...SIZES[target.name], processes: target.processes });
