@@ -571,13 +571,16 @@ export async function runLiveQuery(db: Kysely<any>, spec: LiveQuerySpec, arg: nu
 export type WriteOp =
   | { op: 'insert'; table: string; rows: Array<Record<string, unknown>> }
   | { op: 'update'; table: string; set: Record<string, unknown>; where: { col: string; op: '=' | 'in' | '<=' | '>='; value: unknown } }
-  | { op: 'delete'; table: string; where: { col: string; op: '=' | 'in' | '<=' | '>='; value: unknown } };
+  | { op: 'delete'; table: string; where: { col: string; op: '=' | 'in' | '<=' | '>='; value: unknown } }
+  /** The owner only: the log then says "anything" for the table (and, with cascade, the tables referencing it). */
+  | { op: 'truncate'; table: string };
 
 export async function applyOps(db: Kysely<any>, ops: readonly WriteOp[]): Promise<void> {
   for (const op of ops) {
     if (op.op === 'insert') await db.insertInto(op.table).values(op.rows.map(encodeRow)).execute();
     else if (op.op === 'update') await db.updateTable(op.table).set(encodeRow(op.set)).where(op.where.col, op.where.op, op.where.value as any).execute();
-    else await db.deleteFrom(op.table).where(op.where.col, op.where.op, op.where.value as any).execute();
+    else if (op.op === 'delete') await db.deleteFrom(op.table).where(op.where.col, op.where.op, op.where.value as any).execute();
+    else await sql`truncate ${sql.table(op.table)} cascade`.execute(db);
   }
 }
 
@@ -658,7 +661,8 @@ export function randomCase(seed: number, caseNo: number, size: CaseSize): CaseSp
   const initial: WriteOp[] = [];
   for (const table of tables) {
     const rows: Array<Record<string, unknown>> = [];
-    for (let i = 0; i < rng.int(4, 10); i++) rows.push(newRow(table, table.tenantScoped ? rng.pick(TENANTS) : null, true));
+    const count = rng.int(4, 10);
+    for (let i = 0; i < count; i++) rows.push(newRow(table, table.tenantScoped ? rng.pick(TENANTS) : null, true));
     initial.push({ op: 'insert', table: table.name, rows });
   }
   const queries = Array.from({ length: size.queries }, (_, i) => randomLiveQuery(rng, `q${i}`));
@@ -702,7 +706,17 @@ export function randomCase(seed: number, caseNo: number, size: CaseSize): CaseSp
     const writer = writers[w]!;
     const tenantOf = () => (writer.via === 'owner' ? rng.pick(TENANTS) : writer.tenant);
     const ops: WriteOp[] = [];
-    for (let j = 0; j < rng.int(1, 3); j++) {
+    // Now and then the owner writes in bulk (more than the 32 values a log row lists per column: "any
+    // value") or truncates a table ("anything").
+    if (writer.via === 'owner' && rng.chance(0.06)) {
+      const table = rng.pick(tables);
+      const tenant = table.tenantScoped ? rng.pick(TENANTS) : null;
+      ops.push({ op: 'insert', table: table.name, rows: Array.from({ length: rng.int(33, 40) }, () => newRow(table, tenant, true)) });
+    } else if (writer.via === 'owner' && rng.chance(0.02)) {
+      ops.push({ op: 'truncate', table: rng.pick(['tb', 'tg']) });
+    }
+    const count = rng.int(ops.length > 0 ? 0 : 1, 3);
+    for (let j = 0; j < count; j++) {
       const table = rng.pick(writer.via === 'owner' || tg.tenantScoped ? tables : tables.filter((t) => t.name !== 'tg' || rng.chance(0.5)));
       const tenant = table.tenantScoped ? tenantOf() : null;
       const kind = rng.pick(['insert', 'insert', 'update', 'update', 'update', 'delete'] as const);
