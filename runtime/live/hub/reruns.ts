@@ -149,7 +149,6 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
     }
   }
 
-
   /** What the run read that no capture trigger watches (CTE names are the statement's own, not relations). */
   function unmanagedReads(recorder: ReadRecorder): string[] {
     const tables = context.app?.schema.tables;
