@@ -16,12 +16,16 @@ describe('functions a liveQuery calls', () => {
     expect(unprovenFunctions(['any', 'ALL', 'some', 'public.any'], builtins)).toEqual(['public.any']);
   });
 
-  it('reads PostgreSQL’s own function names from the database', async () => {
+  it('reads PostgreSQL’s own function names from the database, and proves SQL’s conditional expressions', async () => {
     const db = await createDatabase({ dataDir: 'memory://' });
     try {
       const builtins = await loadBuiltinFunctions(db);
       for (const name of ['lower', 'count', 'now', 'date_trunc', 'jsonb_build_object', 'string_agg']) expect(builtins.has(name), name).toBe(true);
       expect(builtins.has('board_label')).toBe(false);
+      // SQL's conditional expressions, which Kysely builds as calls (eb.fn.coalesce), are no pg_proc
+      // functions: proven all the same (the live path property test found them refused).
+      for (const name of ['coalesce', 'greatest', 'least', 'nullif']) expect(builtins.has(name), name).toBe(false);
+      expect(unprovenFunctions(['coalesce', 'GREATEST', 'least', 'pg_catalog.nullif', 'public.coalesce'], builtins)).toEqual(['public.coalesce']);
     } finally {
       await db.close();
     }

@@ -35,6 +35,12 @@ const QUERYING_BUILTINS = new Set([
 const CLOCK = new Set(['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timeofday', 'current_date', 'current_time', 'current_timestamp', 'localtime', 'localtimestamp']);
 const CLOCK_KEYWORDS = /\b(current_date|current_time|current_timestamp|localtime|localtimestamp)\b/gi;
 
+/**
+ * SQL's conditional expressions: syntax that Kysely builds as a function call (`eb.fn.coalesce(…)`),
+ * with no entry in pg_proc. They read no table.
+ */
+const CONDITIONAL_EXPRESSIONS = new Set(['coalesce', 'greatest', 'least', 'nullif']);
+
 /** SQL's own syntax that looks like a call in raw text (`in (…)`, `coalesce(…)`, `over (…)`). */
 const SYNTAX = new Set([
   'all', 'and', 'any', 'array', 'as', 'between', 'case', 'cast', 'coalesce', 'cube', 'distinct', 'else', 'end', 'exists', 'extract',
@@ -69,10 +75,11 @@ export function unprovenFunctions(called: Iterable<string>, builtins: ReadonlySe
     const name = raw.toLowerCase();
     const [schema, bare] = name.includes('.') ? (name.split('.', 2) as [string, string]) : [undefined, name];
     const ownSchema = schema === undefined || schema === 'pg_catalog';
-    // The clock's keywords are SQL syntax (not in pg_proc) and read no table; so are `= any(…)`,
-    // `all(…)`, `some(…)` (Kysely's `eb.fn.any`), whose subquery, if any, is a query node of its own.
+    // The clock's keywords and the conditional expressions (COALESCE, GREATEST, LEAST, NULLIF) are SQL
+    // syntax (not in pg_proc) and read no table; so are `= any(…)`, `all(…)`, `some(…)` (Kysely's
+    // `eb.fn.any`), whose subquery, if any, is a query node of its own.
     const syntax = schema === undefined && (bare === 'any' || bare === 'all' || bare === 'some');
-    const builtin = syntax || (ownSchema && (CLOCK.has(bare) || (builtins.has(bare) && !QUERYING_BUILTINS.has(bare))));
+    const builtin = syntax || (ownSchema && (CLOCK.has(bare) || CONDITIONAL_EXPRESSIONS.has(bare) || (builtins.has(bare) && !QUERYING_BUILTINS.has(bare))));
     if (!builtin) unproven.add(name);
   }
   return [...unproven].sort();

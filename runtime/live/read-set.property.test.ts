@@ -23,6 +23,7 @@ import { defineSchema, t, table, type Column, type ColumnKind, type Schema, type
 import { initialCursor, readInvalidations, type Invalidation, type LogCursor } from './log.ts';
 import { createReadIndex } from './read-index.ts';
 import { createReadRecorder, type ReadRecorder } from './read-recorder.ts';
+import { runReadSet } from './hub/reruns.ts';
 import { describeReadSet, type ReadSet } from './read-set.ts';
 import { loadTextSemantics, type TextSemantics } from './text-semantics.ts';
 
@@ -802,12 +803,9 @@ function canonical(rows: unknown): string[] {
     .sort();
 }
 
-/** The hub's read set of a run (hub.ts `readSetOf`): CTE names dropped, tables the recorder saw but the read set missed read whole. */
+/** The hub's read set of a run: its own code (hub/reruns.ts `runReadSet`), nothing added here. */
 function readSetOf(recorder: ReadRecorder, schema: Schema): ReadSet {
-  const readSet = recorder.readSet();
-  for (const name of recorder.cteNames) if (!schema.tables[name]) readSet.delete(name);
-  for (const name of recorder.tables) if (!readSet.has(name) && !recorder.cteNames.has(name)) readSet.set(name, [{ conditions: [] }]);
-  return readSet;
+  return runReadSet(recorder, schema, []);
 }
 
 /** What each database lets fw assume of text (its collation and character classes), as the hub reads it at start. */

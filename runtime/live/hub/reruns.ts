@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { failSpan, inSpan, type Span } from '../../telemetry/tracing.ts';
 import { recordRerun } from '../../telemetry/metrics.ts';
 import type { EntryDefinition } from '../../core/entry-types.ts';
+import type { Schema } from '../../core/schema.ts';
 import { FwError, toFwError } from '../../core/errors.ts';
 import { resolveTraceId } from '../../core/trace.ts';
 import { invokeEntry } from '../../entry/pipeline.ts';
@@ -89,7 +90,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       counters.runs++;
       group.runCount++;
       if (group.disposed) return;
-      groups.indexReads(group, readSetOf(recorder, declared));
+      groups.indexReads(group, runReadSet(recorder, context.app?.schema, declared));
       const [only, ...more] = recorder.statements;
       group.lastStatement = only && more.length === 0 && only.kind === 'SelectQueryNode' ? { node: only } : undefined;
       // A follow-up run (the group's single flight is running this one), not a lost write.
@@ -150,15 +151,6 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
     }
   }
 
-  /** The run's read set: what its statements read, and declared tables read whole. */
-  function readSetOf(recorder: ReadRecorder, declared: readonly string[]): ReadSet {
-    const readSet = recorder.readSet();
-    for (const name of recorder.cteNames) if (!context.app?.schema.tables[name]) readSet.delete(name);
-    for (const table of declared) readSet.set(table, [{ conditions: [] }]);
-    return readSet;
-  }
-
-
   /** What the run read that no capture trigger watches (CTE names are the statement's own, not relations). */
   function unmanagedReads(recorder: ReadRecorder): string[] {
     const tables = context.app?.schema.tables;
@@ -168,6 +160,18 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
   }
 
   return runGroup;
+}
+
+/**
+ * The read set a run installs: what its statements read (the recorder's read-set builder), CTE names
+ * that are no table of the schema dropped, and declared tables read whole. The property tests use it
+ * as it is, so that they check what the hub indexes.
+ */
+export function runReadSet(recorder: ReadRecorder, schema: Schema | undefined, declared: readonly string[]): ReadSet {
+  const readSet = recorder.readSet();
+  for (const name of recorder.cteNames) if (!schema?.tables[name]) readSet.delete(name);
+  for (const table of declared) readSet.set(table, [{ conditions: [] }]);
+  return readSet;
 }
 
 function declaredReads(entry: EntryDefinition): string[] {
