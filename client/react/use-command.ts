@@ -49,50 +49,66 @@ const idle: CommandState = { data: undefined, error: undefined, isPending: false
 export function createUseCommand<A extends ApiShape>(api: A, { useFwContext }: FwContext<A>): UseCommand<A> {
   return function useCommand(target, options = {}) {
     const { client, store, liveStore, identity } = useFwContext('useCommand');
-    // The latest options without re-creating mutate: inline functions are new on every render.
-    const optionsRef = useRef(options);
-    optionsRef.current = options;
     const ref = resolveEntry(api, 'command', target);
-    const [state, setState] = useState(idle);
-    // Only the latest call (or reset) may set state: an earlier call finishing late must not win.
-    const latestCall = useRef(0);
-
-    const mutateAsync = useCallback(
-      async (args: unknown) => {
-        const call = ++latestCall.current;
-        const update = (next: CommandState) => {
-          if (latestCall.current === call) setState(next);
-        };
-        update({ data: undefined, error: undefined, isPending: true });
-        const { optimistic, optimisticSettleMs } = optionsRef.current;
-        const layer = optimistic
-          ? applyOptimistic({ api, identity, liveStore, store, ...(optimisticSettleMs === undefined ? {} : { settleMs: optimisticSettleMs }) }, optimistic, args as never)
-          : undefined;
-        try {
-          let revisions: readonly number[] | undefined;
-          const result: unknown = await client.command(ref, args as never, layer ? { onLiveRevisions: (written) => (revisions = written) } : undefined);
-          layer?.succeeded(revisions);
-          layer?.settleQueries();
-          // Every query reading what this command wrote is refreshed before the call counts as done.
-          await store.invalidate(ref.writes);
-          layer?.settled();
-          update({ data: result, error: undefined, isPending: false });
-          return result;
-        } catch (thrown) {
-          layer?.rollback();
-          const error = FwError.from(thrown);
-          update({ data: undefined, error, isPending: false });
-          throw error;
-        }
-      },
-      [client, store, liveStore, identity, ref],
-    );
-    const mutate = useCallback((args: unknown) => void mutateAsync(args).catch(() => {}), [mutateAsync]);
-    const reset = useCallback(() => {
-      latestCall.current++;
-      setState(idle);
-    }, []);
-
-    return { ...state, mutate, mutateAsync, reset } as never;
+    const { optimistic, optimisticSettleMs } = options;
+    return useCommandCall(
+      (args, onLiveRevisions) => client.command(ref, args as never, onLiveRevisions ? { onLiveRevisions } : undefined),
+      // Every query reading what this command wrote is refreshed before the call counts as done.
+      () => store.invalidate(ref.writes),
+      optimistic
+        ? (args) => applyOptimistic({ api, identity, liveStore, store, ...(optimisticSettleMs === undefined ? {} : { settleMs: optimisticSettleMs }) }, optimistic, args as never)
+        : undefined,
+    ) as never;
   };
+}
+
+/**
+ * A command call's state for a hook: `run`, then `refresh` what it changed before the call counts as
+ * done; with `layerOf`, an optimistic layer laid over the page's results at once (client/optimistic.ts),
+ * settled by the revisions the command wrote and the refresh, rolled back when it fails. `mutate` and
+ * `mutateAsync` keep their identity across renders and call the latest functions given.
+ */
+export function useCommandCall(
+  run: (args: unknown, onLiveRevisions?: (written: readonly number[]) => void) => Promise<unknown>,
+  refresh: () => Promise<void>,
+  layerOf?: (args: unknown) => ReturnType<typeof applyOptimistic>,
+): UseCommandResult<any, any> {
+  // The latest functions without re-creating mutate: inline functions are new on every render.
+  const latest = useRef({ run, refresh, layerOf });
+  latest.current = { run, refresh, layerOf };
+  const [state, setState] = useState(idle);
+  // Only the latest call (or reset) may set state: an earlier call finishing late must not win.
+  const latestCall = useRef(0);
+
+  const mutateAsync = useCallback(async (args: unknown) => {
+    const call = ++latestCall.current;
+    const update = (next: CommandState) => {
+      if (latestCall.current === call) setState(next);
+    };
+    update({ data: undefined, error: undefined, isPending: true });
+    const { run, refresh, layerOf } = latest.current;
+    const layer = layerOf?.(args);
+    try {
+      let revisions: readonly number[] | undefined;
+      const result = await run(args, layer ? (written) => (revisions = written) : undefined);
+      layer?.succeeded(revisions);
+      layer?.settleQueries();
+      await refresh();
+      layer?.settled();
+      update({ data: result, error: undefined, isPending: false });
+      return result;
+    } catch (thrown) {
+      layer?.rollback();
+      const error = FwError.from(thrown);
+      update({ data: undefined, error, isPending: false });
+      throw error;
+    }
+  }, []);
+  const mutate = useCallback((args: unknown) => void mutateAsync(args).catch(() => {}), [mutateAsync]);
+  const reset = useCallback(() => {
+    latestCall.current++;
+    setState(idle);
+  }, []);
+
+  return { ...state, mutate, mutateAsync, reset };
 }

@@ -1,4 +1,3 @@
-import { useCallback, useRef, useState } from 'react';
 import type {
   ApiShape,
   ExternalArgsOf,
@@ -9,11 +8,10 @@ import type {
   ExternalResultOf,
 } from '../api-types.ts';
 import { canonicalJson } from '../../runtime/core/canonical-json.ts';
-import { FwError } from '../errors.ts';
 import { externalTable } from '../external-keys.ts';
 import { resolveExternal } from '../resolve-external.ts';
 import type { FwContext } from './context.ts';
-import type { UseCommandResult } from './use-command.ts';
+import { type UseCommandResult, useCommandCall } from './use-command.ts';
 import { type UseQueryOptions, type UseQueryResult, useStoreQuery } from './use-query.ts';
 
 export type UseExternalQuery<A extends ApiShape> = <T extends ExternalQueryTarget<A>>(
@@ -40,47 +38,11 @@ export function createUseExternalQuery<A extends ApiShape>(api: A, { useFwContex
   };
 }
 
-interface CommandState {
-  data: unknown;
-  error: FwError | undefined;
-  isPending: boolean;
-}
-
-const idle: CommandState = { data: undefined, error: undefined, isPending: false };
-
 /** Builds `useExternalCommand` for one api: `useCommand` for an external service's command; its service's queries refresh on success. */
 export function createUseExternalCommand<A extends ApiShape>(api: A, { useFwContext }: FwContext<A>): UseExternalCommand<A> {
   return function useExternalCommand(target) {
     const { client, store } = useFwContext('useExternalCommand');
     const ref = resolveExternal(api, 'command', target as never);
-    const [state, setState] = useState(idle);
-    // Only the latest call (or reset) may set state: an earlier call finishing late must not win.
-    const latestCall = useRef(0);
-    const mutateAsync = useCallback(
-      async (args: unknown) => {
-        const call = ++latestCall.current;
-        const update = (next: CommandState) => {
-          if (latestCall.current === call) setState(next);
-        };
-        update({ data: undefined, error: undefined, isPending: true });
-        try {
-          const result: unknown = await client.externalCommand(ref as never, args as never);
-          await store.invalidate([externalTable(ref)]);
-          update({ data: result, error: undefined, isPending: false });
-          return result;
-        } catch (thrown) {
-          const error = FwError.from(thrown);
-          update({ data: undefined, error, isPending: false });
-          throw error;
-        }
-      },
-      [client, store, ref.qualifiedName],
-    );
-    const mutate = useCallback((args: unknown) => void mutateAsync(args).catch(() => {}), [mutateAsync]);
-    const reset = useCallback(() => {
-      latestCall.current++;
-      setState(idle);
-    }, []);
-    return { ...state, mutate, mutateAsync, reset } as never;
+    return useCommandCall((args) => client.externalCommand(ref as never, args as never), () => store.invalidate([externalTable(ref)])) as never;
   };
 }

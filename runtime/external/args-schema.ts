@@ -48,19 +48,10 @@ export function argsSchemaProblem(schema: Record<string, unknown>): string | und
  * entry's argsSchema; does nothing for an entry without one.
  */
 export function assertExternalArgs(qualified: string, argsSchema: Record<string, unknown> | undefined, args: Record<string, unknown>): void {
-  if (!argsSchema) return;
-  let validate: ValidateFunction;
-  try {
-    validate = validatorFor(argsSchema);
-  } catch (error) {
-    // Manifests are validated on import, so this is a manifest edited by hand afterwards.
-    throw new FwError('internal', `${qualified}: its argsSchema is not a usable JSON Schema (${(error as Error).message}).`, {
-      diagnostics: [{ path: 'entry.argsSchema', code: 'invalid_args_schema', message: (error as Error).message, hint: 'Fix the manifest, then run fw manifest validate.' }],
-    });
-  }
-  if (validate(args)) return;
+  const errors = schemaErrors(qualified, 'argsSchema', argsSchema, args);
+  if (errors.length === 0) return;
   throw new FwError('validation_failed', `${qualified}: the args do not match the entry's argsSchema.`, {
-    diagnostics: (validate.errors ?? []).map((error) => ({ path: argsPath(error), code: error.keyword, message: error.message ?? 'is invalid' })),
+    diagnostics: errors.map((error) => ({ path: argsPath(error), code: error.keyword, message: error.message ?? 'is invalid' })),
   });
 }
 
@@ -69,24 +60,32 @@ export function assertExternalArgs(qualified: string, argsSchema: Record<string,
  * service's answer does not satisfy the entry's resultSchema; does nothing for an entry without one.
  */
 export function assertExternalResult(qualified: string, resultSchema: Record<string, unknown> | undefined, result: unknown): void {
-  if (!resultSchema) return;
-  let validate: ValidateFunction;
-  try {
-    validate = validatorFor(resultSchema);
-  } catch (error) {
-    throw new FwError('internal', `${qualified}: its resultSchema is not a usable JSON Schema (${(error as Error).message}).`, {
-      diagnostics: [{ path: 'entry.resultSchema', code: 'invalid_result_schema', message: (error as Error).message, hint: 'Fix the manifest, then run fw manifest validate.' }],
-    });
-  }
-  if (validate(result)) return;
+  const errors = schemaErrors(qualified, 'resultSchema', resultSchema, result);
+  if (errors.length === 0) return;
   throw new FwError('bad_gateway', `${qualified}: the service answered with a result its manifest's resultSchema refuses.`, {
-    diagnostics: (validate.errors ?? []).map((error) => ({
+    diagnostics: errors.map((error) => ({
       path: argsPath(error, 'result'),
       code: 'external_invalid_result',
       message: error.message ?? 'is invalid',
       hint: 'Fix the service, or its manifest’s resultSchema (then fw manifest import it again).',
     })),
   });
+}
+
+/** What `value` breaks of the entry's `field` schema (none without one). */
+function schemaErrors(qualified: string, field: 'argsSchema' | 'resultSchema', schema: Record<string, unknown> | undefined, value: unknown): ErrorObject[] {
+  if (!schema) return [];
+  let validate: ValidateFunction;
+  try {
+    validate = validatorFor(schema);
+  } catch (error) {
+    // Manifests are validated on import, so this is a manifest edited by hand afterwards.
+    const code = field === 'argsSchema' ? 'invalid_args_schema' : 'invalid_result_schema';
+    throw new FwError('internal', `${qualified}: its ${field} is not a usable JSON Schema (${(error as Error).message}).`, {
+      diagnostics: [{ path: `entry.${field}`, code, message: (error as Error).message, hint: 'Fix the manifest, then run fw manifest validate.' }],
+    });
+  }
+  return validate(value) ? [] : (validate.errors ?? []);
 }
 
 /** `/items/0/amount` (+ a missing property) → `args.items[0].amount`. */
