@@ -10,5 +10,12 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // happy-dom's fetch closes a response body stream twice when a live stream is reopened at once
+    // (FetchBodyUtility, "Controller is already closed"): a bug of the test DOM, not of fw, which
+    // browsers do not have (e2e/pages-optimistic-browser.test.ts runs the same in Chromium). Every
+    // other unhandled error still fails the run.
+    onUnhandledError(error) {
+      if (/Controller is already closed/.test(error.message ?? '') && /FetchBodyUtility/.test(error.stack ?? '')) return false;
+    },
   },
 });

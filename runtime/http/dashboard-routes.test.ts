@@ -84,7 +84,7 @@ describe('the dashboard routes', () => {
     // The policy holds: anonymous callers cannot call a `user` entry.
     expect(await (await run(url, { name: 'createNote', args: { title: 'x' }, identity: {} })).json()).toMatchObject({ ok: false, error: { code: 'unauthenticated' } });
     expect(await (await run(url, { name: 'createNote', args: { title: '' }, identity: { userId: 'u1', tenantId: TENANT_A } })).json()).toMatchObject({ ok: false, error: { code: 'validation_failed', diagnostics: [{ path: 'args.title' }] } });
-    expect(await (await run(url, { name: 'boom', identity: { userId: 'u1', tenantId: TENANT_A } })).json()).toMatchObject({ ok: false, error: { code: 'internal', message: 'boom' } });
+    expect(await (await run(url, { name: 'boom', identity: { userId: 'u1', tenantId: TENANT_A } })).json()).toMatchObject({ ok: false, error: { code: 'internal', message: 'command boom: boom' } });
 
     const tables = (await (await get(`${url}/_fw/dashboard/api/tables`)).json()).tables;
     expect(tables).toEqual([expect.objectContaining({ name: 'notes', tenantScoped: true, rows: 3, tenants: [{ tenantId: TENANT_B, rows: 2 }, { tenantId: TENANT_A, rows: 1 }] })]);
