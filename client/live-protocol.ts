@@ -11,7 +11,7 @@ export type { LiveRequestSubscription } from '../runtime/core/live-protocol.ts';
 
 /** One event of a `POST /live` stream, addressed to the subscription `key`. */
 export type LiveEvent =
-  | { type: 'snapshot'; key: string; revision: number; result: unknown }
+  | { type: 'snapshot'; key: string; revision: number; covers: readonly number[]; result: unknown }
   | { type: 'up-to-date'; key: string; revision: number }
   | { type: 'reset'; key: string; reason: string; message: string }
   | { type: 'error'; key: string; fatal: boolean; error: FwError };
@@ -37,6 +37,13 @@ function malformed(event: SseEvent, problem: string): FwError {
 function revisionOf(event: SseEvent, data: Record<string, unknown>): number {
   if (typeof data.revision !== 'number' || !Number.isFinite(data.revision)) throw malformed(event, 'no numeric revision');
   return data.revision;
+}
+
+/** The revisions of the writes the result includes, when the runtime lists them (`[]` otherwise). */
+function coversOf(event: SseEvent, data: Record<string, unknown>): readonly number[] {
+  if (data.covers === undefined) return [];
+  if (!Array.isArray(data.covers) || !data.covers.every((token) => typeof token === 'number' && Number.isFinite(token))) throw malformed(event, 'covers is not a list of revisions');
+  return data.covers as number[];
 }
 
 function errorOf(data: Record<string, unknown>): FwError {
@@ -77,7 +84,7 @@ export function parseLiveEvent(event: SseEvent): LiveEvent | undefined {
   switch (type) {
     case liveEventNames.snapshot:
       if (!('result' in data)) throw malformed(event, 'no result');
-      return { type, key, revision: revisionOf(event, data), result: data.result };
+      return { type, key, revision: revisionOf(event, data), covers: coversOf(event, data), result: data.result };
     case liveEventNames.upToDate:
       return { type, key, revision: revisionOf(event, data) };
     case liveEventNames.reset:

@@ -34,8 +34,8 @@ export interface LiveStore {
   addLayer(key: string, id: number, apply: (data: unknown) => unknown): boolean;
   /**
    * The layer's command committed with these revisions (tokens as the stream shows them): the layer
-   * goes, in the same update as the data, with the first snapshot carrying one of them — at once if
-   * one came already since the layer was added.
+   * goes, in the same update as the data, with the first snapshot carrying or covering one of them —
+   * at once if one came already since the layer was added.
    */
   settleLayer(key: string, id: number, revisions: ReadonlySet<number>): void;
   removeLayer(key: string, id: number): void;
@@ -93,8 +93,8 @@ export function createLiveStore(): LiveStore {
     for (const { listener } of [...entry.subscriptions]) listener();
   }
 
-  function received(entry: Entry, data: unknown, revision: number): void {
-    for (const layer of entry.layers) layer.seen.add(revision);
+  function received(entry: Entry, data: unknown, revision: number, covers: readonly number[] = []): void {
+    seen(entry, revision, covers);
     if (entry.layers.some((layer) => layer.settledBy === undefined)) {
       entry.held = { data, revision };
       return;
@@ -107,6 +107,14 @@ export function createLiveStore(): LiveStore {
     update(entry, { data, revision, error: undefined });
   }
 
+  /** A snapshot arrived: its revision and the writes it covers count as seen by every layer. */
+  function seen(entry: Entry, revision: number, covers: readonly number[]): void {
+    for (const layer of entry.layers) {
+      layer.seen.add(revision);
+      for (const covered of covers) layer.seen.add(covered);
+    }
+  }
+
   /** Shows the held snapshot once no layer waits for its answer (settled layers it includes go with it). */
   function release(entry: Entry, layersChanged: boolean): void {
     const { held } = entry;
@@ -116,7 +124,7 @@ export function createLiveStore(): LiveStore {
 
   function open(entry: Entry, source: LiveSource): LiveSubscription {
     return source.open({
-      onData: (data, revision) => received(entry, data, revision),
+      onData: (data, revision, covers) => received(entry, data, revision, covers),
       onReset: () => {
         entry.held = undefined;
         update(entry, { data: undefined, revision: undefined });

@@ -619,13 +619,16 @@ describe('parseLiveEvent', () => {
       type: 'snapshot',
       key: 'k',
       revision: 4,
+      covers: [],
       result: null,
     });
+    expect(parseLiveEvent({ event: 'snapshot', id: '4', data: '{"subscriptionId":"x","key":"k","revision":4,"covers":[3,4],"result":1}' })).toMatchObject({ covers: [3, 4] });
     expect(parseLiveEvent({ event: 'up-to-date', id: '4', data: '{"subscriptionId":"x","key":"k","revision":4}' })).toEqual({
       type: 'up-to-date',
       key: 'k',
       revision: 4,
     });
+    expect(() => parseLiveEvent({ event: 'snapshot', id: '1', data: '{"key":"k","revision":1,"covers":["1"],"result":1}' })).toThrow(FwError);
     expect(parseLiveEvent({ event: 'reset', id: undefined, data: '{"key":"k","reason":"too_old","message":"m","oldestRevision":9}' })).toEqual({
       type: 'reset',
       key: 'k',

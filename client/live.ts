@@ -23,7 +23,12 @@ export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'closed';
 /** What a live subscription calls back with; every callback is optional except `onData`. */
 export interface LiveHandlers<R> {
   /** The query's current result: on subscribing (as soon as it is known), then after every change. */
-  onData(result: R, revision: number): void;
+  /**
+   * `covers`: revision tokens of the writes that woke the run which made this result (it includes
+   * them), as a command's `liveRevisions` lists them; an optimistic update goes with the first result
+   * that covers its write.
+   */
+  onData(result: R, revision: number, covers?: readonly number[]): void;
   /**
    * The runtime cannot resume from the revision held (older than its retained log): drop the data
    * you have, a fresh snapshot follows.
@@ -225,7 +230,7 @@ export function createLiveConnection(options: LiveConnectionOptions): LiveConnec
         const result = { value: event.result };
         entry.revision = event.revision;
         entry.result = result;
-        emit(entry, (handlers) => handlers.onData(result.value, event.revision));
+        emit(entry, (handlers) => handlers.onData(result.value, event.revision, event.covers));
         setStatus(entry, 'live');
         return;
       }

@@ -33,7 +33,7 @@ function harness(settleMs = 3000) {
   /** Every title list a subscriber of liveNotes saw, one per update. */
   const seen: string[] = [];
   liveStore.subscribe(notesKey, source(notesKey), () => seen.push(titles(liveStore.getSnapshot(notesKey).data)));
-  const frame = (data: Note[], revision: number, k = notesKey) => handlers.get(k)!.onData(data, revision);
+  const frame = (data: Note[], revision: number, k = notesKey, covers?: number[]) => handlers.get(k)!.onData(data, revision, covers);
   const targets = { api, identity, liveStore, store, settleMs };
   const add = (title: string) =>
     applyOptimistic<typeof api, { title: string }>(targets, (local, args) => local.setLive('liveNotes', {} as never, ((notes: Note[]) => [...notes, { title: args.title }]) as never), { title });
@@ -105,6 +105,16 @@ describe('optimistic layers', () => {
     const deadline = Date.now() + 10_000;
     while (seen.at(-1) !== 'a,y' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(seen).toEqual(['a', 'a,b', 'a,y,b', 'a,y']);
+  });
+
+  it('a snapshot labelled with a later revision that covers the write settles the layer in the same update (never shown twice)', () => {
+    const { frame, seen, add } = harness(600_000);
+    frame(notes('a'), 10);
+    const layer = add('b');
+    layer.succeeded([20]);
+    // One rerun read the write with a later one (another tab's x): labelled 21, it covers both.
+    frame(notes('a', 'b', 'x'), 21, notesKey, [20, 21]);
+    expect(seen).toEqual(['a', 'a,b', 'a,b,x']);
   });
 
   it('a command that does not answer holds snapshots for settleMs at most, then they show under the layer', async () => {

@@ -58,12 +58,13 @@ export interface OptimisticLayer {
   rollback(): void;
   /**
    * The command committed. `revisions` are the log revisions its transaction wrote, as the streams
-   * show them (the answer's `liveRevisions`). A live layer goes with the first snapshot carrying one
-   * of them (in the same update, so the screen never shows the old state in between), or at once if
-   * such a snapshot came before the answer. A layer whose snapshot never comes — the write did not
-   * change that result (an unchanged result is not sent), or the rerun that did was labelled with a
-   * later revision because two writes were read together — goes `settleMs` after the answer: the
-   * server's data shows then, which by that time includes the write. Query layers go with the reload
+   * show them (the answer's `liveRevisions`). A live layer goes with the first snapshot that includes
+   * one of them — labelled with it, or listing it in `covers` (the writes that woke the rerun) — in
+   * the same update, so the screen never shows the old state in between; at once if such a snapshot
+   * came before the answer. A layer that sees none — the write did not change that result (an
+   * unchanged result is not sent), or a slow client's snapshot was superseded before it was sent —
+   * goes `settleMs` after the answer: the server's data shows then, which by that time includes the
+   * write. Query layers go with the reload
    * `invalidate` starts (call {@link settleQueries} before it) and, for queries it does not reload,
    * when {@link settled} is called after it.
    */

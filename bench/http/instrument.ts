@@ -5,25 +5,31 @@
  * one, and so is fw's pipelined write of a transaction's BEGIN, claim and first statement (and the
  * previous transaction's deferred ROLLBACK), which ends with a Flush. For PGlite one `query`/`exec`
  * call is one trip into the WASM engine.
+ *
+ * Statements (PostgreSQL): one per extended-protocol Parse and one per simple-protocol Query message
+ * (which may hold several statements; neither fw nor the variants send such a query per request).
  */
 import type { PGlite } from '@electric-sql/pglite';
 import type { DatabaseKind } from './config.ts';
 
 export interface DatabaseCallCounter {
   calls: number;
+  /** Statements sent (PostgreSQL only; 0 on PGlite). */
+  statements: number;
   /** The PGlite instance seen last (the bare variant queries it directly; fw does not expose it). */
   pglite: PGlite | undefined;
 }
 
 export async function countDatabaseCalls(kind: DatabaseKind): Promise<DatabaseCallCounter> {
-  const counter: DatabaseCallCounter = { calls: 0, pglite: undefined };
+  const counter: DatabaseCallCounter = { calls: 0, statements: 0, pglite: undefined };
   if (kind === 'postgres') {
     const { default: pg } = await import('pg');
-    const connection = (pg as unknown as { Connection: { prototype: Record<'query' | 'sync' | 'flush', (...a: unknown[]) => unknown> } }).Connection.prototype;
-    for (const method of ['query', 'sync', 'flush'] as const) {
+    const connection = (pg as unknown as { Connection: { prototype: Record<'query' | 'sync' | 'flush' | 'parse', (...a: unknown[]) => unknown> } }).Connection.prototype;
+    for (const method of ['query', 'sync', 'flush', 'parse'] as const) {
       const original = connection[method];
       connection[method] = function counted(this: unknown, ...args: unknown[]) {
-        counter.calls += 1;
+        if (method !== 'parse') counter.calls += 1;
+        if (method === 'parse' || method === 'query') counter.statements += 1;
         return original.apply(this, args);
       };
     }

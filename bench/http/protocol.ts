@@ -5,6 +5,8 @@ export interface ServerStats {
   requests: number;
   /** Driver calls: network round trips on PostgreSQL, calls into the engine on PGlite. */
   databaseCalls: number;
+  /** Statements sent to PostgreSQL (0 on PGlite), see instrument.ts. */
+  databaseStatements: number;
   /** CPU time of the whole server process (user + system), in microseconds. */
   cpuUs: number;
   /** Share of wall time the event loop was busy (1 = saturated). */

@@ -10,6 +10,8 @@ export interface VariantFigures {
   p99Ms: number;
   /** Database calls per request: network round trips on PostgreSQL, engine calls on PGlite. */
   roundTrips: number;
+  /** Statements per request sent to PostgreSQL (null on PGlite, whose batches are not counted by statement). */
+  statements: number | null;
   /** CPU time of the server process per request, in µs (HTTP parsing, handler, driver, GC). */
   serverCpuUsPerReq: number;
   /** CPU time of the PostgreSQL backends per request, in µs (null on PGlite: it runs inside the server process). */
@@ -101,6 +103,7 @@ function figures(runs: Measurement[]): VariantFigures {
     p50Ms: round(median(runs.map((m) => m.load.p50Ms)), 2),
     p99Ms: round(median(runs.map((m) => m.load.p99Ms)), 2),
     roundTrips: round(sum((m) => m.server.databaseCalls) / requests, 2),
+    statements: runs.every((m) => m.server.databaseStatements > 0) ? round(sum((m) => m.server.databaseStatements) / requests, 2) : null,
     serverCpuUsPerReq: round(sum((m) => m.server.cpuUs) / requests, 1),
     databaseCpuUsPerReq: databaseCpu === null ? null : round(databaseCpu / requests, 1),
     loadGeneratorCpuUsPerReq: round(sum((m) => m.loadGeneratorCpuUs) / sum((m) => m.load.requests), 1),
@@ -119,7 +122,8 @@ export function describeFigures(database: DatabaseKind, entry: EntryName, f: Ent
   const notes = [
     `${database} ${entry}: fw/hand-written/bare = ${v('fw').reqPerSec} / ${v('handWritten').reqPerSec} / ${v('bare').reqPerSec} req/s, ` +
       `p99 ${v('fw').p99Ms} / ${v('handWritten').p99Ms} / ${v('bare').p99Ms} ms; a/b ${f.ratios.fwVsHandWritten}, a/c ${f.ratios.fwVsBare}.`,
-    `${database} ${entry}: database ${database === 'postgres' ? 'round trips' : 'engine calls'} per request ${trips}; ` +
+    `${database} ${entry}: database ${database === 'postgres' ? 'round trips' : 'engine calls'} per request ${trips}` +
+      (v('fw').statements === null ? '; ' : `, statements ${v('fw').statements} / ${v('handWritten').statements} / ${v('bare').statements}; `) +
       `server CPU per request ${cpu} µs (fw − hand-written ${signed(f.fwServerCpuUsPerReqOver.handWritten)} µs, fw − bare ${signed(f.fwServerCpuUsPerReqOver.bare)} µs).`,
   ];
   const db = [v('fw').databaseCpuUsPerReq, v('handWritten').databaseCpuUsPerReq, v('bare').databaseCpuUsPerReq];

@@ -42,8 +42,8 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
-  let since = { requests: 0, calls: 0, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), at: performance.now() };
-  const mark = () => ({ requests, calls: counter.calls, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), at: performance.now() });
+  let since = { requests: 0, calls: 0, statements: 0, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), at: performance.now() };
+  const mark = () => ({ requests, calls: counter.calls, statements: counter.statements, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), at: performance.now() });
 
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'reset') {
@@ -54,6 +54,7 @@ async function main(): Promise<void> {
       const stats: ServerStats = {
         requests: requests - since.requests,
         databaseCalls: counter.calls - since.calls,
+        databaseStatements: counter.statements - since.statements,
         cpuUs: cpu.user + cpu.system,
         eventLoopUtilization: performance.eventLoopUtilization(since.elu).utilization,
         elapsedMs: performance.now() - since.at,

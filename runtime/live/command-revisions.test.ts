@@ -75,11 +75,15 @@ for (const target of databaseTargets) {
         const snapshot = await stream.next();
         expect(snapshot.json.result).toEqual([{ title: 'a' }, { title: 'b' }]);
         expect(asked.liveRevisions).toContain(snapshot.json.revision);
+        // It lists the write that woke its run (the notes row; the tags row concerns no subscriber).
+        expect(snapshot.json.covers).toHaveLength(1);
+        expect(asked.liveRevisions).toContain(snapshot.json.covers[0]);
 
         expect((await call('nothing', {}, { ...caller, 'x-fw-live-revision': '1' })).liveRevisions).toEqual([]);
       } finally {
         stream.close();
       }
     });
+
   });
 }

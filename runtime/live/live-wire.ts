@@ -22,16 +22,22 @@ export function eventHead(subscriptionId: string | null, key: string | undefined
 
 /**
  * A snapshot of `resultJson` at revision token `token`, in the two parts every subscriber shares:
- * the event is `prefix + head + tail` (sse-connection.ts, PreparedEvent).
+ * the event is `prefix + head + tail` (sse-connection.ts, PreparedEvent). `covers`: tokens of the
+ * writes that woke the run which made it (the result includes them), when any did.
  */
-export function snapshotParts(token: number, resultJson: string): { prefix: Buffer; tail: Buffer } {
-  return { prefix: keptBytes(sseFramePrefix(liveEventNames.snapshot, token)), tail: keptBytes(`,"revision":${token},"result":${resultJson}}${sseFrameEnd}`) };
+export function snapshotParts(token: number, resultJson: string, covers: readonly number[] = []): { prefix: Buffer; tail: Buffer } {
+  return {
+    prefix: keptBytes(sseFramePrefix(liveEventNames.snapshot, token)),
+    tail: keptBytes(`,"revision":${token}${coversText(covers)},"result":${resultJson}}${sseFrameEnd}`),
+  };
 }
 
 /** Nothing changed since the revision the client resumed from. */
 export function upToDateEvent(head: string, token: number): SseEvent {
   return { event: liveEventNames.upToDate, id: token, data: `${head},"revision":${token}}` };
 }
+
+const coversText = (covers: readonly number[]) => (covers.length === 0 ? '' : `,"covers":[${covers.join(',')}]`);
 
 /** The client's revision cannot be resumed from; a snapshot follows. */
 export function resetEvent(head: string, reason: LiveResetReason, message: string, oldestToken: number): SseEvent {

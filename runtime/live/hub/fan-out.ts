@@ -50,7 +50,8 @@ export function createFanOut(context: HubContext): FanOut {
       let frame = group.frame;
       if (!frame || frame.seq !== group.seq || frame.revision !== group.revision) {
         const token = visible(subscription, group.revision);
-        frame = group.frame = { seq: group.seq, revision: group.revision, ...snapshotParts(token, group.json!) };
+        const covers = group.covers.map((revision) => visible(subscription, revision));
+        frame = group.frame = { seq: group.seq, revision: group.revision, ...snapshotParts(token, group.json!, covers) };
       }
       subscription.connection.send(subscription.id, { parts: [frame.prefix, head(subscription), frame.tail] });
     },

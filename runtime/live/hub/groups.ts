@@ -18,6 +18,14 @@ export interface Group {
   readonly name: string;
   /** The earliest write (log row time) among those that woke the group since its last run began: the live lag's start. */
   wokenByWriteAtMs?: number | undefined;
+  /**
+   * The revisions whose writes woke the group since its last run began (at most {@link MAX_COVERS}):
+   * the next run's result includes them, and its snapshot says so (`covers`), so an optimistic update
+   * waiting for one of them knows its write is shown (client/live-store.ts).
+   */
+  wokenByRevisions: number[];
+  /** What the run that made the current result covers (sent with its snapshot). */
+  covers: readonly number[];
   entry: EntryDefinition;
   args: unknown;
   readonly rawArgs: unknown;
@@ -55,6 +63,9 @@ export interface Group {
   /** The next rerun a declared `refreshMs` asks for (armed after every run). */
   refreshTimer: ReturnType<typeof setTimeout> | undefined;
 }
+
+/** The most revisions a snapshot lists as covered; a client waiting for another one settles by time. */
+export const MAX_COVERS = 32;
 
 /** One subscription: a member of its group, on one stream. */
 export interface Subscription {
@@ -142,6 +153,8 @@ export function createGroups(run: (group: Group) => Promise<void>): Groups {
         lastError: undefined,
         runs: createSingleFlight(() => run(group)),
         runCount: 0,
+        wokenByRevisions: [],
+        covers: [],
         unchangedRuns: 0,
         lastRunMs: 0,
         lastRunAt: 0,

@@ -16,7 +16,7 @@ import { createReadRecorder, type ReadRecorder } from '../read-recorder.ts';
 import type { ReadSet } from '../read-set.ts';
 import type { HubContext } from './context.ts';
 import type { FanOut } from './fan-out.ts';
-import { refreshOf, wholeTables, type Group, type Groups } from './groups.ts';
+import { MAX_COVERS, refreshOf, wholeTables, type Group, type Groups } from './groups.ts';
 import type { Scheduler } from './scheduling.ts';
 
 /** One run of the group: alone in its own transaction, or in `shared` (then a failure is thrown, not reported). */
@@ -45,6 +45,8 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
     // Writes that arrive during this run wake the next one, and count from their own time.
     const wokenByWriteAtMs = group.wokenByWriteAtMs;
     group.wokenByWriteAtMs = undefined;
+    const covers = group.wokenByRevisions;
+    group.wokenByRevisions = [];
     const recorder = createReadRecorder(context.app?.schema, context.textSemantics);
     const started = performance.now();
     let delivered = false;
@@ -105,6 +107,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       } else {
         group.json = json;
         group.seq++;
+        group.covers = covers;
       }
       group.revision = Math.max(group.revision, revision);
       for (const subscription of group.subscribers) {
@@ -131,6 +134,8 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       group.runCount++;
       failSpan(span, error);
       group.lastError = error;
+      // The next run that succeeds includes these writes: it says so.
+      group.wokenByRevisions = [...new Set([...covers, ...group.wokenByRevisions])].slice(0, MAX_COVERS);
       // What made the run fail may lie in rows its last good read set does not cover (the failing run
       // read other ones): until a run succeeds, the group reruns on any write to a table the liveQuery
       // is known to read, or this run read, besides its last read set.

@@ -9,7 +9,7 @@ import type { Invalidation } from '../log.ts';
 import { tenantKey } from '../read-index.ts';
 import { readSetMatches, type ReadSet } from '../read-set.ts';
 import type { HubContext } from './context.ts';
-import { refreshOf, type Group, type Groups } from './groups.ts';
+import { MAX_COVERS, refreshOf, type Group, type Groups } from './groups.ts';
 
 export interface Scheduler {
   /** Reruns the groups a notice concerns; their runs are what the reader's confirming read waits for. */
@@ -108,8 +108,11 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
     for (const group of affected) void schedule(group);
   }
 
-  /** Keeps the earliest write that woke the group since its run began (the live lag's start). */
+  /** Keeps the earliest write that woke the group since its run began (the live lag's start), and its revision. */
   function wokenBy(group: Group, row: Invalidation): void {
+    const revisions = group.wokenByRevisions;
+    // Rows that stand for writes the log never saw (revision -1, reader.ts) name no write a client waits for.
+    if (row.revision > 0 && revisions.length < MAX_COVERS && !revisions.includes(row.revision)) revisions.push(row.revision);
     if (row.writtenAtMs !== undefined) group.wokenByWriteAtMs = Math.min(group.wokenByWriteAtMs ?? row.writtenAtMs, row.writtenAtMs);
   }
 
