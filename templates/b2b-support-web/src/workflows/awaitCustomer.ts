@@ -8,6 +8,9 @@ export default workflow({
   description: 'After a reply: wait for the customer, remind them after a day, close after three.',
   args: { ticketId: z.uuid(), replyId: z.uuid() },
   handler: async (ctx, args) => {
+    // A signal sent before the run waits is not kept for it (an answer logged right after the reply):
+    // look first, so such a run ends now instead of waking in a day to find nothing to do.
+    if (!(await ctx.step('still waiting', () => stillWaiting(ctx, args)))) return 'moved on';
     const answer = { match: { ticketId: args.ticketId } };
     if ((await ctx.waitForEvent('answer', 'ticket.customerReplied', { ...answer, timeout: '1d' })).ok) return 'answered';
     const reminded = await ctx.step('remind', async () => (await stillWaiting(ctx, args)) && note(ctx, args.ticketId, 'No answer for a day: the customer was reminded.'));
