@@ -58,6 +58,9 @@ export function App({ identity }: { identity?: ReactNode }) {
           {selectedId && <TicketDetail key={selectedId} ticketId={selectedId} />}
           {selection === null && (
             <div className="placeholder">
+              <svg aria-hidden="true" viewBox="0 0 24 24" className="placeholder-icon">
+                <path d="M4 5h16v10H9l-5 4z" />
+              </svg>
               <p>Select a ticket to read and answer it.</p>
             </div>
           )}

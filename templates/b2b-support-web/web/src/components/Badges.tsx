@@ -12,7 +12,14 @@ export function PriorityBadge({ ticket }: { ticket: Pick<Ticket, 'priority' | 'p
   return (
     <span className={`badge priority-${ticket.priority}`} title={byTriage ? 'Priority set by the AI triage' : undefined}>
       {ticket.priority}
-      {byTriage && <span aria-label=" (set by triage)"> ✦</span>}
+      {byTriage && (
+        <>
+          <span className="triage-mark" aria-hidden="true">
+            ✦
+          </span>
+          <span className="visually-hidden"> (set by triage)</span>
+        </>
+      )}
     </span>
   );
 }

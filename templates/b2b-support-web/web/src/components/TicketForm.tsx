@@ -44,12 +44,12 @@ export function TicketForm({ onCreated }: { onCreated(ticketId: string): void })
         </select>
       </label>
       {createTicket.error && <ErrorBanner error={createTicket.error} onDismiss={createTicket.reset} />}
-      <div className="actions">
+      <div className="actions spread">
+        <p className="hint muted">Unanswered tickets are escalated after 4 hours.</p>
         <button type="submit" className="button primary" disabled={createTicket.isPending}>
           {createTicket.isPending ? 'Opening…' : 'Open ticket'}
         </button>
       </div>
-      <p className="hint muted">Unanswered tickets are escalated after 4 hours.</p>
     </form>
   );
 }
