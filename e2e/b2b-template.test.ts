@@ -220,7 +220,7 @@ describe('the b2b-support-web template', () => {
       expect(after.assignee).toBeNull();
     });
 
-    it('pages the live ticket list by keyset: page after page, then closed tickets in their own view', async () => {
+    it('pages the live ticket list by keyset, page after page; a cursor is bound to its view', async () => {
       const tenant = as('agent', randomUUID());
       const subjects = ['one', 'two', 'three', 'four', 'five'];
       for (const subject of subjects) expect((await createTicket(subject, tenant)).status).toBe(200);
