@@ -32,9 +32,11 @@ export function TicketDetail({ ticketId }: { ticketId: string }) {
   if (!ticket) return <p className="muted">This ticket does not exist in this organisation.</p>;
 
   function send(from: 'agent' | 'customer') {
-    if (!reply.trim()) return;
+    const body = reply;
+    if (!body.trim()) return;
     setReply('');
-    addComment.mutate({ ticketId, body: reply, from });
+    // Refused (the banner says why): the optimistic reply goes, and its text comes back to the box.
+    addComment.mutateAsync({ ticketId, body, from }).catch(() => setReply((current) => current || body));
   }
   function assign(event: FormEvent) {
     event.preventDefault();
