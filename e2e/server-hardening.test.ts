@@ -237,12 +237,13 @@ describe.skipIf(!hasChromium)('fw start: the b2b-support-web build under the def
     const problems = await watchProblems(page);
     const loaded = await page.goto(server!.ready.serverUrl as string);
     expect(loaded?.headers()['content-security-policy']).toContain("style-src 'self'");
-    await page.getByText('No open tickets.').waitFor({ timeout: 30_000 });
+    await page.getByText('No open tickets').waitFor({ timeout: 30_000 });
     // The stylesheet applied (a CSS file of the build, allowed by style-src 'self').
-    expect(await page.locator('.panels').evaluate((el) => getComputedStyle(el).display)).not.toBe('block');
+    expect(await page.locator('.layout').evaluate((el) => getComputedStyle(el).display)).toBe('grid');
+    await page.getByRole('button', { name: 'New ticket' }).click();
     await page.getByLabel('Subject').fill('Opened under the CSP');
-    await page.getByRole('button', { name: 'Open ticket' }).click();
-    await page.getByRole('list', { name: 'Open tickets' }).getByText('Opened under the CSP').waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Open ticket', exact: true }).click();
+    await page.getByRole('list', { name: 'Active tickets' }).getByText('Opened under the CSP').waitFor({ timeout: 15_000 });
     expect(await problems()).toEqual([]);
   }, 60_000);
 });

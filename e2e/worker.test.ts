@@ -35,7 +35,8 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
     const url = dev.ready.serverUrl as string;
     const created = await post(url, '/commands/createTicket', { subject: 'Printer on fire', body: 'Smoke everywhere.' }, acmeAgent);
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    expect(await getJson(`${url}/_fw/outbox`)).toMatchObject({ counts: { pending: 1, delivered: 0, dead: 0 }, leased: 0, oldestPending: { event: 'ticket.created', attempts: 0 } });
+    // Due now: ticket.created. Scheduled for later: createTicket's SLA check (a call of checkSla in 4 hours).
+    expect(await getJson(`${url}/_fw/outbox`)).toMatchObject({ counts: { pending: 2, due: 1, scheduled: 1, delivered: 0, dead: 0 }, leased: 0, oldestPending: { event: 'ticket.created', attempts: 0 } });
     expect((await getJson(`${url}/_fw/ai/traces/${created.body.traceId}`)).runs).toEqual([]);
     expect(await dev.stop()).toBe(0);
     dev = undefined;
@@ -43,7 +44,7 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
     // fw worker, alone on the same database, delivers what waited.
     const worker = await startFw(['worker', '--json'], { cwd: dir, env });
     try {
-      expect(worker.ready).toMatchObject({ ok: true, database: 'pglite', actions: 1, workerId: expect.any(String) });
+      expect(worker.ready).toMatchObject({ ok: true, database: 'pglite', actions: 2, workflows: 1, workerId: expect.any(String) });
       await until(async () => worker.stderr().includes('delivered "ticket.created"'), 'fw worker to deliver the event');
       expect(worker.stderr()).toContain('→ triageTicket');
     } finally {
@@ -54,10 +55,16 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
     expect(JSON.parse(trace.stdout).runs).toEqual([expect.objectContaining({ kind: 'generate-structured', status: 'completed', provider: 'mock' })]);
 
     // The app's database, read once no process holds it: delivered at the first attempt (so nothing
-    // claimed the row before fw worker did), and the ticket triaged by the action.
+    // claimed the row before fw worker did), and the ticket triaged by the action. The SLA check and the
+    // nightly digest crons' next ticks wait for their time.
     const db = await createDatabase({ dataDir: path.join(dir, '.fw', 'db') });
     try {
-      expect(await db.admin.selectFrom('_fw_outbox').select(['event', 'status', 'attempts']).execute()).toEqual([{ event: 'ticket.created', status: 'delivered', attempts: 1 }]);
+      expect(await db.admin.selectFrom('_fw_outbox').select(['event', 'status', 'attempts']).orderBy('id').execute()).toEqual([
+        { event: 'ticket.created', status: 'delivered', attempts: 1 },
+        { event: 'fw.call:checkSla', status: 'pending', attempts: 0 },
+        { event: 'fw.call:recordDigest', status: 'pending', attempts: 0 },
+        { event: 'fw.call:recordDigest', status: 'pending', attempts: 0 },
+      ]);
       const tickets = await db.admin.selectFrom('tickets').select(['id', 'priority', 'priority_source', 'triaged_at', 'triage_summary']).execute();
       expect(tickets).toEqual([{ id: created.body.result.id, priority: 'low', priority_source: 'triage', triaged_at: expect.any(Date), triage_summary: expect.any(String) }]);
     } finally {
@@ -77,9 +84,10 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
     // The final state is the outbox's: both rows delivered (each after its action's writes committed).
     const outbox = await until(async () => {
       const overview = await getJson(`${url}/_fw/outbox`);
-      return overview.counts.pending === 0 && overview;
+      return overview.counts.due === 0 && overview;
     }, 'the outbox rows marked delivered');
-    expect(outbox).toMatchObject({ counts: { pending: 0, delivered: 2, dead: 0 }, leased: 0, oldestPending: null, dead: [] });
+    // Left for later: the two SLA checks (4 hours) and the nightly digest crons' next ticks.
+    expect(outbox).toMatchObject({ counts: { due: 0, scheduled: 4, delivered: 2, dead: 0 }, leased: 0, oldestPending: null, dead: [] });
     const { runs } = await getJson(`${url}/_fw/ai/traces/${created.body.traceId}`);
     expect(runs).toEqual([expect.objectContaining({ kind: 'generate-structured', status: 'completed', provider: 'mock' })]);
 

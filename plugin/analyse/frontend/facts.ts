@@ -79,9 +79,11 @@ export const hookKinds = {
   useCommand: ['command'],
   useQuery: ['query', 'liveQuery'],
   useLiveQuery: ['liveQuery'],
+  usePaginatedLiveQuery: ['liveQuery'],
   useFwCommand: ['command'],
   useFwQuery: ['query', 'liveQuery'],
   useFwLiveQuery: ['liveQuery'],
+  useFwPaginatedLiveQuery: ['liveQuery'],
 } as const;
 
 export type HookName = keyof typeof hookKinds;

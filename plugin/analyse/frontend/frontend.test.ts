@@ -152,6 +152,22 @@ describe('frontend diagnostics', () => {
     expect(graph.hooks.filter((h) => h.status !== 'ok').map((h) => h.status)).toEqual(['missing_entry', 'wrong_kind']);
   });
 
+  it('a paginated live query (usePaginatedLiveQuery) is a UI path to its liveQuery', async () => {
+    const dir = await webApp({
+      'web/src/lib/fw.ts': bridge.replace('useLiveQuery }', 'useLiveQuery, usePaginatedLiveQuery }'),
+      'web/src/Pages.tsx': [
+        "import { usePaginatedLiveQuery } from './lib/fw.ts';",
+        'export function Pages() {',
+        "  const pages = usePaginatedLiveQuery('pagedNotes', {}, { pageSize: 10 });",
+        '  return <button onClick={() => pages.loadMore()}>{pages.results.length}</button>;',
+        '}',
+      ].join('\n'),
+    });
+    const graph = await analyseFrontend(dir, [...entries, { name: 'pagedNotes', kind: 'liveQuery', policy: 'user', file: 'src/queries/pagedNotes.ts' }], { cache: createFrontendCache() });
+    expect(graph.diagnostics).toEqual([]);
+    expect(graph.hooks.filter((h) => h.entry === 'pagedNotes').map((h) => [h.hook, h.status, h.component])).toEqual([['usePaginatedLiveQuery', 'ok', 'web/src/Pages.tsx#Pages']]);
+  });
+
   it('entry_without_ui: an info for each entry no hook reaches', async () => {
     const graph = await analyseFrontend(await webApp(), [...entries, { name: 'deleteNote', kind: 'command', policy: 'user', file: 'src/commands/deleteNote.ts' }, { name: 'cron', kind: 'command', policy: 'system', file: 'src/commands/cron.ts' }], { cache: createFrontendCache() });
     expect(graph.diagnostics.map(located)).toEqual([['entry_without_ui', 'info', 'src/commands/deleteNote.ts', 1, 1]]);

@@ -5,6 +5,8 @@ import { api } from '../src/fw/_generated/api.ts';
 // The app's entries through fw's runtime (policies, validation, row-level security) on a throwaway
 // in-memory database, called with the same typed client the web app uses. Run with `npm test`
 // (`fw test`); after a failure, `fw repair diagnose --from-last-test-run` explains it in fw terms.
+// Time is the test's: `fw.advanceTime('4h')` then `fw.deliverEvents()` runs what fell due by then
+// (scheduled calls, cron ticks, waiting workflows) — no test waits for the wall clock.
 const ACME = '00000000-0000-4000-8000-000000000001';
 const GLOBEX = '00000000-0000-4000-8000-000000000002';
 
@@ -15,6 +17,8 @@ beforeAll(async () => {
 afterAll(() => fw?.close());
 
 const as = (role: string, tenantId = ACME, userId = `${role}-1`) => fw.client({ userId, tenantId, role });
+const conversation = async (ticketId: string, tenantId = ACME) => (await as('agent', tenantId).query('liveTicket', { ticketId })).comments.map((c) => `${c.author_kind}: ${c.body}`);
+const ticketOf = async (ticketId: string, tenantId = ACME) => (await as('agent', tenantId).query('liveTicket', { ticketId })).ticket;
 
 describe('tickets', () => {
   it('an agent opens a ticket and lists it', async () => {
@@ -22,12 +26,15 @@ describe('tickets', () => {
     expect(ticket).toMatchObject({ subject: 'Printer on fire', status: 'open', priority: 'normal', priority_source: 'default', created_by: 'agent-1', tenant_id: ACME });
     const listed = await as('agent').query('listTickets', {});
     expect(listed.map((t) => t.id)).toContain(ticket.id);
+    const firstPage = await as('agent').query('liveTickets', { view: 'active', page: { cursor: null, numItems: 10 } });
+    expect(firstPage.page[0]).toMatchObject({ id: ticket.id });
   });
 
   it('keeps every tenant’s tickets to itself', async () => {
     const ticket = await as('agent').command('createTicket', { subject: 'Acme only', body: '' });
     const globexAgent = as('agent', GLOBEX, 'globex-agent');
     expect(await globexAgent.query('listTickets', {})).toEqual([]);
+    expect(await globexAgent.query('liveTicket', { ticketId: ticket.id })).toEqual({ ticket: null, comments: [] });
     // Another tenant's ticket does not exist for Globex, even for its admin.
     await expect(globexAgent.command('closeTicket', { ticketId: ticket.id })).rejects.toMatchObject({ code: 'not_found' });
     await expect(as('admin', GLOBEX).command('assignTicket', { ticketId: ticket.id, assignee: 'mallory' })).rejects.toMatchObject({ code: 'not_found' });
@@ -55,5 +62,63 @@ describe('tickets', () => {
     expect(byId(chosen.id)).toMatchObject({ priority: 'urgent', priority_source: 'user', triaged_at: expect.any(String) });
     // Nothing left to deliver: a second pass changes nothing.
     expect((await fw.deliverEvents()).claimed).toBe(0);
+  });
+
+  it('escalates a ticket nobody answered within its 4-hour SLA, and leaves an answered one alone', async () => {
+    const ignored = await as('agent').command('createTicket', { subject: 'Invoices missing', body: '', priority: 'low' });
+    const answered = await as('agent').command('createTicket', { subject: 'Password reset', body: '', priority: 'low' });
+    await as('agent').command('addComment', { ticketId: answered.id, body: 'A reset link is on its way.' });
+    await fw.deliverEvents(); // triage, and the reply's workflow starts waiting
+    expect(await ticketOf(ignored.id)).toMatchObject({ sla_breached_at: null, priority: 'low' });
+
+    fw.advanceTime('4h');
+    const delivered = await fw.deliverEvents();
+    expect(delivered.outcomes.filter((o) => o.kind !== 'delivered')).toEqual([]);
+    expect(await ticketOf(ignored.id)).toMatchObject({ status: 'open', priority: 'high', sla_breached_at: expect.any(String) });
+    expect(await conversation(ignored.id)).toEqual(['system: First-response SLA missed: escalated to high.']);
+    expect(await ticketOf(answered.id)).toMatchObject({ status: 'pending', priority: 'low', sla_breached_at: null });
+  });
+
+  it('after a reply, waits for the customer: reminds them after a day, closes after three', async () => {
+    const ticket = await as('agent').command('createTicket', { subject: 'Export is slow', body: '' });
+    await as('agent').command('addComment', { ticketId: ticket.id, body: 'Which export do you use?' });
+    await fw.deliverEvents();
+    expect(await ticketOf(ticket.id)).toMatchObject({ status: 'pending' });
+
+    fw.advanceTime('1d');
+    await fw.deliverEvents();
+    expect(await conversation(ticket.id)).toEqual(['agent: Which export do you use?', 'system: No answer for a day: the customer was reminded.']);
+    expect(await ticketOf(ticket.id)).toMatchObject({ status: 'pending' });
+
+    fw.advanceTime('2d');
+    await fw.deliverEvents();
+    expect(await ticketOf(ticket.id)).toMatchObject({ status: 'closed' });
+    expect((await conversation(ticket.id)).at(-1)).toBe('system: Closed after three days without an answer.');
+  });
+
+  it('the customer’s answer ends the wait: no reminder, and the ticket is the team’s again', async () => {
+    const ticket = await as('agent').command('createTicket', { subject: 'Wrong VAT rate', body: '' });
+    await as('agent').command('addComment', { ticketId: ticket.id, body: 'Which country?' });
+    await fw.deliverEvents(); // the run waits for ticket.customerReplied
+    await as('agent').command('addComment', { ticketId: ticket.id, body: 'Germany.', from: 'customer' });
+    await fw.deliverEvents(); // the signal wakes it
+    expect(await ticketOf(ticket.id)).toMatchObject({ status: 'open' });
+
+    fw.advanceTime('3d');
+    await fw.deliverEvents();
+    expect(await conversation(ticket.id)).toEqual(['agent: Which country?', 'customer: Germany.']);
+    expect(await ticketOf(ticket.id)).toMatchObject({ status: 'open', sla_breached_at: null });
+  });
+
+  it('records a nightly digest per tenant', async () => {
+    const globex = as('agent', GLOBEX, 'globex-agent');
+    await globex.command('createTicket', { subject: 'Login loops', body: '' });
+    const replied = await globex.command('createTicket', { subject: 'Logo upload', body: '' });
+    await globex.command('addComment', { ticketId: replied.id, body: 'PNG or SVG?' });
+    await fw.deliverEvents(); // the worker plans each cron's next tick (02:00 UTC)
+
+    fw.advanceTime('1d');
+    await fw.deliverEvents();
+    expect(await globex.query('latestDigest', {})).toMatchObject({ open_count: 1, pending_count: 1, tenant_id: GLOBEX });
   });
 });

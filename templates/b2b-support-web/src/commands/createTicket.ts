@@ -1,5 +1,5 @@
 import { command, z } from 'fwjs';
-import { ticketPriorities } from '../fw/schema.ts';
+import { SLA_FIRST_RESPONSE_MS, ticketPriorities } from '../fw/schema.ts';
 
 export default command({
   description: 'Open a support ticket in the caller’s tenant.',
@@ -18,6 +18,9 @@ export default command({
       .executeTakeFirstOrThrow();
     // Written to the outbox in this transaction; the triageTicket action listens for it.
     ctx.emit('ticket.created', { ticketId: ticket.id });
+    // The SLA reminder: a call of the checkSla action in 4 hours, scheduled in this transaction (it exists
+    // only if the ticket does). It escalates the ticket if nobody has answered it by then.
+    await ctx.scheduler.runAfter(SLA_FIRST_RESPONSE_MS, 'checkSla', { ticketId: ticket.id });
     return ticket;
   },
 });

@@ -1,12 +1,18 @@
 import { defineSchema, t, table } from 'fwjs';
 
+/** `open`: the team's turn; `pending`: waiting for the customer; `closed`: done. */
 export const ticketStatuses = ['open', 'pending', 'closed'] as const;
 export const ticketPriorities = ['low', 'normal', 'high', 'urgent'] as const;
 /** Who chose a ticket's priority: nobody yet (the default), the person who opened it, or the AI triage. */
 export const prioritySources = ['default', 'user', 'triage'] as const;
+/** Who wrote a comment: the support team, the customer (logged by an agent), or the desk itself. */
+export const commentAuthors = ['agent', 'customer', 'system'] as const;
+
+/** A new ticket that is still `open` this long after it was opened has missed its first-response SLA. */
+export const SLA_FIRST_RESPONSE_MS = 4 * 3600_000;
 
 const schema = defineSchema({
-  // Both tables are tenant-scoped (the default): each customer organisation is a tenant, and the
+  // Every table is tenant-scoped (the default): each customer organisation is a tenant, and the
   // database's row-level security keeps every ticket and comment inside it.
   tickets: table(
     {
@@ -20,6 +26,8 @@ const schema = defineSchema({
       triage_summary: t.text().nullable(),
       triaged_at: t.timestamptz().nullable(),
       assignee: t.text().nullable(),
+      // Set by the checkSla action when the ticket was still open when its SLA ran out.
+      sla_breached_at: t.timestamptz().nullable(),
       created_by: t.text(),
       created_at: t.timestamptz().defaultNow(),
       updated_at: t.timestamptz().defaultNow(),
@@ -32,10 +40,19 @@ const schema = defineSchema({
       ticket_id: t.uuid().references('tickets', 'id', { onDelete: 'cascade' }),
       body: t.text(),
       author: t.text(),
+      author_kind: t.enum(commentAuthors).default('agent'),
       created_at: t.timestamptz().defaultNow(),
     },
     { indexes: [{ columns: ['ticket_id', 'created_at'] }] },
   ),
+  // One row per night per tenant, written by the nightlyDigest cron (src/crons.ts).
+  digests: table({
+    id: t.uuid().primaryKey().defaultRandom(),
+    open_count: t.integer(),
+    pending_count: t.integer(),
+    breached_count: t.integer(),
+    created_at: t.timestamptz().defaultNow(),
+  }),
 });
 
 export default schema;

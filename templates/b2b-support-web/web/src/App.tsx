@@ -1,16 +1,71 @@
-import { LiveTickets } from './components/LiveTickets.tsx';
+import { type ReactNode, useState } from 'react';
+import { LiveIndicator } from './components/LiveIndicator.tsx';
+import { TicketDetail } from './components/TicketDetail.tsx';
 import { TicketForm } from './components/TicketForm.tsx';
-import { TicketsByStatus } from './components/TicketsByStatus.tsx';
+import { TicketList, type View } from './components/TicketList.tsx';
+import { usePaginatedLiveQuery } from './lib/fw.ts';
 
-export function App() {
+/** What the right-hand pane shows: a ticket, the new-ticket form, or nothing yet. */
+type Selection = { ticketId: string } | 'new' | null;
+
+/**
+ * The desk: a header (brand, who you are, whether the list is live), the ticket list and the selected
+ * ticket. On a narrow screen the list and the detail take turns (`data-pane`).
+ */
+export function App({ identity }: { identity?: ReactNode }) {
+  const [view, setView] = useState<View>('active');
+  const [selection, setSelection] = useState<Selection>(null);
+  // Every loaded page stays live: a ticket opened anywhere in this tenant appears at the top.
+  const tickets = usePaginatedLiveQuery('liveTickets', { view }, { pageSize: 10 });
+  const selectedId = selection !== null && selection !== 'new' ? selection.ticketId : null;
+
   return (
-    <main>
-      <h1>Support desk</h1>
-      <TicketForm />
-      <div className="panels">
-        <LiveTickets />
-        <TicketsByStatus />
-      </div>
-    </main>
+    <div className="app" data-pane={selection === null ? 'list' : 'detail'}>
+      <header className="topbar">
+        <div className="brand">
+          <svg aria-hidden="true" viewBox="0 0 24 24" className="logo">
+            <path d="M4 5h16v10H9l-5 4z" />
+          </svg>
+          <span>Support desk</span>
+        </div>
+        <div className="topbar-status">
+          <LiveIndicator status={tickets.liveStatus} />
+          {identity}
+        </div>
+        <button type="button" className="button primary new-ticket" onClick={() => setSelection('new')}>
+          New ticket
+        </button>
+      </header>
+      <main className="layout">
+        <TicketList
+          view={view}
+          onView={(next) => {
+            setView(next);
+            setSelection(null);
+          }}
+          tickets={tickets}
+          selectedId={selectedId}
+          onSelect={(ticketId) => setSelection({ ticketId })}
+          onNew={() => setSelection('new')}
+        />
+        <section className="pane detail-pane" aria-label={selection === 'new' ? 'New ticket' : 'Ticket'}>
+          {selection !== null && (
+            <button type="button" className="button ghost back" onClick={() => setSelection(null)}>
+              ← All tickets
+            </button>
+          )}
+          {selection === 'new' && <TicketForm onCreated={(ticketId) => setSelection({ ticketId })} />}
+          {selectedId && <TicketDetail key={selectedId} ticketId={selectedId} />}
+          {selection === null && (
+            <div className="placeholder">
+              <svg aria-hidden="true" viewBox="0 0 24 24" className="placeholder-icon">
+                <path d="M4 5h16v10H9l-5 4z" />
+              </svg>
+              <p>Select a ticket to read and answer it.</p>
+            </div>
+          )}
+        </section>
+      </main>
+    </div>
   );
 }

@@ -7,8 +7,8 @@ import './styles.css';
 
 const apiUrl = import.meta.env.VITE_FW_URL ?? '';
 
-// In development the runtime identifies callers by dev headers, and the switcher picks the tenant and
-// role; production uses real sign-in (getToken) and renders no switcher.
+// In development the runtime identifies callers by dev headers, and the switcher in the header picks
+// the tenant and role; production uses real sign-in (getToken) and renders no switcher.
 function Root() {
   const [identity, setIdentity] = useState<DevAuth>(defaultDevIdentity);
   if (!import.meta.env.DEV) {
@@ -19,13 +19,10 @@ function Root() {
     );
   }
   return (
-    <>
-      <DevIdentitySwitcher value={identity} onChange={setIdentity} />
-      {/* A new identity remounts the provider (key), so two identities never share a cache or a live stream. */}
-      <FwProvider key={`${identity.tenantId}/${identity.role}`} apiUrl={apiUrl} devAuth={identity}>
-        <App />
-      </FwProvider>
-    </>
+    // A new identity remounts the provider (key), so two identities never share a cache or a live stream.
+    <FwProvider key={`${identity.tenantId}/${identity.role}`} apiUrl={apiUrl} devAuth={identity}>
+      <App identity={<DevIdentitySwitcher value={identity} onChange={setIdentity} />} />
+    </FwProvider>
   );
 }
 

@@ -1,6 +1,7 @@
 import type { DevAuth } from '../lib/fw.ts';
 
 // Fixed dev values: one user, two tenants (to see isolation), the two roles the policies know.
+// The tenant ids are the ones src/crons.ts records nightly digests for.
 const tenants = [
   { id: '00000000-0000-4000-8000-000000000001', name: 'Acme' },
   { id: '00000000-0000-4000-8000-000000000002', name: 'Globex' },
@@ -15,10 +16,12 @@ export const defaultDevIdentity: DevAuth = { userId: 'dev-user', tenantId: tenan
  */
 export function DevIdentitySwitcher({ value, onChange }: { value: DevAuth; onChange(identity: DevAuth): void }) {
   return (
-    <aside aria-label="Development identity" className="dev-identity">
-      <strong>Dev identity</strong>
+    <div role="group" aria-label="Development identity" className="identity" title="Development only: who the dev headers say you are">
+      <span className="identity-label" aria-hidden="true">
+        Acting as
+      </span>
       <label>
-        Tenant
+        <span className="visually-hidden">Tenant</span>
         <select value={value.tenantId} onChange={(e) => onChange({ ...value, tenantId: e.target.value })}>
           {tenants.map((tenant) => (
             <option key={tenant.id} value={tenant.id}>
@@ -28,7 +31,7 @@ export function DevIdentitySwitcher({ value, onChange }: { value: DevAuth; onCha
         </select>
       </label>
       <label>
-        Role
+        <span className="visually-hidden">Role</span>
         <select value={value.role} onChange={(e) => onChange({ ...value, role: e.target.value })}>
           {roles.map((role) => (
             <option key={role} value={role}>
@@ -37,6 +40,6 @@ export function DevIdentitySwitcher({ value, onChange }: { value: DevAuth; onCha
           ))}
         </select>
       </label>
-    </aside>
+    </div>
   );
 }

@@ -5,11 +5,13 @@ import { createFwReact } from 'fwjs/react';
 import { api } from '../../../src/fw/_generated/api.ts';
 
 export { api };
-export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);
+export const { FwProvider, useCommand, useQuery, useLiveQuery, usePaginatedLiveQuery } = createFwReact(api);
 
-export type { DevAuth } from 'fwjs/react';
+export type { DevAuth, FwError, LiveStatus } from 'fwjs/react';
 
 /** A ticket as the client receives it (dates as ISO strings). */
 export type Ticket = ResultOf<typeof api.queries.listTickets>[number];
 export type TicketStatus = Ticket['status'];
 export type TicketPriority = Ticket['priority'];
+/** One comment of a ticket's conversation. */
+export type Comment = ResultOf<typeof api.liveQueries.liveTicket>['comments'][number];

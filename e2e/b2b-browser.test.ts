@@ -1,0 +1,135 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
+import { hasChromium, launchChromium } from './support/browser.ts';
+import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
+
+/**
+ * The b2b-support-web template in Chromium through the real `fw dev`: the empty state, a ticket opened
+ * in the form appearing in the live list, a reply shown optimistically (before its command answers)
+ * that stays, "Load more" paging the live list, and the error banner (fw error code and trace id) when
+ * the server refuses a command. Every test acts as a tenant of its own.
+ */
+describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  let dev: RunningFw;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    app = await createTestApp('b2b-support-web', {}, { insideRepo: true });
+    dev = await startFw(['dev', '--port', '0', '--web-port', '0', '--json'], { cwd: app.dir, timeoutMs: 120_000 });
+    browser = await launchChromium();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await dev?.stop();
+    await app?.remove();
+  });
+
+  /** A page acting as a new tenant (the app's own dev identity is an agent), and the page errors it raised. */
+  async function open(tenantId: string): Promise<{ page: Page; context: BrowserContext; problems: string[] }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await actAsTenant(context, tenantId);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(dev.ready.webUrl as string);
+    return { page, context, problems };
+  }
+  const createTicket = async (tenantId: string, subject: string) => {
+    const response = await post(dev.ready.serverUrl as string, '/commands/createTicket', { subject, body: `About ${subject}.` }, { 'x-fw-user-id': 'other-agent', 'x-fw-tenant-id': tenantId, 'x-fw-role': 'agent' });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    return response.body.result as { id: string };
+  };
+  const listed = (page: Page) => page.getByRole('list', { name: 'Active tickets' }).locator('.ticket-subject').allTextContents();
+
+  it('shows the empty state, then a ticket opened in the form at the top of the live list', async () => {
+    const { page, context, problems } = await open(freshTenantId());
+    await expect.poll(() => page.getByText('No open tickets').isVisible(), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.getByRole('status', { name: /^Updates:/ }).textContent(), { timeout: 30_000 }).toBe('Live');
+
+    await page.getByRole('button', { name: 'Open the first ticket' }).click();
+    await page.getByLabel('Subject').fill('Printer on fire');
+    await page.getByLabel('Description').fill('Smoke everywhere.');
+    await page.getByRole('button', { name: 'Open ticket', exact: true }).click();
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Printer on fire']);
+    // The form hands over to the new ticket's detail.
+    await expect.poll(() => page.getByRole('heading', { level: 2 }).textContent(), { timeout: 30_000 }).toBe('Printer on fire');
+    await expect.poll(() => page.getByText('No open tickets').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a reply at once, before its command answers, and keeps it', async () => {
+    const tenantId = freshTenantId();
+    await createTicket(tenantId, 'Cannot export invoices');
+    const { page, context, problems } = await open(tenantId);
+    await page.getByRole('button', { name: /Cannot export invoices/ }).click();
+    const conversation = page.getByRole('list', { name: 'Conversation' });
+    await expect.poll(() => conversation.textContent(), { timeout: 30_000 }).toContain('No replies yet.');
+
+    // Hold the command at the network until the optimistic reply has been seen on the page.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/commands/addComment', async (route) => {
+      await held;
+      await route.fallback();
+    });
+    // From the first frame showing the reply, count every mutation after which it is missing.
+    await page.evaluate(() => {
+      const w = window as unknown as { seen: boolean; vanished: number };
+      w.seen = false;
+      w.vanished = 0;
+      new MutationObserver(() => {
+        const shown = [...document.querySelectorAll('.conversation .comment p')].some((p) => p.textContent === 'Which format do you need?');
+        if (shown) w.seen = true;
+        else if (w.seen) w.vanished += 1;
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await page.getByPlaceholder(/Write a reply/).fill('Which format do you need?');
+    await page.getByRole('button', { name: 'Send reply' }).click();
+    const reply = conversation.locator('.comment', { hasText: 'Which format do you need?' });
+    await expect.poll(() => reply.getAttribute('data-pending'), { timeout: 5_000 }).toBe('true');
+    release();
+    // The server's row replaces the optimistic one; the ticket now waits on the customer.
+    await expect.poll(async () => (await reply.count()) === 1 && (await reply.getAttribute('data-pending')) === null, { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.locator('.ticket-head .badge').first().textContent(), { timeout: 30_000 }).toBe('Awaiting customer');
+    expect(await page.evaluate(() => (window as unknown as { vanished: number }).vanished)).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('pages the live list with Load more', async () => {
+    const tenantId = freshTenantId();
+    const subjects = Array.from({ length: 12 }, (_, i) => `Ticket ${String(i + 1).padStart(2, '0')}`);
+    for (const subject of subjects) await createTicket(tenantId, subject);
+    const newestFirst = [...subjects].reverse();
+    const { page, context, problems } = await open(tenantId);
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(newestFirst.slice(0, 10));
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(newestFirst);
+    await expect.poll(() => page.getByRole('button', { name: 'Load more' }).count(), { timeout: 30_000 }).toBe(0);
+    // Every loaded page stays live: a ticket opened elsewhere joins the top.
+    await createTicket(tenantId, 'Ticket 13');
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Ticket 13', ...newestFirst]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows the error banner with the fw code and trace id when the server refuses a command', async () => {
+    const tenantId = freshTenantId();
+    await createTicket(tenantId, 'Needs an owner');
+    const { page, context, problems } = await open(tenantId);
+    await page.getByRole('button', { name: /Needs an owner/ }).click();
+    // The app's dev identity is an agent; only admins may assign (src/policies.ts).
+    await page.getByLabel('Assign to').fill('robin');
+    await page.getByRole('button', { name: 'Assign', exact: true }).click();
+    const banner = page.getByRole('alert');
+    await expect.poll(() => banner.textContent(), { timeout: 30_000 }).toMatch(/Policy "admin" does not allow this caller\.forbidden · trace [0-9a-f]{32}/);
+    await page.getByRole('button', { name: 'Dismiss error' }).click();
+    await expect.poll(() => banner.count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
