@@ -3,6 +3,7 @@ import { ErrorBanner, isRetryable } from './components/ErrorBanner.tsx';
 import { LiveBadge } from './components/LiveBadge.tsx';
 import { NoteList } from './components/NoteList.tsx';
 import { useCommand, useLiveQuery } from './lib/fw.ts';
+import './styles.css';
 
 let pendingNotes = 0;
 
@@ -46,7 +47,14 @@ export function App() {
       <form ref={form} className="card composer" onSubmit={addNote} aria-label="New note">
         <label className="field">
           Title
-          <input value={title} onChange={(e) => setTitle(e.target.value)} maxLength={200} placeholder="What’s on your mind?" required />
+          <input
+            value={title}
+            onChange={(e) => setTitle(e.target.value)}
+            maxLength={200}
+            placeholder="What’s on your mind?"
+            required
+            aria-invalid={createNote.error?.diagnostics.some((d) => d.path === 'args.title') || undefined}
+          />
         </label>
         <label className="field">
           <span>

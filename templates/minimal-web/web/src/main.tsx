@@ -2,7 +2,6 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
 import { FwProvider } from './lib/fw.ts';
-import './styles.css';
 
 // In development the runtime identifies callers by dev headers; production uses real sign-in.
 const devAuth = import.meta.env.DEV

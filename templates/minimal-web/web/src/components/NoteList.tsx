@@ -1,12 +1,10 @@
 import type { FwError } from 'fwjs/react';
+import type { ResultOf } from 'fwjs/client';
+import type { api } from '../lib/fw.ts';
 import { ErrorBanner } from './ErrorBanner.tsx';
 
-interface Note {
-  id: string;
-  title: string;
-  body: string | null;
-  created_at: string;
-}
+/** A row of liveNotes, typed from the schema: a column added there is here too. */
+type Note = ResultOf<typeof api.liveQueries.liveNotes>[number];
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
