@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
 import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
@@ -87,6 +87,8 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     });
     await page.goto(dev.ready.webUrl as string);
     await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    // The live indicator shows the subscription's status.
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
 
     await page.getByLabel('Title').fill('Written in a real browser');
     await page.getByRole('button', { name: 'Add note' }).click();
@@ -97,7 +99,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     // The note is really stored: a fresh page load lists it from the database.
     await page.reload();
     await list.getByText('Written in a real browser').waitFor({ timeout: 30_000 });
-    expect(await list.getByRole('listitem').allTextContents()).toEqual(['Written in a real browser']);
+    expect(await list.getByRole('heading').allTextContents()).toEqual(['Written in a real browser']);
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -116,8 +118,108 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await writer.getByLabel('Title').fill('Seen from the other tab');
     await writer.getByRole('button', { name: 'Add note' }).click();
     await watched.getByText('Seen from the other tab').waitFor({ timeout: 30_000 });
-    expect(await watched.getByRole('listitem').allTextContents()).toEqual(['Seen from the other tab']);
+    expect(await watched.getByRole('heading').allTextContents()).toEqual(['Seen from the other tab']);
     expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('lists a note at once, marked pending until the server has it, and submits on Enter', async () => {
+    const context = await asFreshTenant();
+    const page = await context.newPage();
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    // The command's request waits until the test lets it through: meanwhile the note is only on the page.
+    await page.route('**/commands/createNote', async (route) => {
+      await answered;
+      await route.fallback();
+    });
+    await page.goto(dev.ready.webUrl as string);
+    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Title').fill('Shown before the answer');
+    await page.getByLabel('Details').fill('With a body');
+    await page.getByLabel('Title').press('Enter');
+    const item = page.getByRole('list', { name: 'Notes' }).getByRole('listitem');
+    await item.getByText('Saving…').waitFor({ timeout: 30_000 });
+    expect(await item.getByRole('heading').textContent()).toBe('Shown before the answer');
+    expect(await page.getByLabel('Title').inputValue()).toBe('');
+    answer();
+    // The server's row replaces the pending one: a time instead of "Saving…".
+    await expect.poll(async () => [await item.count(), await item.locator('time').count()], { timeout: 30_000 }).toEqual([1, 1]);
+    expect(await item.textContent()).toContain('With a body');
+    await context.close();
+  });
+
+  it('shows a refused note in an error banner with its code and trace id, and gives the text back', async () => {
+    const context = await asFreshTenant();
+    const page = await context.newPage();
+    await page.goto(dev.ready.webUrl as string);
+    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it.
+    await page.getByLabel('Title').fill('   ');
+    await page.getByRole('button', { name: 'Add note' }).click();
+    const banner = page.getByRole('alert');
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.textContent()).toContain('The note was not saved');
+    expect(await banner.locator('code').first().textContent()).toBe('validation_failed');
+    expect(await banner.textContent()).toMatch(/Trace [0-9a-f]{16,}/);
+    expect(await banner.textContent()).toContain('args.title');
+    // Rolled back: the optimistic note is gone, the text is back in the form, nothing to retry as it is.
+    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    expect(await page.getByLabel('Title').inputValue()).toBe('   ');
+    expect(await banner.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+    await banner.getByRole('button', { name: 'Dismiss' }).click();
+    await banner.waitFor({ state: 'detached', timeout: 30_000 });
+    await context.close();
+  });
+
+  it('offers Retry for a server failure, and the retried note is saved', async () => {
+    const context = await asFreshTenant();
+    const page = await context.newPage();
+    let failures = 1;
+    await page.route('**/commands/createNote', async (route) => {
+      if (failures-- <= 0) return route.fallback();
+      return route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'The database is restarting.' }, traceId: 'trace0123456789abcdef' }),
+      });
+    });
+    await page.goto(dev.ready.webUrl as string);
+    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Title').fill('Saved on the second try');
+    await page.getByRole('button', { name: 'Add note' }).click();
+    const banner = page.getByRole('alert');
+    await banner.getByText('The database is restarting.').waitFor({ timeout: 30_000 });
+    expect(await banner.textContent()).toContain('Trace trace0123456789abcdef');
+    await banner.getByRole('button', { name: 'Retry' }).click();
+    const list = page.getByRole('list', { name: 'Notes' });
+    await list.locator('time').waitFor({ timeout: 30_000 });
+    await banner.waitFor({ state: 'detached', timeout: 30_000 });
+    expect(await list.getByRole('heading').allTextContents()).toEqual(['Saved on the second try']);
+    expect(await page.getByLabel('Title').inputValue()).toBe('');
+    await context.close();
+  });
+
+  it('shows a refused live subscription as an error with its code, and Offline; Retry loads the notes', async () => {
+    const context = await asFreshTenant();
+    const page = await context.newPage();
+    const refuse = (route: Route) =>
+      route.fulfill({
+        status: 403,
+        contentType: 'application/json',
+        body: JSON.stringify({ ok: false, error: { code: 'forbidden', message: 'Your session has ended.' }, traceId: 'trace-live-403' }),
+      });
+    await page.route('**/live', refuse);
+    await page.goto(dev.ready.webUrl as string);
+    const banner = page.getByRole('alert');
+    await banner.getByText('Your session has ended.').waitFor({ timeout: 30_000 });
+    expect(await banner.textContent()).toContain('Could not load notes');
+    expect(await banner.locator('code').first().textContent()).toBe('forbidden');
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
+    await page.unroute('**/live', refuse);
+    await banner.getByRole('button', { name: 'Retry' }).click();
+    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
     await context.close();
   });
 

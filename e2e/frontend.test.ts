@@ -142,7 +142,9 @@ describe('fw dev keeps the frontend artifacts in step with web/ edits', () => {
     await writeFile(appFile, original.replace('  async function addNote(', "  async function ping() {\n    await fetch('/queries/listNotes', { method: 'POST' });\n  }\n\n  async function addNote("));
     const edited = await follows('the edited file\'s raw fetch', (g) => g.rawFetches.some((f) => f.file === 'web/src/App.tsx' && f.url === '/queries/listNotes'));
     expect(edited.rawFetches.map((f) => [f.file, f.url])).toEqual([['web/src/App.tsx', '/queries/listNotes']]);
-    await follows('the diagnostic in the terminal', () => dev.stderr().includes('web/src/App.tsx:11:11 error raw_runtime_fetch'));
+    // The fetch is on the line after addNote's (the template's line, wherever it is).
+    const fetchLine = original.split('\n').findIndex((line) => line.startsWith('  async function addNote(')) + 2;
+    await follows('the diagnostic in the terminal', () => dev.stderr().includes(`web/src/App.tsx:${fetchLine}:11 error raw_runtime_fetch`));
 
     const added = path.join(app.dir, 'web/src/Extra.tsx');
     await writeFile(added, "export async function extra() {\n  await fetch('/commands/createNote', { method: 'POST' });\n}\n");

@@ -33,7 +33,7 @@ describe('fw make ai-chat', () => {
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout)).toEqual({ ok: true, agent: 'support', dryRun: true, files: expectedFiles, next: expect.any(Array) });
     expect(existsSync(path.join(app.dir, 'src/ai/agents/support.ts'))).toBe(false);
-    expect(existsSync(path.join(app.dir, 'web/src/components'))).toBe(false);
+    expect(existsSync(path.join(app.dir, 'web/src/components/SupportChat.tsx'))).toBe(false);
     expect(await readFile(path.join(app.dir, 'web/src/lib/fw.ts'), 'utf8')).not.toContain('useFwRuntime');
     expect(await readFile(path.join(app.dir, 'package.json'), 'utf8')).toBe(before);
   });

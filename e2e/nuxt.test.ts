@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyTestApp, type RunningFw, runFw, runNode, startFw } from './support/app.ts';
 import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
@@ -174,8 +174,64 @@ describe('the nuxt-web template', () => {
       // Stored: a fresh load lists it.
       await writer.reload();
       await writer.getByRole('list', { name: 'Notes' }).getByText('Written in Nuxt').waitFor({ timeout: 30_000 });
-      expect(await writer.getByRole('list', { name: 'Notes' }).getByRole('listitem').allTextContents()).toEqual(['Written in Nuxt']);
+      expect(await writer.getByRole('list', { name: 'Notes' }).getByRole('heading').allTextContents()).toEqual(['Written in Nuxt']);
       expect(problems).toEqual([]);
+      await context.close();
+    });
+
+    it('shows its states: live indicator, a pending note before the answer, a refused note\'s code and trace id, a refused subscription', async () => {
+      const context = await browser.newContext();
+      await actAsTenant(context, freshTenantId());
+      const page = await context.newPage();
+      let answer: () => void = () => {};
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      await page.goto(dev.ready.webUrl as string);
+      await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
+
+      // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it.
+      await page.getByLabel('Title').fill('   ');
+      await page.getByRole('button', { name: 'Add note' }).click();
+      const banner = page.getByRole('alert');
+      await banner.waitFor({ timeout: 30_000 });
+      expect(await banner.textContent()).toContain('The note was not saved');
+      expect(await banner.locator('code').first().textContent()).toBe('validation_failed');
+      expect(await banner.textContent()).toMatch(/Trace [0-9a-f]{16,}/);
+      expect(await page.getByLabel('Title').inputValue()).toBe('   ');
+      expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe('true');
+      await banner.getByRole('button', { name: 'Dismiss' }).click();
+      await banner.waitFor({ state: 'detached', timeout: 30_000 });
+      await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+
+      // The command waits until the test lets it through: meanwhile the note is listed, pending.
+      await page.route('**/commands/createNote', async (route) => {
+        await answered;
+        await route.fallback();
+      });
+      await page.getByLabel('Title').fill('Shown before the answer');
+      await page.getByLabel('Title').press('Enter');
+      const item = page.getByRole('list', { name: 'Notes' }).getByRole('listitem');
+      await item.getByText('Saving…').waitFor({ timeout: 30_000 });
+      expect(await page.getByLabel('Title').inputValue()).toBe('');
+      answer();
+      await expect.poll(async () => [await item.count(), await item.locator('time').count()], { timeout: 30_000 }).toEqual([1, 1]);
+
+      // A refused subscription ends: Offline, the code in a banner; Retry (a reload) subscribes afresh.
+      const refuse = (route: Route) =>
+        route.fulfill({
+          status: 403,
+          contentType: 'application/json',
+          body: JSON.stringify({ ok: false, error: { code: 'forbidden', message: 'Your session has ended.' }, traceId: 'trace-live-403' }),
+        });
+      await page.route('**/live', refuse);
+      await page.reload();
+      await banner.getByText('Your session has ended.').waitFor({ timeout: 60_000 });
+      expect(await banner.locator('code').first().textContent()).toBe('forbidden');
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
+      await page.unroute('**/live', refuse);
+      await banner.getByRole('button', { name: 'Retry' }).click();
+      await page.getByRole('list', { name: 'Notes' }).getByText('Shown before the answer').waitFor({ timeout: 60_000 });
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
       await context.close();
     });
   });

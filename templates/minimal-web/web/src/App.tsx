@@ -1,42 +1,92 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
+import { ErrorBanner, isRetryable } from './components/ErrorBanner.tsx';
+import { LiveBadge } from './components/LiveBadge.tsx';
+import { NoteList } from './components/NoteList.tsx';
 import { useCommand, useLiveQuery } from './lib/fw.ts';
+import './styles.css';
+
+let pendingNotes = 0;
 
 export function App() {
   // Live: a note added anywhere (another tab, another user of this tenant) appears without a reload.
   const notes = useLiveQuery('liveNotes', {});
-  const createNote = useCommand('createNote');
+  // Optimistic: the note is listed at once, marked pending; the server's row replaces it, or it goes if the command fails.
+  const createNote = useCommand('createNote', {
+    optimistic: (store, args) =>
+      store.setLive('liveNotes', {}, (current) => [
+        { id: `pending-${++pendingNotes}`, title: args.title, body: args.body ?? null, author_id: '', tenant_id: '', created_at: new Date().toISOString() },
+        ...current,
+      ]),
+  });
   const [title, setTitle] = useState('');
+  const [body, setBody] = useState('');
+  const form = useRef<HTMLFormElement>(null);
 
   async function addNote(event: FormEvent) {
     event.preventDefault();
-    await createNote.mutateAsync({ title }).then(() => setTitle(''), () => undefined);
+    const note = body.trim() ? { title, body } : { title };
+    // Cleared at once (the note is already in the list); given back to the form if the server refuses it.
+    setTitle('');
+    setBody('');
+    await createNote.mutateAsync(note).catch(() => {
+      setTitle((current) => current || note.title);
+      setBody((current) => current || (note.body ?? ''));
+    });
   }
 
   return (
-    <main style={{ fontFamily: 'system-ui, sans-serif', maxWidth: 560, margin: '3rem auto', padding: '0 1rem' }}>
-      <h1>Notes</h1>
-      <form onSubmit={addNote} style={{ display: 'flex', gap: 8, alignItems: 'end' }}>
-        <label style={{ display: 'grid', gap: 4, flex: 1 }}>
+    <main className="app">
+      <header className="app-header">
+        <div className="brand">
+          <img src="/favicon.svg" alt="" />
+          <h1>Notes</h1>
+        </div>
+        <LiveBadge status={notes.status} />
+      </header>
+
+      <form ref={form} className="card composer" onSubmit={addNote} aria-label="New note">
+        <label className="field">
           Title
-          <input value={title} onChange={(e) => setTitle(e.target.value)} maxLength={200} required />
+          <input
+            value={title}
+            onChange={(e) => setTitle(e.target.value)}
+            maxLength={200}
+            placeholder="What’s on your mind?"
+            required
+            aria-invalid={createNote.error?.diagnostics.some((d) => d.path === 'args.title') || undefined}
+          />
         </label>
-        <button type="submit" disabled={createNote.isPending}>
-          Add note
-        </button>
+        <label className="field">
+          <span>
+            Details <small>(optional)</small>
+          </span>
+          <textarea
+            value={body}
+            onChange={(e) => setBody(e.target.value)}
+            onKeyDown={(e) => e.key === 'Enter' && (e.metaKey || e.ctrlKey) && e.currentTarget.form?.requestSubmit()}
+            maxLength={10_000}
+            rows={2}
+          />
+        </label>
+        <div className="composer-actions">
+          <span className="hint">
+            <kbd>Enter</kbd> in the title or <kbd>Ctrl</kbd>+<kbd>Enter</kbd> adds the note
+          </span>
+          <button type="submit">Add note</button>
+        </div>
       </form>
+
       {createNote.error && (
-        <p role="alert" style={{ color: 'crimson' }}>
-          {createNote.error.message}
-        </p>
+        <ErrorBanner
+          title="The note was not saved"
+          error={createNote.error}
+          // The text is back in the form: Retry sends it again.
+          onRetry={isRetryable(createNote.error) ? () => form.current?.requestSubmit() : undefined}
+          onDismiss={createNote.reset}
+        />
       )}
-      {notes.error && <p role="alert">Could not load notes: {notes.error.message}</p>}
-      {notes.data === undefined && !notes.error && <p>Loading…</p>}
-      <ul aria-label="Notes">
-        {notes.data?.map((note) => (
-          <li key={note.id}>{note.title}</li>
-        ))}
-      </ul>
-      {notes.data?.length === 0 && <p>No notes yet.</p>}
+
+      <NoteList notes={notes.data} error={notes.status === 'closed' ? notes.error : undefined} />
     </main>
   );
 }
