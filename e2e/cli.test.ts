@@ -160,6 +160,30 @@ describe('fw create', () => {
     expect(scripts['nuxt-web']).toMatchObject({ dev: 'fw dev', test: 'fw test', build: 'fw build && nuxt build web', start: 'fw start' });
   });
 
+  // A real npm install that fails on its own (the fw tarball does not exist) after resolving the rest.
+  const failingInstall = (name: string) => ['create', name, '--install', '--fw-spec', 'file:/nonexistent/fw-0.0.0.tgz'];
+
+  it('says what --install is doing while npm runs, in plain lines when not on a terminal', async () => {
+    const r = await runFw([...failingInstall('install-plain'), '--json'], { cwd: parent });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: 'install_failed' });
+    const lines = r.stderr.split('\n');
+    expect(lines[0]).toBe('Installing dependencies (npm install)…');
+    // npm's own lines follow as they come (here its error), then how long it took.
+    expect(r.stderr).toContain('npm error');
+    expect(lines.some((line) => /^npm install failed after \d+ s\.$/.test(line))).toBe(true);
+    expect(r.stderr).not.toContain('\u001b');
+  }, 180_000);
+
+  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, shows one status line with the elapsed time while npm runs', async () => {
+    // util-linux `script` gives fw a real terminal (its output is the terminal's transcript).
+    const command = [process.execPath, path.join(repoRoot, 'dist/cli/bin.js'), ...failingInstall('install-tty')].map((a) => `'${a}'`).join(' ');
+    const r = await runNode(['-e', `require('node:child_process').spawnSync('script', ['-qec', ${JSON.stringify(command)}, '/dev/null'], { stdio: 'inherit' })`], { cwd: parent, env: { FW_AI: 'mock' } });
+    const transcript = r.stdout;
+    expect(transcript).toContain('\r\u001b[2K… Installing dependencies (npm install) 0 s');
+    expect(transcript).toMatch(/\r\u001b\[2Knpm install failed after \d+ s\./);
+  }, 180_000);
+
   it('uses --fw-spec when given', async () => {
     const r = await runFw(['create', 'spec-app', '--fw-spec', '0.1.0-alpha.0', '--json'], { cwd: parent });
     expect(r.code).toBe(0);
