@@ -62,16 +62,41 @@ export function printFailure(error: unknown, json: boolean): void {
   if (debugging() && error instanceof Error && error.stack) log(error.stack);
 }
 
-/** Resolves when the process is asked to stop (Ctrl-C or a supervisor's SIGTERM). */
-export function untilSignal(): Promise<NodeJS.Signals> {
+/** Why a long-running command stops: a signal, or the parent that started it with an IPC channel went away. */
+export type StopReason = NodeJS.Signals | 'parent exited';
+
+const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Resolves when the process is asked to stop: Ctrl-C, a supervisor's SIGTERM, its terminal closing
+ * (SIGHUP), or, when its parent started it with an IPC channel (`npm run demo`, a supervisor written in
+ * Node), that channel closing because the parent died, even by SIGKILL. Once it has resolved, a second
+ * signal (a second later or more) ends the process at once, so a shutdown that hangs can be cut.
+ */
+export function untilSignal(): Promise<StopReason> {
   return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
+    const stop = (reason: StopReason) => {
+      for (const signal of stopSignals) process.off(signal, stop);
+      process.off('disconnect', parentGone);
+      const first = Date.now();
+      // The same stop often arrives twice (the terminal and a parent that forwards it): a repeat within a
+      // second is that; a later one ends the process at once, as if fw had not listened.
+      const again = (signal: NodeJS.Signals) => {
+        if (Date.now() - first < 1000) return;
+        for (const s of stopSignals) process.off(s, again);
+        process.kill(process.pid, signal);
+      };
+      for (const signal of stopSignals) process.on(signal, again);
+      resolve(reason);
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    const parentGone = () => stop('parent exited');
+    for (const signal of stopSignals) process.on(signal, stop);
+    if (process.channel) {
+      // Only watched: the channel must not keep the process alive by itself.
+      process.channel.unref();
+      process.once('disconnect', parentGone);
+      if (!process.connected) parentGone();
+    }
   });
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createProgress } from './progress.ts';
+import { createProgress, startActivity } from './progress.ts';
 
 function stream(isTTY: boolean) {
   const written: string[] = [];
@@ -35,5 +35,44 @@ describe('createProgress', () => {
     expect(out.written).toEqual(['… typecheck…']);
     progress.stop();
     expect(out.written).toEqual(['… typecheck…', '\r\u001b[2K']);
+  });
+});
+
+describe('startActivity', () => {
+  it('on a terminal: a status line with the elapsed time, redrawn each second below the lines printed, then the summary', () => {
+    vi.useFakeTimers();
+    const out = stream(true);
+    let now = 0;
+    const activity = startActivity('Installing dependencies (npm install)', out, { now: () => now });
+    expect(out.written).toEqual(['\r\u001b[2K… Installing dependencies (npm install) 0 s']);
+    now = 1_000;
+    vi.advanceTimersByTime(1_000);
+    expect(out.written.at(-1)).toBe('\r\u001b[2K… Installing dependencies (npm install) 1 s');
+    activity.print('added 12 packages');
+    expect(out.written.slice(-3)).toEqual(['\r\u001b[2K', 'added 12 packages\n', '\r\u001b[2K… Installing dependencies (npm install) 1 s']);
+    now = 65_000;
+    activity.end(`Installed dependencies in ${activity.elapsed()}.`);
+    expect(out.written.slice(-2)).toEqual(['\r\u001b[2K', 'Installed dependencies in 1 min 05 s.\n']);
+    const count = out.written.length;
+    vi.advanceTimersByTime(10_000);
+    expect(out.written).toHaveLength(count);
+  });
+
+  it('elsewhere: plain lines only, the label when it starts, a reminder every 30 s, the summary', () => {
+    vi.useFakeTimers();
+    const out = stream(false);
+    let now = 0;
+    const activity = startActivity('Installing dependencies (npm install)', out, { now: () => now });
+    activity.print('npm warn something');
+    now = 30_000;
+    vi.advanceTimersByTime(30_000);
+    activity.end(`Installed dependencies in ${activity.elapsed()}.`);
+    expect(out.written).toEqual([
+      'Installing dependencies (npm install)…\n',
+      'npm warn something\n',
+      '… Installing dependencies (npm install): 30 s so far\n',
+      'Installed dependencies in 30 s.\n',
+    ]);
+    expect(out.written.join('')).not.toContain('\u001b');
   });
 });

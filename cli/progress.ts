@@ -35,3 +35,69 @@ export function createProgress(stream: { isTTY?: boolean; write(text: string): u
     stop,
   };
 }
+
+/**
+ * A step that takes a while and prints as it goes (an install), said while it runs. On a terminal: one
+ * status line with the elapsed time (`… Installing dependencies (npm install) 12 s`), redrawn every
+ * second below whatever the step prints. Elsewhere (CI logs, pipes): `label…` when it starts, a plain
+ * reminder every `reminderMs`, and the step's own lines as they come. `end` replaces it with a summary.
+ *
+ * @example
+ *   const activity = startActivity('Installing dependencies (npm install)');
+ *   child.stdout.on('line', activity.print);
+ *   activity.end(`Installed dependencies in ${activity.elapsed()}.`);
+ */
+export interface Activity {
+  print(line: string): void;
+  /** The time since it started, as a person reads it: `12 s`, `1 min 05 s`. */
+  elapsed(): string;
+  end(summary: string): void;
+}
+
+export function startActivity(
+  label: string,
+  stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr,
+  options: { tickMs?: number; reminderMs?: number; now?: () => number } = {},
+): Activity {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const elapsed = () => formatElapsed(now() - started);
+  const terminal = stream.isTTY === true;
+  // Carriage return and erase-line: a terminal-only redraw of the one status line.
+  const draw = () => void stream.write(`\r\u001b[2K… ${label} ${elapsed()}`);
+  const clear = () => void stream.write('\r\u001b[2K');
+  let ended = false;
+  let timer: NodeJS.Timeout;
+  if (terminal) {
+    draw();
+    timer = setInterval(draw, options.tickMs ?? 1_000);
+  } else {
+    stream.write(`${label}…\n`);
+    timer = setInterval(() => void stream.write(`… ${label}: ${elapsed()} so far\n`), options.reminderMs ?? 30_000);
+  }
+  timer.unref();
+  return {
+    print(line) {
+      if (ended) return void stream.write(`${line}\n`);
+      if (terminal) {
+        clear();
+        stream.write(`${line}\n`);
+        draw();
+      } else stream.write(`${line}\n`);
+    },
+    elapsed,
+    end(summary) {
+      if (ended) return;
+      ended = true;
+      clearInterval(timer);
+      if (terminal) clear();
+      stream.write(`${summary}\n`);
+    },
+  };
+}
+
+export function formatElapsed(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  return `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, '0')} s`;
+}

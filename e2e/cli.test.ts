@@ -137,13 +137,52 @@ describe('fw create', () => {
         expect(result.stdout + result.stderr, project).toBe('');
         expect(result.code, project).toBe(0);
       }
-      const build = await runNode([path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'], { cwd: dir });
+      // `npm run build` is `fw build`: the backend bundle and the web app, what `npm start` (fw start) serves.
+      const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
+      expect(pkg.scripts).toMatchObject({ build: 'fw build', start: 'fw start' });
+      const build = await runFw(['build', '--json'], { cwd: dir, env: { NODE_ENV: 'production' } });
       expect(build.code, build.stdout + build.stderr).toBe(0);
-      expect(existsSync(path.join(dir, 'web/dist/index.html'))).toBe(true);
+      expect(JSON.parse(build.stdout)).toMatchObject({ ok: true, server: path.join(dir, '.fw/build/server'), web: path.join(dir, '.fw/build/web') });
+      expect(existsSync(path.join(dir, '.fw/build/web/index.html'))).toBe(true);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("gives every template npm scripts that are fw's commands: build is fw build, start is fw start", async () => {
+    const scripts: Record<string, Record<string, string>> = {};
+    for (const template of ['minimal-web', 'b2b-support-web', 'nuxt-web']) {
+      scripts[template] = JSON.parse(await readFile(path.join(repoRoot, 'templates', template, 'package.json'), 'utf8')).scripts;
+    }
+    expect(scripts['minimal-web']).toMatchObject({ dev: 'fw dev', test: 'fw test', build: 'fw build', start: 'fw start' });
+    expect(scripts['b2b-support-web']).toMatchObject({ dev: 'fw dev', test: 'fw test', build: 'fw build', start: 'fw start' });
+    // fw build skips a Nuxt web/ (with a note): Nuxt builds its own half.
+    expect(scripts['nuxt-web']).toMatchObject({ dev: 'fw dev', test: 'fw test', build: 'fw build && nuxt build web', start: 'fw start' });
+  });
+
+  // A real npm install that fails on its own (the fw tarball does not exist) after resolving the rest.
+  const failingInstall = (name: string) => ['create', name, '--install', '--fw-spec', 'file:/nonexistent/fw-0.0.0.tgz'];
+
+  it('says what --install is doing while npm runs, in plain lines when not on a terminal', async () => {
+    const r = await runFw([...failingInstall('install-plain'), '--json'], { cwd: parent });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: 'install_failed' });
+    const lines = r.stderr.split('\n');
+    expect(lines[0]).toBe('Installing dependencies (npm install)…');
+    // npm's own lines follow as they come (here its error), then how long it took.
+    expect(r.stderr).toContain('npm error');
+    expect(lines.some((line) => /^npm install failed after \d+ s\.$/.test(line))).toBe(true);
+    expect(r.stderr).not.toContain('\u001b');
+  }, 180_000);
+
+  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, shows one status line with the elapsed time while npm runs', async () => {
+    // util-linux `script` gives fw a real terminal (its output is the terminal's transcript).
+    const command = [process.execPath, path.join(repoRoot, 'dist/cli/bin.js'), ...failingInstall('install-tty')].map((a) => `'${a}'`).join(' ');
+    const r = await runNode(['-e', `require('node:child_process').spawnSync('script', ['-qec', ${JSON.stringify(command)}, '/dev/null'], { stdio: 'inherit' })`], { cwd: parent, env: { FW_AI: 'mock' } });
+    const transcript = r.stdout;
+    expect(transcript).toContain('\r\u001b[2K… Installing dependencies (npm install) 0 s');
+    expect(transcript).toMatch(/\r\u001b\[2Knpm install failed after \d+ s\./);
+  }, 180_000);
 
   it('uses --fw-spec when given', async () => {
     const r = await runFw(['create', 'spec-app', '--fw-spec', '0.1.0-alpha.0', '--json'], { cwd: parent });

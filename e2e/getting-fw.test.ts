@@ -75,7 +75,7 @@ describe('npm create fwjs, from the packed tarballs', () => {
       engines: { node: own.engines.node },
       dependencies: { fwjs: `file:${fwTarball}` },
       devDependencies: { node: own.devDependencies.node },
-      scripts: { dev: 'fw dev', test: 'fw test' },
+      scripts: { dev: 'fw dev', test: 'fw test', build: 'fw build', start: 'fw start' },
       allowScripts: { node: true },
     });
     expect(pkg.dependencies.fw).toBeUndefined();

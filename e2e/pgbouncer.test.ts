@@ -222,3 +222,63 @@ describe.skipIf(!hasPgBouncer)('behind PgBouncer in transaction mode (PostgreSQL
     });
   });
 });
+
+// A pooler set up by hand often knows only the owner (an auth_file line, no auth_query): fw's request
+// login, or a user that is not in the file, is refused. fw says which connection, which variable, and
+// the fix in one line each, not a row-level security puzzle.
+describe.skipIf(!hasPgBouncer)('a PgBouncer that refuses the sign-in', () => {
+  let bouncer: RunningPgBouncer;
+  let app: Awaited<ReturnType<typeof createTestApp>>;
+  beforeAll(async () => {
+    bouncer = await startPgBouncer({ authQuery: false });
+    app = await createTestApp('minimal-web');
+  });
+  afterAll(async () => {
+    await bouncer?.stop();
+    await app?.remove();
+  });
+
+  const failure = async (args: string[], env: Record<string, string>) => {
+    const run = await runFw([...args, '--json'], { cwd: app.dir, env });
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    return JSON.parse(run.stdout) as { ok: boolean; kind: string; message: string; suggestions: string[] };
+  };
+
+  it("names fw's request login the pooler does not know, and how to make it known (fw db status, fw db migrate)", async () => {
+    const target = await createTestPostgresDatabase();
+    try {
+      const env = { DATABASE_URL: bouncer.pooled(target.url) };
+      for (const args of [['db', 'status'], ['db', 'migrate']]) {
+        const report = await failure(args, env);
+        expect(report).toMatchObject({ ok: false, kind: 'database_auth' });
+        expect(report.message).toMatch(/^The pooler at DATABASE_URL refused fw's request login fw_login_\w+ \(fw_login_\w+@127\.0\.0\.1:\d+\/\w+\): "trust" authentication failed\.$/);
+        expect(report.suggestions).toEqual([
+          expect.stringMatching(/^PgBouncer must know fw_login_\w+: set auth_user \(with auth_query\) .* auth_file \(docs\/deploy\.md#behind-a-connection-pooler\)\.$/),
+          'Behind a transaction pooler, also set FW_DIRECT_DATABASE_URL to PostgreSQL itself: migrations and LISTEN need a session of their own.',
+        ]);
+      }
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('names the variable whose user the pooler refuses, and never its password', async () => {
+    const target = await createTestPostgresDatabase();
+    try {
+      const stranger = new URL(bouncer.pooled(target.url));
+      stranger.username = 'stranger';
+      stranger.password = 'not-to-be-printed';
+      const pooled = await failure(['db', 'status'], { DATABASE_URL: stranger.toString() });
+      expect(pooled.kind).toBe('database_auth');
+      expect(pooled.message).toMatch(/^The pooler at DATABASE_URL refused fw's sign-in \(stranger@127\.0\.0\.1:\d+\/\w+\): "\w+" authentication failed\.$/);
+      expect(pooled.suggestions[1]).toContain('Set FW_DIRECT_DATABASE_URL to PostgreSQL itself (not the pooler)');
+      // The direct URL pointed at the pooler with a user it does not know: that variable is named.
+      const direct = await failure(['db', 'status'], { DATABASE_URL: bouncer.pooled(target.url), FW_DIRECT_DATABASE_URL: stranger.toString() });
+      expect(direct.message).toMatch(/^The pooler at FW_DIRECT_DATABASE_URL refused fw's sign-in \(stranger@/);
+      expect(direct.suggestions[1]).toBe('FW_DIRECT_DATABASE_URL must point at PostgreSQL itself (or a session-mode pooler), for migrations and LISTEN (docs/deploy.md#behind-a-connection-pooler).');
+      for (const report of [pooled, direct]) expect(JSON.stringify(report)).not.toContain('not-to-be-printed');
+    } finally {
+      await target.drop();
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty';
 import { createApp } from '../../toolchain/create/create-app.ts';
 import { log, printJson } from '../output.ts';
+import { startActivity } from '../progress.ts';
 
 export default defineCommand({
   meta: { name: 'create', description: 'Create a new fw app from a template' },
@@ -17,6 +18,14 @@ export default defineCommand({
       template: args.template,
       ...(args['fw-spec'] ? { fwSpec: args['fw-spec'] } : {}),
       install: Boolean(args.install),
+      // Said while it runs (an install takes a while): on stderr, so --json's stdout stays one document.
+      reportInstall: (command) => {
+        const activity = startActivity(`Installing dependencies (${command})`);
+        return {
+          line: activity.print,
+          end: (ok) => activity.end(ok ? `Installed dependencies (${command}) in ${activity.elapsed()}.` : `${command} failed after ${activity.elapsed()}.`),
+        };
+      },
     });
     if (args.json) printJson({ ok: true, ...created });
     else {

@@ -39,6 +39,9 @@ export default defineCommand({
       return { exitCode: report.ok ? 0 : 1 };
     }
     let lastFailure: string | undefined;
+    // Listened for from here on: a signal while starting stops fw dev once started, with its children
+    // (Vite, services, the worker) closed, instead of ending the process around them.
+    const stopped = untilSignal();
     const session = await startDev({
       root,
       port: parsePort(args.port, '--port'),
@@ -73,7 +76,7 @@ export default defineCommand({
       if (summary.services?.length) log(`fw dev: started ${summary.services.join(', ')} (service.dev in its manifest); its output is prefixed with its name.`);
       if (dashboardUrl) log(`fw dev: dashboard on ${dashboardUrl}`);
     }
-    await untilSignal();
+    await stopped;
     await session.close();
   },
 });

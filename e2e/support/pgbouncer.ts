@@ -21,9 +21,11 @@ export interface RunningPgBouncer {
  * PgBouncer in `pool_mode = transaction` in front of the test PostgreSQL, the way managed hosts run
  * their poolers: each transaction gets whichever server session is free. The server pool is kept
  * smaller than fw's request pool, so consecutive transactions of one client connection really do land
- * in different sessions. Users are looked up in PostgreSQL (auth_query), so fw's request login works.
+ * in different sessions. Users are looked up in PostgreSQL (auth_query), so fw's request login works;
+ * with `authQuery: false` only the owner (in its auth_file) may sign in, as a pooler set up by hand
+ * often has it.
  */
-export async function startPgBouncer(options: { serverPoolSize?: number } = {}): Promise<RunningPgBouncer> {
+export async function startPgBouncer(options: { serverPoolSize?: number; authQuery?: boolean } = {}): Promise<RunningPgBouncer> {
   if (!pgbouncerPath || !testDatabaseUrl) throw new Error('PgBouncer or FW_TEST_DATABASE_URL is missing');
   const server = new URL(testDatabaseUrl);
   const dir = await mkdtemp(path.join(tmpdir(), 'fw-pgbouncer-'));
@@ -47,7 +49,7 @@ export async function startPgBouncer(options: { serverPoolSize?: number } = {}):
       'max_client_conn = 500',
       'auth_type = trust',
       `auth_file = ${files.users}`,
-      `auth_user = ${owner}`,
+      ...(options.authQuery === false ? [] : [`auth_user = ${owner}`]),
       // pg sends these at startup; PgBouncer refuses unknown startup parameters otherwise.
       'ignore_startup_parameters = extra_float_digits,application_name,statement_timeout',
       '',

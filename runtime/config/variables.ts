@@ -54,6 +54,7 @@ export const VARIABLES = {
   FW_REQUEST_TIMEOUT_MS: { type: 'whole', group: 'server', default: 30_000, doc: 'The whole request (headers and body) must arrive within this; live streams are not cut.', see: 'deploy.md#server-limits' },
   FW_KEEP_ALIVE_TIMEOUT_MS: { type: 'whole', group: 'server', default: 5_000, doc: 'An idle keep-alive connection is closed after this.', see: 'deploy.md#server-limits' },
   FW_MAX_CONNECTIONS: { type: 'whole', group: 'server', default: 1_024, doc: 'Open connections per server; further ones are refused.', see: 'deploy.md#server-limits' },
+  FW_BODY_LIMIT_BYTES: { type: 'whole', group: 'server', default: 1_048_576, doc: 'The largest request body accepted (a larger one is answered `413 payload_too_large`).', see: 'deploy.md#server-limits' },
   FW_TRACE_TENANT: { type: 'flag', group: 'telemetry', default: false, doc: 'Entry spans carry the tenant id (`fw.tenant_id`).', see: 'observability.md' },
   FW_DEBUG: { type: 'flag', group: 'dev', default: false, doc: 'The CLI prints the stack of an unexpected error.' },
 

@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { FwError } from '../core/errors.ts';
 import { FwFailure } from '../core/failure.ts';
 import { APP_ROLE } from './app-role.ts';
+import { connectionFailure } from './connection-failure.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
 import { IDENTITY_SECRET, identityFunctionsMarker, identityFunctionsSql, storeIdentityPads } from './request-identity.ts';
@@ -138,7 +139,8 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   } catch (error) {
     await admin.destroy();
     await closeDriver();
-    throw error;
+    // The owner's first connection: a refused sign-in or no server says so, with the variable to fix.
+    throw (options.url && connectionFailure(error, { variable: options.directUrl ? 'FW_DIRECT_DATABASE_URL' : 'DATABASE_URL', url: options.directUrl ?? options.url, direct: Boolean(options.directUrl) })) || error;
   }
 
   if (!pgModule || !setup.login) {
@@ -193,7 +195,8 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     await selfTest(database);
   } catch (error) {
     await database.close();
-    throw error;
+    // The request login's first connection, through DATABASE_URL (the pooler, when there is one).
+    throw connectionFailure((error as Error).cause ?? error, { variable: 'DATABASE_URL', url: options.url!, requestLogin: setup.login.role, direct: Boolean(options.directUrl) }) ?? error;
   }
   return database;
 }

@@ -476,6 +476,28 @@ for (const target of targets) {
       expect(status.blocked).toEqual([]);
     });
 
+    it('numbers migrations 1, 2, 3 however far the id sequence has run ahead (a crash, a rolled-back insert)', async () => {
+      const v1 = defineSchema({ notes: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text() }, shared) });
+      const v2 = defineSchema({ notes: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text(), body: t.text().nullable() }, shared) });
+      const v3 = defineSchema({ notes: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text(), body: t.text().nullable(), pinned: t.boolean().default(false) }, shared) });
+      expect((await applyMigration(db, v1)).migrationId).toBe(1);
+      // What recovery after a crash does to a sequence (PostgreSQL logs 32 values ahead; an embedded
+      // database killed by SIGKILL comes back past them), and what a rolled-back insert leaves.
+      await sql`select nextval(pg_get_serial_sequence('public._fw_migrations', 'id')) from generate_series(1, 32)`.execute(db.admin);
+      await db.admin.transaction().execute(async (trx) => {
+        await sql`insert into _fw_migrations (checksum, fw_version, changes) values ('x', 'x', '[]')`.execute(trx);
+        await sql`select 1 / 0`.execute(trx);
+      }).catch(() => undefined);
+      expect((await applyMigration(db, v2)).migrationId).toBe(2);
+      // A plan made and discarded, and a dry run, number nothing.
+      await planMigration(db, v3);
+      expect((await applyMigration(db, v3)).migrationId).toBe(3);
+      expect((await migrationStatus(db, v3)).applied.map((m) => m.id)).toEqual([1, 2, 3]);
+      // An older fw inserting by the column's default takes the next id, not one in use.
+      const { rows } = await sql<{ id: number }>`insert into _fw_migrations (checksum, fw_version, changes) values ('older', '0.0.0', '[]') returning id`.execute(db.admin);
+      expect(Number(rows[0]!.id)).toBe(4);
+    });
+
     it('creates the system tables idempotently, and the app role may write the outbox', async () => {
       await ensureSystemTables(db);
       await ensureSystemTables(db);

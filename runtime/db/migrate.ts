@@ -211,11 +211,16 @@ async function applyOnce(db: FwDatabase, schema: Schema, options: MigrateOptions
       }
     }
     await ensureLiveCapture(conn, schema);
+    // Numbered one past the last row, under the migration lock, not by the column's sequence: a
+    // sequence never gives back what it handed out (a rolled-back insert, and up to 32 values after a
+    // crash or an embedded database killed mid-run), and migration ids are read as a history (1, 2, 3).
+    // The sequence is set to it, so that an older fw inserting by default takes the next id too.
     const inserted = await sql<{ id: number }>`
-      insert into "public"."_fw_migrations" (checksum, fw_version, changes)
-      values (${schemaChecksum(schema)}, ${fwVersion}, ${JSON.stringify(changes)}::jsonb)
+      insert into "public"."_fw_migrations" (id, checksum, fw_version, changes)
+      select coalesce(max(id), 0) + 1, ${schemaChecksum(schema)}, ${fwVersion}, ${JSON.stringify(changes)}::jsonb from "public"."_fw_migrations"
       returning id`.execute(conn);
     const migrationId = Number(inserted.rows[0]!.id);
+    await sql`select setval(pg_get_serial_sequence('public._fw_migrations', 'id'), ${migrationId})`.execute(conn);
     return { outcome: 'commit', value: { result: { applied: changes, blocked: [], migrationId }, more: plan.usesNewEnumValues } };
   });
 }

@@ -113,7 +113,7 @@ async function serveMigrate(req: IncomingMessage, context: AdminContext): Promis
       diagnostics: [{ path: 'url', code: 'no_dev_migrate', message: 'Run fw db migrate with DATABASE_URL set to this database instead.' }],
     });
   }
-  const body = parseJsonBody(await readBody(req, 4096), req.headers['content-type']);
+  const body = parseJsonBody(await readBody(req, 4096, { raise: false }), req.headers['content-type']);
   const options = (body ?? {}) as Record<string, unknown>;
   for (const key of Object.keys(options)) {
     if ((key !== 'acceptDataLoss' && key !== 'dryRun') || typeof options[key] !== 'boolean') {

@@ -1,26 +1,89 @@
 import type { IncomingMessage } from 'node:http';
 import { FwError } from '../core/errors.ts';
 
+/** How a body limit reads to a person: `1 MiB`, `512 KiB`, `4096 bytes`. */
+export function describeBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
 /**
- * Reads a request body up to `limit` bytes. Refuses early on a declared Content-Length over the limit,
- * and stops reading (413) as soon as a streamed body passes it.
+ * How much of an oversized body is read and thrown away after the 413, so that a client still sending
+ * it reads the answer instead of a connection reset (a socket closed with unread data is reset). Past
+ * this (or the request timeout, `FW_REQUEST_TIMEOUT_MS`) the connection is cut.
  */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () =>
-    new FwError('payload_too_large', `The request body is larger than ${limit} bytes.`, {
-      diagnostics: [{ path: 'body', code: 'too_large', message: `At most ${limit} bytes are accepted.` }],
+export function discardBudget(limit: number): number {
+  return Math.max(limit, 16 * 1024 * 1024);
+}
+
+/**
+ * Reads a request body up to `limit` bytes. Refuses early (413 `payload_too_large`) on a declared
+ * Content-Length over the limit, and as soon as a streamed body passes it. Either way the request is
+ * not destroyed: the rest of the body is read and discarded (up to `discardBudget`), so the 413 reaches
+ * a client that is still sending and the connection stays usable. `raise` says how to accept more
+ * (the runtime's limit is `FW_BODY_LIMIT_BYTES`); a fixed limit passes none.
+ */
+export async function readBody(req: IncomingMessage, limit: number, options: { raise?: string | false } = {}): Promise<Buffer> {
+  const raise = options.raise ?? 'Set FW_BODY_LIMIT_BYTES to accept larger bodies (docs/deploy.md#server-limits).';
+  const tooLarge = () => {
+    discardRest(req, discardBudget(limit));
+    return new FwError('payload_too_large', `The request body is larger than ${limit} bytes (${describeBytes(limit)}).`, {
+      diagnostics: [{ path: 'body', code: 'too_large', message: `At most ${limit} bytes are accepted.`, hint: `Send at most ${describeBytes(limit)} in one request.${raise ? ` ${raise}` : ''}` }],
     });
+  };
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
 
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      stop();
+      chunks.length = 0;
+      reject(tooLarge());
+    };
+    const onEnd = () => {
+      stop();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    // The client went away before the body was complete.
+    const onClose = () => {
+      stop();
+      reject(new FwError('bad_request', 'The request body ended early: the client closed the connection.'));
+    };
+    if (req.readableEnded) return resolve(Buffer.alloc(0));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+/**
+ * Reads and throws away what is left of a refused body, at most `budget` bytes, and cuts the connection
+ * past that. Node's server then answers on a connection it can keep (no reset while the client sends).
+ */
+function discardRest(req: IncomingMessage, budget: number): void {
+  if (req.complete || req.destroyed) return;
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > budget) req.socket.destroy();
+  });
+  req.resume();
 }
 
 /**

@@ -37,7 +37,7 @@ export interface RuntimeHandlerOptions {
    */
   auth?: AuthOption;
   cors?: CorsOptions;
-  /** Largest accepted request body in bytes (default 1 MiB). */
+  /** Largest accepted request body in bytes (default `FW_BODY_LIMIT_BYTES`, 1 MiB). */
   bodyLimit?: number;
   /** Where server-side errors are reported (default: stderr). */
   onError?: (error: FwError, traceId: string) => void;
@@ -75,7 +75,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
   const config = options.config ?? resolveConfig();
   const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
   const cors = resolveCorsOptions(options.cors);
-  const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  const bodyLimit = options.bodyLimit ?? config.get('FW_BODY_LIMIT_BYTES');
   const onError = options.onError ?? logServerError;
   const { app, db } = options;
   const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: config.get('FW_TRACE_TENANT'), clock });
@@ -150,10 +150,6 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         const error = toFwError(thrown);
         // A held runtime's answer is reported once, by whoever holds it, not once per request.
         if (error.status >= 500 && error.code !== 'schema_blocked') onError(error, traceId);
-        if (error.code === 'payload_too_large') {
-          // Stop reading: the rest of an oversized body is not worth receiving.
-          res.setHeader('connection', 'close');
-        }
         send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors);
         request.span.setAttribute('error.type', error.code);
         endServerSpan(request.span, error.status);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
 import { fwVersion } from '../../runtime/core/version.ts';
@@ -16,6 +17,16 @@ export interface CreateAppOptions {
   fwSpec?: string;
   install?: boolean;
   packageManager?: 'npm' | 'pnpm';
+  /**
+   * Told when the install starts (with its command, e.g. `npm install`); what it returns gets each line
+   * the install prints (stdout and stderr) and its end. Default: the lines go to stderr as they come.
+   */
+  reportInstall?: (command: string) => InstallReport;
+}
+
+export interface InstallReport {
+  line(text: string): void;
+  end(ok: boolean): void;
 }
 
 export interface CreatedApp {
@@ -59,7 +70,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   }
   await writeFile(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
 
-  if (options.install) await run(options.packageManager ?? 'npm', ['install'], dir);
+  if (options.install) await run(options.packageManager ?? 'npm', ['install'], dir, options.reportInstall);
   return { dir, template: options.template as TemplateName, fwSpec, installed: Boolean(options.install), files: await listFiles(dir) };
 }
 
@@ -84,16 +95,23 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   return out;
 }
 
-function run(command: string, args: string[], cwd: string): Promise<void> {
+const printLines = (): InstallReport => ({ line: (text) => void process.stderr.write(`${text}\n`), end: () => undefined });
+
+function run(command: string, args: string[], cwd: string, reportInstall: (command: string) => InstallReport = printLines): Promise<void> {
   return new Promise((resolve, reject) => {
-    // Install output is progress, not a result: keep stdout clean for --json.
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32' });
-    child.stdout.pipe(process.stderr);
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve()
-        : reject(new FwFailure('install_failed', `${command} ${args.join(' ')} exited with ${code} in ${cwd}.`, { suggestions: [`cd ${cwd} && ${command} install`] })),
-    );
+    const report = reportInstall(`${command} ${args.join(' ')}`);
+    // Install output is progress, not a result: it never reaches stdout (kept clean for --json). Both
+    // streams are read line by line, so a status line can stay below them.
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' });
+    for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (line) => report.line(line));
+    child.on('error', (error) => {
+      report.end(false);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      report.end(code === 0);
+      if (code === 0) resolve();
+      else reject(new FwFailure('install_failed', `${command} ${args.join(' ')} exited with ${code} in ${cwd}.`, { suggestions: [`cd ${cwd} && ${command} install`] }));
+    });
   });
 }
