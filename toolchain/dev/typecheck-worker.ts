@@ -2,10 +2,19 @@
 // noEmit, off the dev server's thread. Each time every project has settled after a change, the whole set
 // of type errors goes to the parent thread, which reports what changed.
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import type * as TS from 'typescript';
 import type { TypecheckMessage, TypecheckWorkerData, TypeDiagnostic } from './typecheck.ts';
+
+// Below the dev server on a busy machine: on Linux a priority set with pid 0 is this thread's alone
+// (elsewhere it would be the whole process's, so it is left as it is).
+if (process.platform === 'linux') {
+  try {
+    os.setPriority(0, 10);
+  } catch {}
+}
 
 const { root, typescript, projects, watch } = workerData as TypecheckWorkerData;
 const ts = createRequire(import.meta.url)(typescript) as typeof TS;
