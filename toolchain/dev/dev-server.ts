@@ -19,6 +19,8 @@ import { listEntryFiles } from '../../plugin/load-app.ts';
 import { untilWatched } from './watcher-ready.ts';
 import { startDevServices } from './dev-services.ts';
 import { readExternalServices } from '../../plugin/external-manifests.ts';
+import { startTypecheck } from './typecheck.ts';
+import { colourFor } from '../../runtime/config/colour.ts';
 
 export type { DevOptions, DevSession } from './dev-session.ts';
 
@@ -37,10 +39,24 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     const session = await startDevSession(options);
     // External services whose manifests say how to start them run beside the app (dev-services.ts).
     const services = startDevServices((await readExternalServices(path.resolve(options.root))).services, { log: (line) => process.stderr.write(`${line}\n`) });
+    // TypeScript checks the app in a worker thread, started once the session serves: it never holds up
+    // start-up, a reload or a request (typecheck.ts).
+    const root = path.resolve(options.root);
+    const typecheck =
+      options.typecheck === false
+        ? undefined
+        : startTypecheck({
+            root,
+            web: existsSync(path.join(root, 'web')) && !isNuxtWeb(root),
+            watch: options.watch ?? true,
+            colour: colourFor(process.stderr),
+            log: (line) => process.stderr.write(`${line}\n`),
+          });
     return {
       ...session,
       summary: { ...session.summary, services: services.status().map((s) => s.service) },
       close: async () => {
+        await typecheck?.close();
         await services.close();
         await session.close();
         await telemetry?.shutdown();

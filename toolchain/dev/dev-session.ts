@@ -21,6 +21,11 @@ export interface DevOptions {
   watch?: boolean;
   /** Run the outbox worker, delivering emitted events to actions (default true; `--no-worker`). */
   worker?: boolean;
+  /**
+   * Typecheck the app in the background, reporting type errors as they appear and clear (default true;
+   * `--no-typecheck`): typecheck.ts.
+   */
+  typecheck?: boolean;
   /** Vite's own log level (default 'info'); `fw dev --json` keeps it quiet. */
   viteLogLevel?: 'info' | 'warn' | 'error' | 'silent';
   onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
