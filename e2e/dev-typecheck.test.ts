@@ -31,7 +31,7 @@ describe('fw dev typechecks in the background', () => {
   });
 
   it('reports a type error with its place once, and "types OK" when it is fixed', async () => {
-    dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir });
+    dev = await startFw(['dev', '--api-only', '--port', '0', '--json', '--typecheck'], { cwd: app.dir });
     // The first check names the projects: the app's and web/'s, as `npm run typecheck` checks them.
     await until(async () => lines().includes('fw: types OK (tsconfig.json, web/tsconfig.json)'), 'the first check', checked);
 
@@ -80,7 +80,7 @@ describe('fw dev in an app without typescript', () => {
   });
 
   it('says once that typechecking is off and how to turn it on', async () => {
-    dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir });
+    dev = await startFw(['dev', '--api-only', '--port', '0', '--json', '--typecheck'], { cwd: app.dir });
     const off = 'fw dev: typechecking is off: the app has no typescript installed (npm install --save-dev typescript turns it on';
     await until(async () => dev!.stderr().includes(off), 'the line saying typechecking is off');
     expect(dev.stderr().split(off)).toHaveLength(2);

@@ -91,6 +91,9 @@ export interface RunningFw {
 
 /** Starts a long-running `fw …` that prints one JSON line when ready (`fw dev --json`). */
 export function startFw(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunningFw> {
+  // fw dev's background typecheck costs seconds of CPU per start on a 2-core machine; only the tests
+  // of it (which say --typecheck) run it.
+  if (args[0] === 'dev' && !args.includes('--typecheck') && !args.includes('--no-typecheck')) args = [...args, '--no-typecheck'];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: childEnv(options.env) });
     let stdout = '';
