@@ -79,4 +79,64 @@ describe('live store', () => {
     expect(store.getSnapshot('k')).toMatchObject({ data: ['b'], revision: 9 });
     expect(notified).toBe(7);
   });
+
+  it('retry reopens a subscription the server ended: connecting, the error kept until live; the ended one is closed and ignored', () => {
+    const store = createLiveStore();
+    const { source, opened } = controlledSource();
+    let notified = 0;
+    store.subscribe('k', source, () => notified++);
+    const forbidden = new FwError({ code: 'forbidden', status: 403, message: 'no' });
+    const first = opened[0]!.handlers;
+    first.onError?.(forbidden);
+    first.onStatus?.('closed');
+    expect(store.getSnapshot('k')).toEqual({ data: undefined, error: forbidden, status: 'closed', revision: undefined });
+
+    store.retry('k');
+    expect(opened).toHaveLength(2);
+    expect(opened[0]?.closed).toBe(true);
+    expect(store.getSnapshot('k')).toEqual({ data: undefined, error: forbidden, status: 'connecting', revision: undefined });
+    // The ended subscription's late callbacks no longer count.
+    first.onData(['stale'], 1);
+    first.onStatus?.('closed');
+    expect(store.getSnapshot('k').status).toBe('connecting');
+
+    const second = opened[1]!.handlers;
+    second.onData(['a'], 4);
+    second.onStatus?.('live');
+    expect(store.getSnapshot('k')).toEqual({ data: ['a'], error: undefined, status: 'live', revision: 4 });
+    expect(notified).toBe(5);
+
+    // Open (live, connecting, reconnecting): retry leaves it alone; a key no one follows is not opened.
+    store.retry('k');
+    store.retry('other');
+    expect(opened).toHaveLength(2);
+    expect(opened[1]?.closed).toBe(false);
+  });
+
+  it('a new subscriber reopens an ended key; under StrictMode the second subscribe shares the reopened one', async () => {
+    const store = createLiveStore();
+    const { source, opened } = controlledSource();
+    const stopA = store.subscribe('k', source, noop);
+    opened[0]!.handlers.onError?.(new FwError({ code: 'forbidden', status: 403, message: 'no' }));
+    opened[0]!.handlers.onStatus?.('closed');
+
+    // A remount while another component still holds the ended key (so it was not dropped).
+    const stopB = store.subscribe('k', source, noop);
+    stopB();
+    const stopC = store.subscribe('k', source, noop);
+    expect(opened).toHaveLength(2);
+    expect(opened[0]?.closed).toBe(true);
+    expect(store.getSnapshot('k').status).toBe('connecting');
+
+    // A live key is shared, not reopened.
+    opened[1]!.handlers.onStatus?.('live');
+    const stopD = store.subscribe('k', source, noop);
+    expect(opened).toHaveLength(2);
+
+    stopA();
+    stopC();
+    stopD();
+    await nextTurn();
+    expect(opened[1]?.closed).toBe(true);
+  });
 });

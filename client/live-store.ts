@@ -21,8 +21,19 @@ export interface LiveSource {
  * one subscription per key, shared by its subscribers.
  */
 export interface LiveStore {
-  /** Subscribes to `key`, opening it with `source` unless it is open already. */
+  /**
+   * Subscribes to `key`, opening it with `source` unless it is open already. A key whose subscription
+   * ended (status `closed`, e.g. the server refused it) is reopened; one still connecting or live is
+   * shared (StrictMode's second subscribe keeps it).
+   */
   subscribe(key: string, source: LiveSource, listener: () => void): () => void;
+  /**
+   * Reopens the key's subscription when it ended (status `closed`: the server refused or ended it), with
+   * the source it was opened with: status goes back to `connecting`; data and error are kept until the
+   * new one answers (the error clears once live). Nothing happens while it is open (`connecting`, `live`,
+   * `reconnecting`: the client reconnects by itself) or when no one is subscribed to `key`.
+   */
+  retry(key: string): void;
   /** The key's server data with every optimistic layer applied on top, in the order they were added. */
   getSnapshot(key: string): LiveSnapshot;
   /** The keys open now (optimistic updates look for the pages of a paginated liveQuery). */
@@ -65,6 +76,10 @@ interface Entry {
   // Tokens rather than listeners: the same listener may subscribe twice (StrictMode), each counts once.
   readonly subscriptions: Set<{ listener: () => void }>;
   subscription: LiveSubscription | undefined;
+  /** Identifies the subscription whose callbacks count (see `open`). */
+  opened: object | undefined;
+  /** How the key was opened last; `retry` opens it again with it. */
+  source: LiveSource | undefined;
 }
 
 const connectingSnapshot: LiveSnapshot = Object.freeze({ data: undefined, error: undefined, status: 'connecting', revision: undefined });
@@ -123,28 +138,58 @@ export function createLiveStore(): LiveStore {
   }
 
   function open(entry: Entry, source: LiveSource): LiveSubscription {
+    // Callbacks of a subscription the entry no longer holds (replaced by a retry) are ignored; they may
+    // come while `open` runs, before `entry.subscription` is set, hence the token.
+    const token = {};
+    entry.opened = token;
+    const current = () => entry.opened === token;
+    entry.source = source;
     return source.open({
-      onData: (data, revision, covers) => received(entry, data, revision, covers),
+      onData: (data, revision, covers) => current() && received(entry, data, revision, covers),
       onReset: () => {
+        if (!current()) return;
         entry.held = undefined;
         update(entry, { data: undefined, revision: undefined });
       },
-      onError: (error) => update(entry, { error }),
-      onStatus: (status) => update(entry, status === 'live' ? { status, error: undefined } : { status }),
+      onError: (error) => current() && update(entry, { error }),
+      onStatus: (status) => current() && update(entry, status === 'live' ? { status, error: undefined } : { status }),
     });
+  }
+
+  /** Closes the entry's ended subscription (its callbacks are ignored from now on) and opens it again. */
+  function reopen(entry: Entry, source: LiveSource): void {
+    const ended = entry.subscription;
+    entry.opened = undefined;
+    entry.subscription = undefined;
+    ended?.close();
+    entry.held = undefined;
+    update(entry, { status: 'connecting' });
+    entry.subscription = open(entry, source);
   }
 
   return {
     subscribe(key, source, listener) {
       let entry = entries.get(key);
       if (!entry) {
-        entry = { base: connectingSnapshot, layers: [], held: undefined, snapshot: connectingSnapshot, subscriptions: new Set(), subscription: undefined };
+        entry = {
+          base: connectingSnapshot,
+          layers: [],
+          held: undefined,
+          snapshot: connectingSnapshot,
+          subscriptions: new Set(),
+          subscription: undefined,
+          opened: undefined,
+          source: undefined,
+        };
         entries.set(key, entry);
       }
       const subscribed = entry;
       const token = { listener };
       subscribed.subscriptions.add(token);
-      subscribed.subscription ??= open(subscribed, source);
+      // An ended subscription is reopened for a new subscriber (e.g. a remount after the server refused
+      // it); a connecting or live one is shared.
+      if (!subscribed.subscription) subscribed.subscription = open(subscribed, source);
+      else if (subscribed.base.status === 'closed') reopen(subscribed, source);
       return () => {
         if (!subscribed.subscriptions.delete(token) || subscribed.subscriptions.size > 0) return;
         queueMicrotask(() => {
@@ -153,6 +198,11 @@ export function createLiveStore(): LiveStore {
           subscribed.subscription?.close();
         });
       };
+    },
+
+    retry(key) {
+      const entry = entries.get(key);
+      if (entry?.source && entry.subscriptions.size > 0 && entry.base.status === 'closed') reopen(entry, entry.source);
     },
 
     getSnapshot: (key) => entries.get(key)?.snapshot ?? connectingSnapshot,

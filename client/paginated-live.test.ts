@@ -99,4 +99,29 @@ describe('paginated live', () => {
     expect(pages.getSnapshot()).toMatchObject({ results: rows(1), status: 'exhausted', error: undefined });
     stop();
   });
+
+  it('retry reopens a first page the server refused; nothing while it is open', () => {
+    const { pages, answer, open, rows } = harness();
+    const stop = pages.subscribe(() => {});
+    const first = open.get('{"cursor":null,"numItems":2}')!;
+    const forbidden = new FwError({ code: 'forbidden', status: 403, message: 'no' });
+    first.handlers.onError?.(forbidden);
+    first.handlers.onStatus?.('closed');
+    expect(pages.getSnapshot()).toMatchObject({ results: [], status: 'loadingFirstPage', error: forbidden, liveStatus: 'closed' });
+
+    pages.retry();
+    const reopened = open.get('{"cursor":null,"numItems":2}')!;
+    expect(reopened).not.toBe(first);
+    expect(first.closed).toBe(true);
+    expect(pages.getSnapshot()).toMatchObject({ status: 'loadingFirstPage', liveStatus: 'connecting' });
+    answer({ cursor: null, numItems: 2 }, { page: rows(1), isDone: true, continueCursor: 'c1' });
+    reopened.handlers.onStatus?.('live');
+    expect(pages.getSnapshot()).toMatchObject({ results: rows(1), status: 'exhausted', error: undefined, liveStatus: 'live' });
+
+    pages.retry();
+    expect(open.get('{"cursor":null,"numItems":2}')).toBe(reopened);
+    expect(reopened.closed).toBe(false);
+    stop();
+  });
 });
+

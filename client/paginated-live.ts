@@ -55,6 +55,8 @@ export interface PaginatedLive<T = unknown> {
    * load yet (a page is loading) or nothing after the last page.
    */
   loadMore(numItems?: number): boolean;
+  /** Reopens every page whose subscription ended (LiveStore.retry); open ones are left as they are. */
+  retry(): void;
 }
 
 interface Subscribed {
@@ -210,6 +212,12 @@ export function createPaginatedLive<T = unknown>(options: PaginatedLiveOptions):
       pages.push({ current: subscribed({ cursor: end, numItems }), held: undefined });
       recompute();
       return true;
+    },
+
+    retry() {
+      for (const page of pages) {
+        for (const entry of [page.current, page.held]) if (entry?.stop) liveStore.retry(entry.key);
+      }
     },
   };
 }

@@ -200,7 +200,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await context.close();
   });
 
-  it('shows a refused live subscription as an error with its code, and Offline; Retry loads the notes', async () => {
+  it('shows a refused live subscription as an error with its code, and Offline; Retry (useLiveQuery\'s retry, no reload) loads the notes', async () => {
     const context = await asFreshTenant();
     const page = await context.newPage();
     const refuse = (route: Route) =>
@@ -217,9 +217,12 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     expect(await banner.locator('code').first().textContent()).toBe('forbidden');
     await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
     await page.unroute('**/live', refuse);
+    // Marks this document: a reload would lose the mark.
+    await page.evaluate(() => Object.assign(window, { beforeRetry: true }));
     await banner.getByRole('button', { name: 'Retry' }).click();
     await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
     await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
+    expect(await page.evaluate(() => (window as { beforeRetry?: boolean }).beforeRetry)).toBe(true);
     await context.close();
   });
 

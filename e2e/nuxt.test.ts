@@ -216,7 +216,7 @@ describe('the nuxt-web template', () => {
       answer();
       await expect.poll(async () => [await item.count(), await item.locator('time').count()], { timeout: 30_000 }).toEqual([1, 1]);
 
-      // A refused subscription ends: Offline, the code in a banner; Retry (a reload) subscribes afresh.
+      // A refused subscription ends: Offline, the code in a banner; Retry (useFwLiveQuery's retry, no reload) reopens it.
       const refuse = (route: Route) =>
         route.fulfill({
           status: 403,
@@ -229,9 +229,12 @@ describe('the nuxt-web template', () => {
       expect(await banner.locator('code').first().textContent()).toBe('forbidden');
       await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
       await page.unroute('**/live', refuse);
+      // Marks this document: a reload would lose the mark.
+      await page.evaluate(() => Object.assign(window, { beforeRetry: true }));
       await banner.getByRole('button', { name: 'Retry' }).click();
       await page.getByRole('list', { name: 'Notes' }).getByText('Shown before the answer').waitFor({ timeout: 60_000 });
       await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
+      expect(await page.evaluate(() => (window as { beforeRetry?: boolean }).beforeRetry)).toBe(true);
       await context.close();
     });
   });

@@ -18,6 +18,17 @@ const files = {
     "export default command({ policy: 'system', handler: (ctx) => ctx.db.insertInto('notes').values({ title: 'stamp', body: null, author_id: 'cron' }).execute() });",
     '',
   ].join('\n'),
+  // ctx.now() reads the runtime's clock (the one advanceTime moves); SQL's now() is the database's.
+  'src/commands/whatTime.ts': [
+    "import { command, sql } from 'fwjs';",
+    'export default command({',
+    '  handler: async (ctx) => {',
+    '    const { rows } = await sql<{ db: Date; bound: Date }>`select now() as db, ${ctx.now()}::timestamptz as bound`.execute(ctx.db);',
+    '    return { now: ctx.now().toISOString(), db: new Date(rows[0]!.db).toISOString(), bound: new Date(rows[0]!.bound).toISOString() };',
+    '  },',
+    '});',
+    '',
+  ].join('\n'),
   'src/crons.ts': `import { crons } from 'fwjs';\nexport default crons({ stamp: { every: '1d', call: 'stampNote', tenant: '${ACME}' } });\n`,
 };
 
@@ -51,4 +62,21 @@ describe('fw/testing moves time', () => {
     expect(await fw.deliverEvents()).toMatchObject({ delivered: 1 });
     expect(await titles()).toEqual(crossed ? ['later', 'stamp', 'stamp'] : ['later', 'stamp']);
   });
+
+  it('ctx.now() in a handler is the test clock: advanceTime moves it, the database clock stays', async () => {
+    const alice = fw.client({ userId: 'alice', tenantId: ACME, role: 'member' });
+    const whatTime = async () => (await alice.command('whatTime' as never, {} as never)) as { now: string; db: string; bound: string };
+    const before = await whatTime();
+    expect(before.now).toBe(new Date(fw.now()).toISOString());
+    expect(before.bound).toBe(before.now);
+
+    fw.advanceTime('8d');
+    const after = await whatTime();
+    expect(after.now).toBe(new Date(fw.now()).toISOString());
+    expect(Date.parse(after.now) - Date.parse(before.now)).toBe(8 * 86_400_000);
+    // SQL's now() is the database's clock, which advanceTime does not move: bind ctx.now() instead.
+    expect(Date.parse(after.bound)).toBe(Date.parse(after.now));
+    expect(Date.parse(after.db)).toBeLessThan(Date.parse(after.now) - 7 * 86_400_000);
+  });
 });
+

@@ -51,11 +51,12 @@ export interface TestApp<A extends ApiShape> {
   deliverEvents(): Promise<DeliveredEvents>;
   /**
    * Moves the test's clock forward by `ms` (or text like `'2h'`): scheduled calls, cron ticks and
-   * sleeping workflow runs that fall due by then run at the next `deliverEvents()`. Nothing waits for
-   * wall time. The clock starts a minute ahead of the database's.
+   * sleeping workflow runs that fall due by then run at the next `deliverEvents()`, and handlers'
+   * `ctx.now()` reads it (SQL's `now()` does not). Nothing waits for wall time. The clock starts a
+   * minute ahead of the database's.
    */
   advanceTime(ms: number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`): void;
-  /** The test's clock now (epoch ms): what `ctx.scheduler.runAfter` counts from. */
+  /** The test's clock now (epoch ms): what `ctx.now()` reads and `ctx.scheduler.runAfter` counts from. */
   now(): number;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

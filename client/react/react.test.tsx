@@ -408,6 +408,8 @@ describe('useLiveQuery against a scripted live server', () => {
   let server: Server;
   let url: string;
   const calls: ScriptedLiveCall[] = [];
+  /** Tenants whose requests are refused with 403 (the server's policy says no, until it changes its mind). */
+  const refusedTenants = new Set<string>();
   let revision = 1;
   const results = new Map<string, unknown>([
     ['liveNotes', [{ title: 'n1', at: '2025-01-01T00:00:00.000Z' }]],
@@ -456,6 +458,12 @@ describe('useLiveQuery against a scripted live server', () => {
         const { subscriptions } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Pick<ScriptedLiveCall, 'subscriptions'>;
         const call: ScriptedLiveCall = { subscriptions, tenant: String(req.headers['x-fw-tenant-id']), res, abandoned: false, ended: false };
         calls.push(call);
+        if (refusedTenants.has(call.tenant)) {
+          // What the runtime answers when the policy refuses the caller: the whole request, for good.
+          call.ended = true;
+          res.writeHead(403, { ...cors, 'content-type': 'application/json' });
+          return void res.end(JSON.stringify({ ok: false, error: { code: 'forbidden', message: 'not allowed' }, traceId: 'trace-403' }));
+        }
         res.on('close', () => {
           call.ended = true;
           call.abandoned = !res.writableFinished;
@@ -595,5 +603,61 @@ describe('useLiveQuery against a scripted live server', () => {
     expect(callsOf(auth).map((call) => call.subscriptions.map((s) => s.args))).toEqual([[{ tag: 'a' }], [{ tag: 'b' }]]);
     await serverSees(() => callsOf(auth)[0]!.ended, 'the server to see the tag-a stream end');
     expect(callsOf(auth)[0]!.abandoned).toBe(true);
+  });
+
+  it('retry reopens a subscription the server refused, once it allows it; a new subscriber reopens it too', async () => {
+    const auth = newIdentity();
+    refusedTenants.add(auth.tenantId!);
+    push('liveCount', 7);
+    function Retrying() {
+      const { data, status, error, retry } = live.useLiveQuery('liveCount', {});
+      return (
+        <>
+          <button onClick={retry}>retry</button>
+          <p>{`retrying: ${status} ${data ?? '…'}${error ? ` ${error.code}` : ''}`}</p>
+        </>
+      );
+    }
+    const { unmount } = render(
+      <StrictMode>
+        <FwProviderForLive auth={auth}>
+          <Retrying />
+        </FwProviderForLive>
+      </StrictMode>,
+    );
+    await screen.findByText('retrying: closed … forbidden');
+    expect(callsOf(auth)).toHaveLength(1);
+
+    // Still refused: retry goes back to connecting, then closed again with the error.
+    fireEvent.click(screen.getByRole('button', { name: 'retry' }));
+    await serverSees(() => callsOf(auth).length === 2, 'the server to see the retry');
+    await screen.findByText('retrying: closed … forbidden');
+
+    refusedTenants.delete(auth.tenantId!);
+    fireEvent.click(screen.getByRole('button', { name: 'retry' }));
+    await screen.findByText('retrying: live 7');
+    expect(callsOf(auth)).toHaveLength(3);
+    unmount();
+
+    // Refused again, then allowed: a component mounted next to the ended one reopens it.
+    const other = newIdentity();
+    refusedTenants.add(other.tenantId!);
+    function Later() {
+      const [shown, setShown] = useState(false);
+      const { status } = live.useLiveQuery('liveCount', {}, { enabled: shown });
+      return <button onClick={() => setShown(true)}>{`later: ${status}`}</button>;
+    }
+    render(
+      <FwProviderForLive auth={other}>
+        <Retrying />
+        <Later />
+      </FwProviderForLive>,
+    );
+    await screen.findByText('retrying: closed … forbidden');
+    refusedTenants.delete(other.tenantId!);
+    fireEvent.click(screen.getByRole('button', { name: 'later: closed' }));
+    await screen.findByText('retrying: live 7');
+    await screen.findByText('later: live');
+    expect(callsOf(other)).toHaveLength(2);
   });
 });

@@ -21,6 +21,11 @@ export interface UseLiveQueryResult<R> {
   status: LiveStatus;
   /** The log revision `data` reflects. */
   revision: number | undefined;
+  /**
+   * Reopens a subscription the server ended (status `closed`, e.g. refused with 403): status goes back
+   * to `connecting`, the error clears once it is live. Does nothing while it is open or disabled.
+   */
+  retry(): void;
 }
 
 export type UseLiveQuery<A extends ApiShape> = <T extends LiveQueryTarget<A>>(
@@ -49,6 +54,7 @@ export function createUseLiveQuery<A extends ApiShape>(api: A, { useFwContext }:
     );
     const getSnapshot = () => (enabled ? liveStore.getSnapshot(key) : disabledSnapshot);
     const snapshot = useSyncExternalStore(enabled ? subscribe : noSubscription, getSnapshot, getSnapshot);
-    return { data: snapshot.data as never, error: snapshot.error, status: snapshot.status, revision: snapshot.revision };
+    const retry = useCallback(() => liveStore.retry(key), [liveStore, key]);
+    return { data: snapshot.data as never, error: snapshot.error, status: snapshot.status, revision: snapshot.revision, retry };
   };
 }

@@ -28,6 +28,8 @@ export interface UsePaginatedLiveQueryResult<T> {
   error: FwError | undefined;
   /** The stream's status, as `useLiveQuery` reports it. */
   liveStatus: LiveStatus;
+  /** Reopens the pages whose subscription the server ended (`liveStatus` `closed`), as `useLiveQuery`'s `retry`. */
+  retry(): void;
 }
 
 export type UsePaginatedLiveQuery<A extends ApiShape> = <T extends PaginatedLiveQueryTarget<A>>(
@@ -65,6 +67,7 @@ export function createUsePaginatedLiveQuery<A extends ApiShape>(api: A, { useFwC
     const getSnapshot = () => (enabled ? pages.getSnapshot() : disabled);
     const snapshot = useSyncExternalStore(enabled ? subscribe : noSubscription, getSnapshot, getSnapshot);
     const loadMore = useCallback((numItems?: number) => pages.loadMore(numItems), [pages]);
+    const retry = useCallback(() => pages.retry(), [pages]);
     return {
       results: snapshot.results as never,
       status: snapshot.status,
@@ -73,6 +76,7 @@ export function createUsePaginatedLiveQuery<A extends ApiShape>(api: A, { useFwC
       loadMore,
       error: snapshot.error,
       liveStatus: snapshot.liveStatus,
+      retry,
     };
   };
 }

@@ -73,6 +73,11 @@ export interface UseFwLiveQueryResult<R> {
   status: ComputedRef<LiveStatus>;
   /** The log revision `data` reflects. */
   revision: ComputedRef<number | undefined>;
+  /**
+   * Reopens a subscription the server ended (status `closed`, e.g. refused with 403): status goes back
+   * to `connecting`, the error clears once it is live. Does nothing while it is open or disabled.
+   */
+  retry(): void;
 }
 
 export interface UseFwCommandOptions<A extends ApiShape, I> {
@@ -303,5 +308,8 @@ export function useFwLiveQueryOf(
     error: computed(() => snapshot.value.error),
     status: computed(() => snapshot.value.status),
     revision: computed(() => snapshot.value.revision),
+    retry: () => {
+      if (!server && enabled.value) liveStore.retry(key.value);
+    },
   };
 }

@@ -27,6 +27,8 @@ export interface UseFwPaginatedLiveQueryResult<T> {
   /** A page's failure; an `invalid_cursor` is answered by starting over from the first page. */
   error: ComputedRef<FwError | undefined>;
   liveStatus: ComputedRef<LiveStatus>;
+  /** Reopens the pages whose subscription the server ended (`liveStatus` `closed`), as `useFwLiveQuery`'s `retry`. */
+  retry(): void;
 }
 
 export type UseFwPaginatedLiveQuery<A extends ApiShape> = <T extends PaginatedLiveQueryTarget<A>>(
@@ -88,5 +90,6 @@ export function useFwPaginatedLiveQueryOf(
     loadMore: (numItems) => current?.loadMore(numItems) ?? false,
     error: computed(() => snapshot.value.error),
     liveStatus: computed(() => snapshot.value.liveStatus),
+    retry: () => current?.retry(),
   };
 }

@@ -29,6 +29,17 @@ export interface QueryContext {
   db: Kysely<AppDatabase>;
   auth: Auth;
   traceId: string;
+  /**
+   * The runtime's time, the clock scheduled calls, crons and workflow sleeps fall due by: the system
+   * time, or under `fwjs/testing` the clock `advanceTime` moves. Use it instead of `new Date()` for
+   * decisions a test should control ("pending more than 7 days"). SQL's `now()` is the database's clock,
+   * which `advanceTime` does not move: pass `ctx.now()` as a bound parameter instead.
+   *
+   * @example
+   *   const cutoff = new Date(ctx.now().getTime() - 7 * 86_400_000);
+   *   await ctx.db.updateTable('tickets').set({ status: 'closed' }).where('status', '=', 'pending').where('updated_at', '<', cutoff).execute();
+   */
+  now(): Date;
 }
 
 export interface CommandContext extends QueryContext {

@@ -24,13 +24,19 @@ export interface CommandServices {
   clock?: Clock | undefined;
 }
 
-/** The ctx of a query or liveQuery: its transaction and caller, and no AI (see {@link aiRefusal}). */
-export function queryContext(kind: string, db: Kysely<any>, caller: Caller): Record<string, unknown> {
+/** The ctx of a query or liveQuery: its transaction and caller, the runtime's time, and no AI (see {@link aiRefusal}). */
+export function queryContext(kind: string, db: Kysely<any>, caller: Caller, clock: Clock = systemClock): Record<string, unknown> {
   const ctx: Record<string, unknown> = Object.create(aiRefusal(kind));
   ctx.db = db;
   ctx.auth = caller.auth;
   ctx.traceId = caller.traceId;
+  ctx.now = nowOf(clock);
   return ctx;
+}
+
+/** `ctx.now()`: the runtime's clock as a Date (tests move it with `advanceTime`; SQL's now() is the database's). */
+function nowOf(clock: Clock): () => Date {
+  return () => new Date(clock.now());
 }
 
 /**
@@ -39,7 +45,7 @@ export function queryContext(kind: string, db: Kysely<any>, caller: Caller): Rec
  */
 export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEntry[], services: CommandServices): Record<string, unknown> {
   const planStart = services.planWorkflowStart;
-  const ctx = queryContext('command', db, caller);
+  const ctx = queryContext('command', db, caller, services.clock);
   ctx.emit = (event: string, payload?: unknown) => {
     if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
     if (event.startsWith('fw.')) throw new TypeError(`ctx.emit('${event}'): event names starting with "fw." are fw's own; start workflows with ctx.startWorkflow(name, args).`);
@@ -108,8 +114,8 @@ function scheduler(db: Kysely<any>, outbox: OutboxEntry[], services: CommandServ
  * and what only the caller knows (an action's `event`, a workflow's `run` and `step`, an endpoint's
  * request parts).
  */
-export function serverContext(db: Kysely<any>, caller: Caller, ai: AiContext | undefined, extras: Record<string, unknown>): Record<string, unknown> {
-  return Object.assign(Object.create(ai ? Object.prototype : noAi), ai, { db, auth: caller.auth, traceId: caller.traceId }, extras);
+export function serverContext(db: Kysely<any>, caller: Caller, ai: AiContext | undefined, extras: Record<string, unknown>, clock: Clock = systemClock): Record<string, unknown> {
+  return Object.assign(Object.create(ai ? Object.prototype : noAi), ai, { db, auth: caller.auth, traceId: caller.traceId, now: nowOf(clock) }, extras);
 }
 
 // A runtime assembled without models (a bare test runtime): ctx.ai says so instead of being undefined.

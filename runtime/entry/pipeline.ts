@@ -49,7 +49,7 @@ export interface EntryServices {
   planWorkflowStart?: PlanWorkflowStart;
   /** A command's `ctx.scheduler.runAfter` / `runAt`. */
   planScheduledCall?: PlanScheduledCall;
-  /** The time `ctx.scheduler.runAfter` counts from (default the system clock; tests move one). */
+  /** The time `ctx.now()` reads and `ctx.scheduler.runAfter` counts from (default the system clock; tests move one). */
   clock?: Clock;
   /** Entry spans carry the tenant (`FW_TRACE_TENANT=1`; off: a tenant id can be personal data). */
   traceTenant?: boolean;
@@ -159,12 +159,12 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
   switch (lifecycleOf(entry).transaction) {
     case 'statement': {
       // Statement-level as the caller: these kinds may call models, which must not hold a transaction open.
-      const ctx = serverContext(createAutocommitKysely(db, { ...caller, label }), caller, services.ai?.(caller), call.context ?? {});
+      const ctx = serverContext(createAutocommitKysely(db, { ...caller, label }), caller, services.ai?.(caller), call.context ?? {}, services.clock);
       return entry.handler(ctx, args);
     }
     case 'read-only': {
       const inTransaction = async (trx: Kysely<any>) => {
-        const ctx = entry.kind === 'aiTool' ? { db: trx, ...caller, ...call.context } : queryContext(entry.kind, trx, caller);
+        const ctx = entry.kind === 'aiTool' ? { db: trx, ...caller, ...call.context } : queryContext(entry.kind, trx, caller, services.clock);
         const result = await entry.handler(ctx, args);
         call.onReadResult?.(result);
         return result;

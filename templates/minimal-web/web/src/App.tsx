@@ -86,7 +86,7 @@ export function App() {
         />
       )}
 
-      <NoteList notes={notes.data} error={notes.status === 'closed' ? notes.error : undefined} />
+      <NoteList notes={notes.data} error={notes.status === 'closed' ? notes.error : undefined} onRetry={notes.retry} />
     </main>
   );
 }

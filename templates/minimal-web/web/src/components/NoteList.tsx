@@ -9,15 +9,15 @@ type Note = ResultOf<typeof api.liveQueries.liveNotes>[number];
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** The notes, newest first; a skeleton before the first snapshot, an empty state, or the error that ended the subscription. */
-export function NoteList({ notes, error }: { notes: Note[] | undefined; error: FwError | undefined }) {
+export function NoteList({ notes, error, onRetry }: { notes: Note[] | undefined; error: FwError | undefined; onRetry: () => void }) {
   return (
     <section aria-labelledby="notes-heading">
       <h2 id="notes-heading" className="notes-heading">
         Your notes {notes && notes.length > 0 && <span className="count">{notes.length}</span>}
       </h2>
       {error ? (
-        // The subscription ended (e.g. sign-in expired): a reload subscribes afresh.
-        <ErrorBanner title="Could not load notes" error={error} onRetry={() => location.reload()} />
+        // The subscription ended (e.g. sign-in expired): Retry reopens it (useLiveQuery's retry).
+        <ErrorBanner title="Could not load notes" error={error} onRetry={onRetry} />
       ) : notes === undefined ? (
         <div className="notes" aria-busy="true">
           <span className="visually-hidden">Loading…</span>
