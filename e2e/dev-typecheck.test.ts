@@ -67,22 +67,4 @@ describe('fw dev typechecks in the background', () => {
   }, 300_000);
 });
 
-describe('fw dev in an app without typescript', () => {
-  let app: Awaited<ReturnType<typeof createTestApp>>;
-  let dev: RunningFw | undefined;
-  beforeAll(async () => {
-    // In the temporary directory: nothing there resolves `typescript`.
-    app = await createTestApp('minimal-web');
-  });
-  afterAll(async () => {
-    await dev?.stop();
-    await app?.remove();
-  });
-
-  it('says once that typechecking is off and how to turn it on', async () => {
-    dev = await startFw(['dev', '--api-only', '--port', '0', '--json', '--typecheck'], { cwd: app.dir });
-    const off = 'fw dev: typechecking is off: the app has no typescript installed (npm install --save-dev typescript turns it on';
-    await until(async () => dev!.stderr().includes(off), 'the line saying typechecking is off');
-    expect(dev.stderr().split(off)).toHaveLength(2);
-  }, 120_000);
-});
+// An app without typescript gets one line saying typechecking is off: toolchain/dev/typecheck.test.ts.

@@ -30,7 +30,7 @@ import { loadTextSemantics, type TextSemantics } from './text-semantics.ts';
 /** Fixed by default, so the suite is repeatable; explore others with FW_LIVE_PROPERTY_SEED=random or a number. */
 const SEED = process.env.FW_LIVE_PROPERTY_SEED === 'random' ? (Math.random() * 2 ** 32) >>> 0 : Number(process.env.FW_LIVE_PROPERTY_SEED ?? 20261125) >>> 0;
 /** Random schemas per database. PostgreSQL runs the first cases of the same seed (it is slower here). */
-const CASES = { pglite: positive(process.env.FW_LIVE_PROPERTY_CASES, 4), postgres: positive(process.env.FW_LIVE_PROPERTY_CASES, 3) };
+const CASES = { pglite: positive(process.env.FW_LIVE_PROPERTY_CASES, 2), postgres: positive(process.env.FW_LIVE_PROPERTY_CASES, 2) };
 /** Writes per schema. */
 const STEPS = positive(process.env.FW_LIVE_PROPERTY_STEPS, 200);
 /** liveQueries alive at once (one index holds them all). */
