@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { until } from '../../e2e/support/until.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -67,12 +68,12 @@ describe('startTypecheck', () => {
     const lines: string[] = [];
     typecheck = startTypecheck({ root: dir, web: true, log: (line) => lines.push(line) });
     expect(typecheck?.projects).toEqual(['tsconfig.json']);
-    await until(() => lines.includes('fw: types OK (tsconfig.json)'));
+    await until(async () => lines.includes('fw: types OK (tsconfig.json)'), 'the first check', { timeoutMs: 45_000, intervalMs: 50 });
     await writeFile(path.join(dir, 'src/a.ts'), "export const n: number = 1;\nexport const m: number = 'x';\n");
-    await until(() => lines.includes('fw: 1 type error in 1 file'));
+    await until(async () => lines.includes('fw: 1 type error in 1 file'), 'the type error', { timeoutMs: 45_000, intervalMs: 50 });
     expect(lines).toContain("fw: src/a.ts:2:14 error TS2322 Type 'string' is not assignable to type 'number'.");
     await writeFile(path.join(dir, 'src/a.ts'), 'export const n: number = 1;\nexport const m: number = 2;\n');
-    await until(() => lines.includes('fw: types OK'));
+    await until(async () => lines.includes('fw: types OK'), 'the fix', { timeoutMs: 45_000, intervalMs: 50 });
     expect(lines.filter((line) => line.includes('TS2322'))).toHaveLength(1);
   }, 60_000);
 
@@ -87,10 +88,3 @@ describe('startTypecheck', () => {
   });
 });
 
-async function until(probe: () => boolean, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
