@@ -647,21 +647,25 @@ export const MAX_CAPTURED_VALUE_LENGTH = 200;
 export const liveFunctionsSql: readonly string[] = [
   `alter table "public"."${LIVE_LOG_TABLE}" add column if not exists changes jsonb`,
   `create or replace function "public"."_fw_live_merge"(a jsonb, b jsonb) returns jsonb
-  language sql immutable set search_path = pg_catalog as $fw$
-  select case when a is null or b is null then null else (
+  language plpgsql immutable set search_path = pg_catalog set plan_cache_mode = force_generic_plan as $fw$
+begin
+  return (select case when a is null or b is null then null else (
     select coalesce(jsonb_object_agg(k.key, case
       when jsonb_typeof(a -> k.key) is distinct from 'array' or jsonb_typeof(b -> k.key) is distinct from 'array' then 'null'::jsonb
       else (select case when count(*) > ${MAX_CAPTURED_VALUES} then 'null'::jsonb else jsonb_agg(u.v) end
             from (select jsonb_array_elements(a -> k.key) as v union select jsonb_array_elements(b -> k.key)) u) end), '{}'::jsonb)
-    from (select jsonb_object_keys(a) as key union select jsonb_object_keys(b)) k) end
+    from (select jsonb_object_keys(a) as key union select jsonb_object_keys(b)) k) end);
+end
 $fw$`,
   `create or replace function "public"."_fw_live_values"(p_images jsonb, p_columns text[]) returns jsonb
-  language sql immutable set search_path = pg_catalog as $fw$
-  select coalesce(jsonb_object_agg(c.col, c.vals), '{}'::jsonb) from (
+  language plpgsql immutable set search_path = pg_catalog set plan_cache_mode = force_generic_plan as $fw$
+begin
+  return (select coalesce(jsonb_object_agg(c.col, c.vals), '{}'::jsonb) from (
     select x.col, case when count(distinct x.v) > ${MAX_CAPTURED_VALUES} or coalesce(max(length(x.v)), 0) > ${MAX_CAPTURED_VALUE_LENGTH} then 'null'::jsonb
       else jsonb_agg(distinct x.v) end as vals
     from (select col, img ->> col as v from unnest(p_columns) as col, jsonb_array_elements(p_images) as img) x
-    group by x.col) c
+    group by x.col) c);
+end
 $fw$`,
   `create or replace function "public"."_fw_live_record"(p_table text, p_tenant uuid, p_changes jsonb) returns void
   language plpgsql security definer set search_path = pg_catalog, public as $fw$

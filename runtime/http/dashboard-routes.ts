@@ -29,7 +29,7 @@ export function dashboardRoutes(context: DashboardRoutesContext): { methods: rea
     auth: 'none',
     template: () => `${DASHBOARD_PREFIX}*`,
     async serve(call) {
-      await serveDashboardFile(call.req, call.res, call.params['*'] ?? '');
+      await serveDashboardFile(call.req, call.res, call.params['*'] ?? '', call.traceId);
       return 'streamed';
     },
   };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { FwError } from '../core/errors.ts';
+import { TRACE_HEADER } from '../core/trace.ts';
 
 export const DASHBOARD_PREFIX = '/_fw/dashboard/';
 
@@ -37,7 +38,7 @@ const HEADERS = {
 };
 
 /** Sends one file of the dashboard; any path without an extension is the app's page (its views are `#` routes). */
-export async function serveDashboardFile(req: IncomingMessage, res: ServerResponse, rest: string): Promise<void> {
+export async function serveDashboardFile(req: IncomingMessage, res: ServerResponse, rest: string, traceId: string): Promise<void> {
   const dir = dashboardRoot();
   if (!dir) {
     throw new FwError('unavailable', 'The dashboard is not built: fw was installed without dist/dashboard-ui.', {
@@ -52,6 +53,7 @@ export async function serveDashboardFile(req: IncomingMessage, res: ServerRespon
     throw new FwError('not_found', `No dashboard file ${rest.slice(0, 80)}.`);
   });
   res.writeHead(200, {
+    [TRACE_HEADER]: traceId,
     ...HEADERS,
     'content-type': type,
     'content-length': String(body.length),

@@ -128,7 +128,8 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     const found = table.lookup(method, path);
     if (!found) {
       if (next) return next();
-      return void send(res, req, { status: 404, body: errorBody(new FwError('not_found', `Nothing at ${path}.`), resolveTraceId(req.headers[TRACE_HEADER]), false) }, cors);
+      const traceId = resolveTraceId(req.headers[TRACE_HEADER]);
+      return void send(res, req, { status: 404, body: errorBody(new FwError('not_found', `Nothing at ${path}.`), traceId, false) }, cors, traceId);
     }
     const template = found.route.template(found.params);
     const started = performance.now();
@@ -137,11 +138,12 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
       recordRequest(performance.now() - started, { 'http.request.method': method, 'http.route': template, 'http.response.status_code': status, ...(errorType ? { 'error.type': errorType } : {}) });
     // Traced, fw's trace id is the trace's own: one id in the answer, the log and the tracing backend.
     const traceId = request.span.isRecording() ? request.span.spanContext().traceId : resolveTraceId(req.headers[TRACE_HEADER]);
-    res.setHeader(TRACE_HEADER, traceId);
+    // Every answer carries the trace id in the headers it is written with (send(), the streams' own):
+    // a header set ahead with setHeader would be kept on the response for as long as a stream lives.
     withContext(request.context, () => handle(req, res, found, traceId))
       .then((reply) => {
         if (reply !== 'streamed') {
-          send(res, req, reply, cors);
+          send(res, req, reply, cors, traceId);
           measured(reply.status);
         }
         endServerSpan(request.span, reply === 'streamed' ? res.statusCode : reply.status);
@@ -150,7 +152,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         const error = toFwError(thrown);
         // A held runtime's answer is reported once, by whoever holds it, not once per request.
         if (error.status >= 500 && error.code !== 'schema_blocked') onError(error, traceId);
-        send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors);
+        send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors, traceId);
         request.span.setAttribute('error.type', error.code);
         endServerSpan(request.span, error.status);
         measured(error.status, error.code);
@@ -179,10 +181,11 @@ function errorBody(error: FwError, traceId: string, dev: boolean) {
   return { ok: false, error: publicError(error, traceId, dev), traceId };
 }
 
-function send(res: ServerResponse, req: IncomingMessage, reply: Reply, cors: ReturnType<typeof resolveCorsOptions>): void {
+function send(res: ServerResponse, req: IncomingMessage, reply: Reply, cors: ReturnType<typeof resolveCorsOptions>, traceId: string): void {
   if (res.headersSent) return;
   const payload = reply.body === undefined ? '' : JSON.stringify(reply.body);
   res.writeHead(reply.status, {
+    [TRACE_HEADER]: traceId,
     ...corsHeaders(cors, req),
     ...reply.headers,
     ...(reply.body === undefined

@@ -5,7 +5,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { type Diagnostic, FwError } from '../core/errors.ts';
 import type { LiveHub } from '../live/hub.ts';
-import { SseConnection } from '../live/sse-connection.ts';
+import { keptText, SseConnection } from '../live/sse-connection.ts';
 import { parseJsonBody, parseJsonText, readBody } from './body.ts';
 import { endStreamAtExpiry, type StreamSubscription } from './live-expiry.ts';
 
@@ -38,7 +38,7 @@ export async function servePerNameStream(req: IncomingMessage, res: ServerRespon
     auth: context.auth,
     traceId: context.traceId,
     exclusive: true,
-    clientAddress: clientAddressOf(req),
+    clientAddress: clientAddressOf(req, context.auth),
     ...(lastRevision === undefined ? {} : { lastRevision }),
   });
   if (!outcome.ok) {
@@ -101,7 +101,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
       { diagnostics: [{ path: 'subscriptions', code: 'too_many', message: `At most ${maxSubscriptionsPerConnection}.` }] },
     );
   }
-  context.hub.checkCapacity(context.auth, subscriptions.length, clientAddressOf(req));
+  context.hub.checkCapacity(context.auth, subscriptions.length, clientAddressOf(req, context.auth));
 
   const connection = new SseConnection(connectionId(), req, res);
   connection.open(context.headers);
@@ -117,7 +117,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
         args: subscription.args ?? {},
         auth: context.auth,
         traceId: context.traceId,
-        clientAddress: clientAddressOf(req),
+        clientAddress: clientAddressOf(req, context.auth),
         ...(subscription.lastRevision === undefined ? {} : { lastRevision: subscription.lastRevision }),
       });
       if (outcome.ok) {
@@ -131,10 +131,12 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
 
 /**
  * The client's address, by which anonymous callers are counted against the live limits. It is the
- * socket's peer: behind a reverse proxy every anonymous caller is the proxy (docs/live.md).
+ * socket's peer: behind a reverse proxy every anonymous caller is the proxy (docs/live.md). A signed-in
+ * caller is counted as its user, so its address is not asked for (node keeps a looked-up peer on the
+ * socket for the stream's life).
  */
-function clientAddressOf(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? 'unknown';
+function clientAddressOf(req: IncomingMessage, auth: Auth): string | undefined {
+  return auth.userId ? undefined : (req.socket.remoteAddress ?? 'unknown');
 }
 
 function parseArgsParameter(raw: string | null): unknown {
@@ -154,5 +156,5 @@ function parseRevision(raw: string | string[] | null | undefined, path: string):
 }
 
 function connectionId(): string {
-  return `conn_${randomBytes(6).toString('base64url')}`;
+  return keptText(`conn_${randomBytes(6).toString('base64url')}`);
 }

@@ -19,6 +19,7 @@ import { createScheduler } from './hub/scheduling.ts';
 import { createFanOut } from './hub/fan-out.ts';
 import { createRunGroup } from './hub/reruns.ts';
 import { createBatchedReruns } from './hub/batched-reruns.ts';
+import { startHeartbeats } from './hub/heartbeats.ts';
 import { createSubscriptions } from './hub/subscriptions.ts';
 import { hubStatus, subscriptionDebug } from './hub/status.ts';
 import { loadTextSemantics } from './text-semantics.ts';
@@ -70,11 +71,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       context.builtinFunctions = await loadBuiltinFunctions(db);
       context.textSemantics = await loadTextSemantics(db);
       await reader.start();
-      const heartbeat = setInterval(() => {
-        for (const connection of subscriptions.connections) connection.heartbeat(limits.heartbeatMs);
-      }, Math.max(50, Math.floor(limits.heartbeatMs / 2)));
-      heartbeat.unref();
-      timers.push(heartbeat);
+      timers.push(startHeartbeats(subscriptions.connections, limits.heartbeatMs));
       if (context.pruneIntervalMs > 0) {
         const prune = setInterval(() => {
           pruneInvalidations(db.admin, { olderThanMs: context.retentionMs }).catch((error: unknown) =>

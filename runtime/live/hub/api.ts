@@ -55,7 +55,7 @@ export interface SubscribeRequest {
   /** The stream carries only this subscription (`GET /live/:name`): a fatal error ends it. */
   exclusive?: boolean;
   /** The client's address: the caller limits count anonymous callers by it. */
-  clientAddress?: string;
+  clientAddress?: string | undefined;
 }
 
 /** How a subscription started: its first event went out, or it failed before any (then it is gone). */

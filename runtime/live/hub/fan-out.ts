@@ -6,9 +6,10 @@ import type { FwError } from '../../core/errors.ts';
 import { databaseSecret } from '../../db/secrets.ts';
 import { createRevisionCodec, type RevisionCodec } from '../revision-codec.ts';
 import { errorEvent, eventHead, resetEvent, snapshotParts, upToDateEvent } from '../live-wire.ts';
+import { keptText } from '../sse-connection.ts';
 import type { LiveResetReason } from '../../core/live-protocol.ts';
 import type { HubContext } from './context.ts';
-import type { Subscription } from './groups.ts';
+import { tenantKeyOf, type Subscription } from './groups.ts';
 
 export interface FanOut {
   /** Settles when the revision codec's key is loaded (rejects if it cannot be). */
@@ -30,15 +31,15 @@ export function createFanOut(context: HubContext): FanOut {
   const ready = databaseSecret(context.db.admin, 'live.revision').then((key) => (codec = createRevisionCodec(key)));
   ready.catch(() => undefined); // reported by the subscribe that awaits it
   /** The revision as this subscription's tenant sees it (revision-codec.ts). */
-  const visible = (subscription: Subscription, revision: number) => codec!.encode(revision, subscription.tenantKey);
+  const visible = (subscription: Subscription, revision: number) => codec!.encode(revision, tenantKeyOf(subscription));
 
   function head(subscription: Subscription): string {
-    return (subscription.headText ??= eventHead(subscription.id, subscription.key));
+    return (subscription.headText ??= keptText(eventHead(subscription.id, subscription.key)));
   }
 
   return {
     ready,
-    decode: (subscription, token) => codec!.decode(token, subscription.tenantKey),
+    decode: (subscription, token) => codec!.decode(token, tenantKeyOf(subscription)),
     token: (tenantKey, revision) => codec!.encode(revision, tenantKey),
     sendSnapshot(subscription) {
       const { group } = subscription;

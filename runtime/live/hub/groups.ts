@@ -74,9 +74,12 @@ export interface Subscription {
   readonly connection: SseConnection;
   readonly group: Group;
   readonly createdAt: number;
-  readonly tenantKey: string;
-  /** Whom the caller limits count it against (`callerKey`). */
-  readonly caller: string;
+  /**
+   * An anonymous caller's address, by which the caller limits count it (`callerKey`); undefined for a
+   * signed-in user, counted by the group's identity. Nothing per subscription that the group already
+   * holds: with thousands of idle subscribers every string kept per member is memory (bench/live).
+   */
+  readonly clientAddress: string | undefined;
   readonly exclusive: boolean;
   /** The group seq the client holds: -1 = nothing yet (or data of unknown seq after `up-to-date`). */
   sentSeq: number;
@@ -85,6 +88,11 @@ export interface Subscription {
   headText?: string;
   started: boolean;
   ended: boolean;
+}
+
+/** The tenant a subscription's revision tokens are made for (revision-codec.ts): its group's, or '' for none. */
+export function tenantKeyOf(subscription: Subscription): string {
+  return subscription.group.auth.tenantId ?? '';
 }
 
 /** What a new group is made of: the liveQuery, its admitted and raw args, and the caller's identity. */

@@ -11,12 +11,12 @@ import { canonicalJson } from '../../core/canonical-json.ts';
 import { admitEntry } from '../../entry/pipeline.ts';
 import { checkResume } from '../log.ts';
 import type { Access } from '../read-set.ts';
-import type { SseConnection } from '../sse-connection.ts';
+import { keptText, type SseConnection } from '../sse-connection.ts';
 import { errorEvent, eventHead } from '../live-wire.ts';
 import type { SubscribeOutcome, SubscribeRequest } from './api.ts';
 import type { HubContext } from './context.ts';
 import type { FanOut } from './fan-out.ts';
-import { groupKey, type Group, type Groups, type Subscription } from './groups.ts';
+import { groupKey, tenantKeyOf, type Group, type Groups, type Subscription } from './groups.ts';
 import type { Scheduler } from './scheduling.ts';
 
 export interface Subscriptions {
@@ -55,15 +55,17 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
     if (subscription.ended) return;
     subscription.ended = true;
     byId.delete(subscription.id);
-    const count = (perTenant.get(subscription.tenantKey) ?? 1) - 1;
-    if (count > 0) perTenant.set(subscription.tenantKey, count);
-    else perTenant.delete(subscription.tenantKey);
     const { group } = subscription;
-    const held = perCaller.get(subscription.caller);
+    const tenantKey = tenantKeyOf(subscription);
+    const count = (perTenant.get(tenantKey) ?? 1) - 1;
+    if (count > 0) perTenant.set(tenantKey, count);
+    else perTenant.delete(tenantKey);
+    const caller = callerKey(group.auth, subscription.clientAddress);
+    const held = perCaller.get(caller);
     const inGroup = (held?.get(group.key) ?? 1) - 1;
     if (inGroup > 0) held!.set(group.key, inGroup);
     else held?.delete(group.key);
-    if (held && held.size === 0) perCaller.delete(subscription.caller);
+    if (held && held.size === 0) perCaller.delete(caller);
     group.subscribers.delete(subscription);
     if (group.subscribers.size === 0) groups.dispose(group);
   }
@@ -142,15 +144,14 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
       const caller = callerKey(request.auth, request.clientAddress);
       checkCapacity(request.auth, 1, request.clientAddress, key);
       const group = groups.open({ key, name: request.name, entry, args, rawArgs: request.args, auth: request.auth });
-      const tenantKey = request.auth.tenantId ?? '';
       const subscription: Subscription = {
-        id: `sub_${randomBytes(9).toString('base64url')}`,
+        id: keptText(`sub_${randomBytes(9).toString('base64url')}`),
         key: request.key,
         connection: request.connection,
         group,
         createdAt: Date.now(),
-        tenantKey,
-        caller,
+        // A signed-in caller is counted by the group's identity (callerKey): no address kept.
+        clientAddress: request.auth.userId ? undefined : request.clientAddress,
         exclusive: request.exclusive === true,
         sentSeq: -1,
         sentRevision: undefined,
@@ -158,6 +159,7 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
         ended: false,
       };
       byId.set(subscription.id, subscription);
+      const tenantKey = tenantKeyOf(subscription);
       perTenant.set(tenantKey, (perTenant.get(tenantKey) ?? 0) + 1);
       const held = perCaller.get(caller) ?? new Map<string, number>();
       held.set(key, (held.get(key) ?? 0) + 1);
