@@ -15,7 +15,7 @@ describe('fw check: generated_drift', () => {
       'src/queries/countNotes.ts': "import { query, sql } from 'fwjs';\nexport default query({ handler: (ctx) => ctx.db.selectFrom('notes').select(sql<string>`count(*)`.as('n')).execute() });\n",
     }, { insideRepo: true });
     apps.push(app);
-    const report = await runChecks({ root: app.dir });
+    const report = await runChecks({ root: app.dir, typecheck: false });
     const drift = report.diagnostics.filter((d) => d.code === 'generated_drift');
     expect(drift).toHaveLength(1);
     expect(drift[0]).toMatchObject({ file: 'src/fw/_generated/agentContract.json', severity: 'error', suggestedCommand: 'fw generate' });
@@ -28,7 +28,7 @@ describe('fw check: generated_drift', () => {
     apps.push(app);
     const file = path.join(app.dir, 'web/src/App.tsx');
     await writeFile(file, `\n\n\n${await readFile(file, 'utf8')}`);
-    const report = await runChecks({ root: app.dir });
+    const report = await runChecks({ root: app.dir, typecheck: false });
     expect(report.diagnostics.filter((d) => d.code === 'generated_drift')).toEqual([]);
   });
 });
