@@ -37,7 +37,7 @@ describe('typeOverlayError', () => {
       stack: '    at /app/src/a.ts:3:14\n    at /app/web/src/b.tsx:9:1',
       id: '/app/src/a.ts',
       loc: { file: '/app/src/a.ts', line: 3, column: 14 },
-      frame: ["  1 | import x from 'y';", '  2 | ', "> 3 | export const n: number = 'one';", '    |              ^', '  4 | export const m = 2;', '  5 | '].join('\n'),
+      frame: ["1 | import x from 'y';", '2 | ', "3 | export const n: number = 'one';", '  |              ^', '4 | export const m = 2;', '5 | '].join('\n'),
     });
   });
 
@@ -61,7 +61,8 @@ describe('typeOverlayError', () => {
 
 describe('codeFrame', () => {
   it('clips at the start and end of the file', () => {
-    expect(codeFrame('/app/src/a.ts', 1, 1, () => 'only line')).toBe('> 1 | only line\n    | ^');
+    expect(codeFrame('/app/src/a.ts', 1, 1, () => 'only line')).toBe('1 | only line\n  | ^');
+    expect(codeFrame('/app/src/a.ts', 10, 3, () => Array.from({ length: 11 }, (_, i) => `l${i + 1}`).join('\n'))).toBe(['8  | l8', '9  | l9', '10 | l10', '   |   ^', '11 | l11'].join('\n'));
   });
 });
 

@@ -87,7 +87,11 @@ export function typeOverlayError(root: string, diagnostics: readonly TypeDiagnos
   return { message, stack, plugin: 'fw', id: file, loc: { file, line: first.line, column: first.column ?? 1 }, ...(frame ? { frame } : {}) };
 }
 
-/** Two lines either side of `line`, numbered, with a caret under `column`; undefined when the file cannot be read. */
+/**
+ * Two lines either side of `line`, numbered, with a caret under `column`, in the shape of Vite's own
+ * frames (each line starts with its number: the overlay trims the frame's leading spaces); undefined
+ * when the file cannot be read.
+ */
 export function codeFrame(file: string, line: number, column: number, readSource: (file: string) => string): string | undefined {
   let lines: string[];
   try {
@@ -100,8 +104,8 @@ export function codeFrame(file: string, line: number, column: number, readSource
   const width = String(to).length;
   const out: string[] = [];
   for (let n = from; n <= to; n++) {
-    out.push(`${n === line ? '>' : ' '} ${String(n).padStart(width)} | ${lines[n - 1] ?? ''}`);
-    if (n === line) out.push(`  ${' '.repeat(width)} | ${' '.repeat(Math.max(0, column - 1))}^`);
+    out.push(`${String(n).padEnd(width)} | ${lines[n - 1] ?? ''}`);
+    if (n === line) out.push(`${' '.repeat(width)} | ${' '.repeat(Math.max(0, column - 1))}^`);
   }
   return out.join('\n');
 }
