@@ -27,7 +27,6 @@ export interface CheckReport {
 const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed_context']);
 /** Backend findings that come with the contract checks but belong to the entry analysis. */
 const analysisCodes = new Set(['unknown_workflow', 'unknown_scheduled_call', 'unknown_cron_target', 'invalid_cron']);
-const typeCodes = new Set(['type_error', 'typecheck_skipped']);
 
 export interface CheckOptions {
   root: string;
@@ -54,17 +53,22 @@ export async function runChecks(options: CheckOptions): Promise<CheckReport> {
   const typing = options.typecheck === false ? undefined : typeCheckDiagnostics(root);
   // Settled even when loading throws, so a rejected check is never left unhandled.
   typing?.catch(() => undefined);
-  const types = async () => (typing ? [result('types', await typing)] : []);
+  /** The `types` check (none when it was not asked for) and its diagnostics. */
+  const types = async (): Promise<{ checks: CheckResult[]; diagnostics: CheckDiagnostic[] }> => {
+    if (!typing) return { checks: [], diagnostics: [] };
+    const diagnostics = await typing;
+    return { checks: [result('types', diagnostics)], diagnostics };
+  };
   let app;
   try {
     app = await loadAppOnce(root);
   } catch (error) {
     if (!(error instanceof AppLoadError)) throw error;
-    const typeDiagnostics = (await typing) ?? [];
-    const diagnostics = sortDiagnostics([...error.problems.map(loadProblem), ...typeDiagnostics]);
-    const group = (name: CheckName, codes: (code: string) => boolean) => result(name, diagnostics.filter((d) => codes(d.code)));
-    const checks = [group('load', (c) => c !== 'unknown_policy' && !typeCodes.has(c)), group('policies', (c) => c === 'unknown_policy'), ...(await types())];
-    return { ok: false, checks, diagnostics };
+    const typed = await types();
+    const loaded = sortDiagnostics(error.problems.map(loadProblem));
+    const group = (name: CheckName, codes: (code: string) => boolean) => result(name, loaded.filter((d) => codes(d.code)));
+    const checks = [group('load', (c) => c !== 'unknown_policy'), group('policies', (c) => c === 'unknown_policy'), ...typed.checks];
+    return { ok: false, checks, diagnostics: sortDiagnostics([...loaded, ...typed.diagnostics]) };
   }
   const generated = await generateFromApp(app, { root, check: true });
   const drifted = summariseDrift(generated.files);
@@ -82,9 +86,10 @@ export async function runChecks(options: CheckOptions): Promise<CheckReport> {
     result('frontend', frontend),
     result('boundaries', boundaries),
     result('policies', []),
-    ...(await types()),
   ];
-  const diagnostics = sortDiagnostics([...drift, ...analysis, ...frontend, ...boundaries, ...((await typing) ?? [])]);
+  const typed = await types();
+  checks.push(...typed.checks);
+  const diagnostics = sortDiagnostics([...drift, ...analysis, ...frontend, ...boundaries, ...typed.diagnostics]);
   return { ok: checks.every((c) => c.ok), checks, diagnostics };
 }
 

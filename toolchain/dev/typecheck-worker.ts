@@ -63,7 +63,6 @@ function toDiagnostic(d: TS.Diagnostic, config: string): TypeDiagnostic {
   return { file: relative(config), code: d.code, message };
 }
 
-/** What `tsc --noEmit` reports for a program: semantic errors only once the syntax is clean. */
 /** What a watch builder and a plain program both answer (fw dev watches; fw check runs once). */
 interface CheckedProgram {
   getConfigFileParsingDiagnostics(): readonly TS.Diagnostic[];
@@ -73,6 +72,7 @@ interface CheckedProgram {
   getSemanticDiagnostics(): readonly TS.Diagnostic[];
 }
 
+/** What `tsc --noEmit` reports for a program: semantic errors only once the syntax is clean. */
 function collect(builder: CheckedProgram, config: string): TypeDiagnostic[] {
   const found: TS.Diagnostic[] = [
     ...builder.getConfigFileParsingDiagnostics(),
@@ -84,58 +84,62 @@ function collect(builder: CheckedProgram, config: string): TypeDiagnostic[] {
   return found.filter((d) => d.category === ts.DiagnosticCategory.Error).map((d) => toDiagnostic(d, config));
 }
 
-if (!watch) {
-  post({ type: 'result', diagnostics: checkOnce() });
-} else for (const config of projects) {
-  // A tsconfig that cannot be read is reported as an error of that file (TypeScript then watches it).
-  const configErrors: TypeDiagnostic[] = [];
-  const host = ts.createWatchCompilerHost(
-    config,
-    { noEmit: true },
-    ts.sys,
-    ts.createSemanticDiagnosticsBuilderProgram,
-    (d) => {
-      if (d.category !== ts.DiagnosticCategory.Error) return;
-      configErrors.push(toDiagnostic(d, config));
-      errors.set(config, [...configErrors]);
+if (watch) watchProjects();
+else post({ type: 'result', diagnostics: checkOnce() });
+
+/** Every project in watch mode, reporting (through `settle`) after each change. */
+function watchProjects(): void {
+  for (const config of projects) {
+    // A tsconfig that cannot be read is reported as an error of that file (TypeScript then watches it).
+    const configErrors: TypeDiagnostic[] = [];
+    const host = ts.createWatchCompilerHost(
+      config,
+      { noEmit: true },
+      ts.sys,
+      ts.createSemanticDiagnosticsBuilderProgram,
+      (d) => {
+        if (d.category !== ts.DiagnosticCategory.Error) return;
+        configErrors.push(toDiagnostic(d, config));
+        errors.set(config, [...configErrors]);
+        changed = true;
+        settle();
+      },
+      () => {},
+      // One watcher per folder rather than per file (node_modules declarations included).
+      { watchFile: ts.WatchFileKind.UseFsEventsOnParentDirectory },
+    );
+    host.afterProgramCreate = (builder) => {
+      configErrors.length = 0;
+      errors.set(config, collect(builder, config));
       changed = true;
       settle();
-    },
-    () => {},
-    // One watcher per folder rather than per file (node_modules declarations included).
-    { watchFile: ts.WatchFileKind.UseFsEventsOnParentDirectory },
-  );
-  host.afterProgramCreate = (builder) => {
-    configErrors.length = 0;
-    errors.set(config, collect(builder, config));
-    changed = true;
-    settle();
-  };
-  const setTimer = host.setTimeout?.bind(host) ?? setTimeout;
-  const clearTimer = host.clearTimeout?.bind(host) ?? clearTimeout;
-  host.setTimeout = (callback, ms, ...args) => {
-    const handle: unknown = setTimer(() => {
+    };
+    const setTimer = host.setTimeout?.bind(host) ?? setTimeout;
+    const clearTimer = host.clearTimeout?.bind(host) ?? clearTimeout;
+    host.setTimeout = (callback, ms, ...args) => {
+      const handle: unknown = setTimer(() => {
+        pending.delete(handle);
+        try {
+          callback(...args);
+        } finally {
+          settle();
+        }
+      }, ms);
+      pending.add(handle);
+      return handle;
+    };
+    host.clearTimeout = (handle) => {
       pending.delete(handle);
-      try {
-        callback(...args);
-      } finally {
-        settle();
-      }
-    }, ms);
-    pending.add(handle);
-    return handle;
-  };
-  host.clearTimeout = (handle) => {
-    pending.delete(handle);
-    clearTimer(handle);
-    settle();
-  };
-  try {
-    ts.createWatchProgram(host);
-  } catch (error) {
-    errors.set(config, [{ file: relative(config), code: 0, message: `fw could not typecheck this project: ${error instanceof Error ? error.message : String(error)}` }]);
-    changed = true;
-    settle();
+      clearTimer(handle);
+      settle();
+    };
+    try {
+      ts.createWatchProgram(host);
+    } catch (error) {
+      errors.set(config, [{ file: relative(config), code: 0, message: `fw could not typecheck this project: ${error instanceof Error ? error.message : String(error)}` }]);
+      changed = true;
+      settle();
+    }
   }
 }
 
