@@ -11,7 +11,13 @@ import { typecheckOnce, type TypecheckOnceResult } from '../dev/typecheck-once.t
  */
 export async function typeCheckDiagnostics(root: string): Promise<CheckDiagnostic[]> {
   const web = existsSync(path.join(root, 'web')) && !isNuxtWeb(root);
-  return toCheckDiagnostics(await typecheckOnce({ root, web }));
+  try {
+    return toCheckDiagnostics(await typecheckOnce({ root, web }));
+  } catch (error) {
+    // The app's TypeScript could not run at all (a broken install): said as a finding, the other checks still reported.
+    const message = `fw could not typecheck the app: ${error instanceof Error ? error.message : String(error)}`;
+    return toCheckDiagnostics({ ran: true, projects: [], typescript: { version: '', from: 'app' }, diagnostics: [{ file: 'tsconfig.json', code: 0, message }] });
+  }
 }
 
 /** A typecheck's result as check diagnostics (pure). */
