@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createProgress, startActivity } from './progress.ts';
+import { createProgress, createStatusLine, startActivity } from './progress.ts';
 
 function stream(isTTY: boolean) {
   const written: string[] = [];
@@ -74,5 +74,49 @@ describe('startActivity', () => {
       'Installed dependencies in 30 s.\n',
     ]);
     expect(out.written.join('')).not.toContain('\u001b');
+  });
+});
+
+describe('createStatusLine', () => {
+  it('on a terminal: nothing for a run under the delay; after it, the line with the elapsed time, kept below the lines printed, erased at the end', () => {
+    vi.useFakeTimers();
+    const err = stream(true);
+    const out = stream(true);
+    let now = 0;
+    const status = createStatusLine(err, { delayMs: 2_000, now: () => now });
+    status.set('Testing: 0/2 files');
+    status.print('RUN v5.1.1', out);
+    now = 1_999;
+    vi.advanceTimersByTime(1_999);
+    expect(err.written).toEqual([]);
+    expect(out.written).toEqual(['RUN v5.1.1\n']);
+    now = 2_000;
+    vi.advanceTimersByTime(1);
+    expect(err.written).toEqual(['\r\u001b[2K… Testing: 0/2 files 2 s']);
+    status.set('Testing: 1/2 files, 3 passed');
+    expect(err.written.at(-1)).toBe('\r\u001b[2K… Testing: 1/2 files, 3 passed 2 s');
+    status.print(' ✓ tests/a.test.ts (3 tests)', out);
+    expect(err.written.slice(-2)).toEqual(['\r\u001b[2K', '\r\u001b[2K… Testing: 1/2 files, 3 passed 2 s']);
+    expect(out.written.at(-1)).toBe(' ✓ tests/a.test.ts (3 tests)\n');
+    now = 3_000;
+    vi.advanceTimersByTime(1_000);
+    expect(err.written.at(-1)).toBe('\r\u001b[2K… Testing: 1/2 files, 3 passed 3 s');
+    status.end();
+    expect(err.written.at(-1)).toBe('\r\u001b[2K');
+    const count = err.written.length;
+    vi.advanceTimersByTime(10_000);
+    status.set('Testing: 2/2 files');
+    expect(err.written).toHaveLength(count);
+  });
+
+  it('elsewhere: never draws, and passes the lines through', () => {
+    vi.useFakeTimers();
+    const err = stream(false);
+    const status = createStatusLine(err);
+    status.set('Testing: 0/2 files');
+    vi.advanceTimersByTime(60_000);
+    status.print('a line');
+    status.end();
+    expect(err.written).toEqual(['a line\n']);
   });
 });

@@ -101,3 +101,74 @@ export function formatElapsed(ms: number): string {
   if (seconds < 60) return `${seconds} s`;
   return `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, '0')} s`;
 }
+
+/**
+ * A status line below a command's own output (`fw test`: `… Testing: 3/10 files, 25 passed 4 s`), on a
+ * terminal only. It appears once the work has taken `delayMs`, so a quick run never flickers; `set`
+ * changes its text, it is redrawn each second with the elapsed time, and the lines `print`ed meanwhile
+ * go above it (to `to`, stdout or stderr of the same terminal). Elsewhere it draws nothing and `print`
+ * passes lines through. `end` erases it.
+ *
+ * @example
+ *   const status = createStatusLine();
+ *   status.set('Testing: 0/4 files');
+ *   status.print('✓ tests/a.test.ts (3 tests)', process.stdout);
+ *   status.end();
+ */
+export interface StatusLine {
+  set(text: string): void;
+  print(line: string, to?: { write(text: string): unknown }): void;
+  end(): void;
+}
+
+export function createStatusLine(
+  stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr,
+  options: { delayMs?: number; tickMs?: number; now?: () => number } = {},
+): StatusLine {
+  const terminal = stream.isTTY === true;
+  const now = options.now ?? Date.now;
+  const started = now();
+  let text = '';
+  let shown = false;
+  let ended = false;
+  // Carriage return and erase-line: a terminal-only redraw of the one status line.
+  const draw = () => {
+    if (!text) return;
+    shown = true;
+    stream.write(`\r\u001b[2K… ${text} ${formatElapsed(now() - started)}`);
+  };
+  const clear = () => {
+    if (shown) stream.write('\r\u001b[2K');
+    shown = false;
+  };
+  let visible = false;
+  let ticker: NodeJS.Timeout | undefined;
+  const delay = terminal
+    ? setTimeout(() => {
+        visible = true;
+        draw();
+        ticker = setInterval(draw, options.tickMs ?? 1_000);
+        ticker.unref();
+      }, options.delayMs ?? 2_000)
+    : undefined;
+  delay?.unref();
+  return {
+    set(next) {
+      text = next;
+      if (visible && !ended) draw();
+    },
+    print(line, to = stream) {
+      if (!shown) return void to.write(`${line}\n`);
+      clear();
+      to.write(`${line}\n`);
+      draw();
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      clearTimeout(delay);
+      clearInterval(ticker);
+      clear();
+    },
+  };
+}

@@ -4,13 +4,14 @@ import { log, printJson } from '../output.ts';
 import { printDiagnostics } from './inspect.ts';
 
 export default defineCommand({
-  meta: { name: 'check', description: 'Check the app without changing it: generated files, frontend contract, boundaries, policies' },
+  meta: { name: 'check', description: 'Check the app without changing it: generated files, frontend contract, boundaries, policies, types' },
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     json: { type: 'boolean', description: 'Print one JSON document { ok, checks, diagnostics }' },
+    typecheck: { type: 'boolean', description: "Typecheck the app with its TypeScript (tsconfig.json, web/tsconfig.json): errors are type_error diagnostics (--no-typecheck to skip)", default: true },
   },
   async run({ args }) {
-    const report = await runChecks({ root: args.root });
+    const report = await runChecks({ root: args.root, typecheck: args.typecheck !== false });
     if (args.json) printJson(report);
     else {
       printDiagnostics(report.diagnostics);

@@ -13,7 +13,7 @@ export default defineCommand({
     'web-only': { type: 'boolean', description: 'Serve only the web dev server (it serves the API routes too)' },
     watch: { type: 'boolean', description: 'Reload backend files on change (--no-watch to disable)', default: true },
     worker: { type: 'boolean', description: 'Run the outbox worker that delivers events to actions (--no-worker to disable)', default: true },
-    typecheck: { type: 'boolean', description: 'Typecheck the app (tsconfig.json, web/tsconfig.json) in the background and print type errors as they appear and clear (--no-typecheck to disable)', default: true },
+    typecheck: { type: 'boolean', description: "Typecheck the app (tsconfig.json, web/tsconfig.json) in the background: type errors in the terminal as they appear and clear, and in Vite's overlay (--no-typecheck to disable)", default: true },
     once: { type: 'boolean', description: 'One pass: generate, check, start, probe /health, stop; print a report' },
     port: { type: 'string', description: 'API port (0 picks a free one)', default: '3100' },
     'web-port': { type: 'string', description: 'Web port (the next free one when busy)', default: '5173' },

@@ -45,6 +45,8 @@ export type CheckCode =
   | 'unknown_policy'
   | 'generated_drift'
   | 'app_invalid'
+  | 'type_error'
+  | 'typecheck_skipped'
   | GenerateDiagnostic['code'];
 
 /** Builds a diagnostic; `path` is derived from the location. */

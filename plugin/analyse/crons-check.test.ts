@@ -24,7 +24,7 @@ describe('src/crons.ts in fw check, the contract and fw inspect', () => {
 
   it('fw check reports an unknown target, a bad expression and args the target refuses, each at its cron', async () => {
     app = await createTestApp('minimal-web', { 'src/commands/purgeOld.ts': command, 'src/crons.ts': badCrons });
-    const report = await runChecks({ root: app.dir });
+    const report = await runChecks({ root: app.dir, typecheck: false });
     expect(report.ok).toBe(false);
     const crons = report.diagnostics.filter((d) => d.file === 'src/crons.ts');
     expect(crons.map((d) => [d.code, d.path])).toEqual([
@@ -42,7 +42,7 @@ describe('src/crons.ts in fw check, the contract and fw inspect', () => {
     await generateArtifacts({ root: app!.dir });
     const api = JSON.parse(await readFile(path.join(app!.dir, 'src/fw/_generated/api.json'), 'utf8'));
     expect(api.crons).toEqual([{ name: 'nightly', call: 'purgeOld', cron: '0 3 * * *', timezone: 'Europe/Berlin', every: null, tenant: null }]);
-    expect((await runChecks({ root: app!.dir })).ok).toBe(true);
+    expect((await runChecks({ root: app!.dir, typecheck: false })).ok).toBe(true);
     const listed = (await inspectApp({ root: app!.dir, target: 'crons' })) as CronList;
     expect(listed.crons).toEqual([{ name: 'nightly', call: 'purgeOld', schedule: '0 3 * * * (Europe/Berlin)', tenant: null, nextRun: expect.stringMatching(/T0[12]:00:00\.000Z$/) }]);
   });

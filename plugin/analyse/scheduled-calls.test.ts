@@ -25,7 +25,7 @@ describe('fw check: ctx.scheduler names a command or action of the app', () => {
 
   it('reports each literal name that is no command or action, at its position, with the nearest name', async () => {
     app = await createTestApp('minimal-web', files);
-    const report = await runChecks({ root: app.dir });
+    const report = await runChecks({ root: app.dir, typecheck: false });
     expect(report.ok).toBe(false);
     const found = report.diagnostics.filter((d) => d.code === 'unknown_scheduled_call');
     expect(found).toEqual([

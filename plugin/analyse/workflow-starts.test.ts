@@ -25,7 +25,7 @@ describe('fw check: ctx.startWorkflow names a workflow of the app', () => {
 
   it('reports each literal name that is no workflow, at its position, with the nearest name', async () => {
     app = await createTestApp('minimal-web', files);
-    const report = await runChecks({ root: app.dir });
+    const report = await runChecks({ root: app.dir, typecheck: false });
     expect(report.ok).toBe(false);
     expect(report.checks).toContainEqual(expect.objectContaining({ name: 'analysis', ok: false, errors: 2 }));
     const found = report.diagnostics.filter((d) => d.code === 'unknown_workflow');

@@ -4,6 +4,7 @@ import { generateFromApp } from '../../plugin/generate/generate.ts';
 import { driftHint, summariseDrift } from '../../plugin/generate/sync-files.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
 import { AppLoadError, type AppLoadProblem } from '../../plugin/load-app.ts';
+import { typeCheckDiagnostics } from './type-diagnostics.ts';
 
 /** One group of checks and whether it passed (no error-severity diagnostic). */
 export interface CheckResult {
@@ -14,7 +15,7 @@ export interface CheckResult {
   infos: number;
 }
 
-export type CheckName = 'load' | 'generated' | 'analysis' | 'frontend' | 'boundaries' | 'policies';
+export type CheckName = 'load' | 'generated' | 'analysis' | 'frontend' | 'boundaries' | 'policies' | 'types';
 
 /** `fw check --json`: `ok` is false when any diagnostic is an error. */
 export interface CheckReport {
@@ -27,25 +28,47 @@ const boundaryCodes = new Set(['server_import_in_frontend', 'agent_in_disallowed
 /** Backend findings that come with the contract checks but belong to the entry analysis. */
 const analysisCodes = new Set(['unknown_workflow', 'unknown_scheduled_call', 'unknown_cron_target', 'invalid_cron']);
 
+export interface CheckOptions {
+  root: string;
+  /**
+   * Run the app's TypeScript too (default true): its errors are `type_error` diagnostics of the `types`
+   * check. `fw verify` turns it off and reports the same typecheck as its own gate, so tsc runs once.
+   */
+  typecheck?: boolean;
+}
+
 /**
  * Runs every static check of an app without writing anything: the app loads (policies defined),
  * `src/fw/_generated/` matches the sources (`fw generate --check`), the entries' analysis, the
- * frontend contract, and the server/agent boundaries.
+ * frontend contract, the server/agent boundaries, and the app's types (its own TypeScript, in a worker
+ * thread while the rest runs).
  *
  * @example
  *   const report = await runChecks({ root: '.' });
- *   report.checks // [{ name: 'load', ok: true, … }, { name: 'generated', ok: true, … }, …]
+ *   report.checks // [{ name: 'load', ok: true, … }, { name: 'generated', ok: true, … }, …, { name: 'types', … }]
  */
-export async function runChecks(options: { root: string }): Promise<CheckReport> {
+export async function runChecks(options: CheckOptions): Promise<CheckReport> {
   const root = path.resolve(options.root);
+  // Started first: it takes seconds, in a thread of its own, while the app loads and is analysed here.
+  const typing = options.typecheck === false ? undefined : typeCheckDiagnostics(root);
+  // Settled even when loading throws, so a rejected check is never left unhandled.
+  typing?.catch(() => undefined);
+  /** The `types` check (none when it was not asked for) and its diagnostics. */
+  const types = async (): Promise<{ checks: CheckResult[]; diagnostics: CheckDiagnostic[] }> => {
+    if (!typing) return { checks: [], diagnostics: [] };
+    const diagnostics = await typing;
+    return { checks: [result('types', diagnostics)], diagnostics };
+  };
   let app;
   try {
     app = await loadAppOnce(root);
   } catch (error) {
     if (!(error instanceof AppLoadError)) throw error;
-    const diagnostics = sortDiagnostics(error.problems.map(loadProblem));
-    const group = (name: CheckName, codes: (code: string) => boolean) => result(name, diagnostics.filter((d) => codes(d.code)));
-    return { ok: false, checks: [group('load', (c) => c !== 'unknown_policy'), group('policies', (c) => c === 'unknown_policy')], diagnostics };
+    const typed = await types();
+    const loaded = sortDiagnostics(error.problems.map(loadProblem));
+    const group = (name: CheckName, codes: (code: string) => boolean) => result(name, loaded.filter((d) => codes(d.code)));
+    const checks = [group('load', (c) => c !== 'unknown_policy'), group('policies', (c) => c === 'unknown_policy'), ...typed.checks];
+    return { ok: false, checks, diagnostics: sortDiagnostics([...loaded, ...typed.diagnostics]) };
   }
   const generated = await generateFromApp(app, { root, check: true });
   const drifted = summariseDrift(generated.files);
@@ -64,7 +87,9 @@ export async function runChecks(options: { root: string }): Promise<CheckReport>
     result('boundaries', boundaries),
     result('policies', []),
   ];
-  const diagnostics = sortDiagnostics([...drift, ...analysis, ...frontend, ...boundaries]);
+  const typed = await types();
+  checks.push(...typed.checks);
+  const diagnostics = sortDiagnostics([...drift, ...analysis, ...frontend, ...boundaries, ...typed.diagnostics]);
   return { ok: checks.every((c) => c.ok), checks, diagnostics };
 }
 

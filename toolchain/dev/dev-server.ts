@@ -20,6 +20,7 @@ import { untilWatched } from './watcher-ready.ts';
 import { startDevServices } from './dev-services.ts';
 import { readExternalServices } from '../../plugin/external-manifests.ts';
 import { startTypecheck } from './typecheck.ts';
+import { typeOverlay, viteHotChannel } from './typecheck-overlay.ts';
 import { colourFor } from '../../runtime/config/colour.ts';
 
 export type { DevOptions, DevSession } from './dev-session.ts';
@@ -51,6 +52,8 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
             watch: options.watch ?? true,
             colour: colourFor(process.stderr),
             log: (line) => process.stderr.write(`${line}\n`),
+            // …and, with a Vite web/, in its error overlay.
+            ...(session.overlay ? { onResult: typeOverlay(root, session.overlay) } : {}),
           });
     return {
       ...session,
@@ -149,7 +152,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
     const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
     const served = runtime;
     forget = writeRuntimeFile(root, { ...(api ? { serverUrl: api.url } : {}), webUrl });
-    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, summary: summarise(served), close: closeAll };
+    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, summary: summarise(served), overlay: viteHotChannel(web), close: closeAll };
   } catch (error) {
     await closeAll().catch(() => undefined);
     throw error;

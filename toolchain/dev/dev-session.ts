@@ -1,5 +1,6 @@
 import type { DevRuntime, ReloadOutcome } from '../../plugin/dev-server/dev-runtime.ts';
 import type { AllowedHosts } from '../../plugin/dev-server/host-check.ts';
+import type { HotChannel } from './typecheck-overlay.ts';
 
 // What `fw dev` takes and gives, whichever web host it runs (Vite in dev-server.ts, Nuxt in nuxt-dev.ts).
 
@@ -22,8 +23,8 @@ export interface DevOptions {
   /** Run the outbox worker, delivering emitted events to actions (default true; `--no-worker`). */
   worker?: boolean;
   /**
-   * Typecheck the app in the background, reporting type errors as they appear and clear (default true;
-   * `--no-typecheck`): typecheck.ts.
+   * Typecheck the app in the background, reporting type errors as they appear and clear, in the terminal
+   * and Vite's overlay (default true; `--no-typecheck`): typecheck.ts, typecheck-overlay.ts.
    */
   typecheck?: boolean;
   /** Vite's own log level (default 'info'); `fw dev --json` keeps it quiet. */
@@ -40,6 +41,11 @@ export interface DevSession {
   runtime?: DevRuntime;
   /** What the ready line reports. */
   summary: DevSummary;
+  /**
+   * The web dev server's websocket, where the typecheck's errors show in Vite's overlay (only a Vite
+   * web/ in this process has one: not --api-only, not Nuxt's child process).
+   */
+  overlay?: HotChannel;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
-// `fw dev`'s background typecheck (typecheck.ts starts it): the app's own TypeScript, in watch mode with
-// noEmit, off the dev server's thread. Each time every project has settled after a change, the whole set
-// of type errors goes to the parent thread, which reports what changed.
+// fw's typecheck (typecheck.ts starts it): the app's own TypeScript with noEmit, off the caller's thread.
+// For `fw dev`, in watch mode: each time every project has settled after a change, the whole set of type
+// errors goes to the parent thread, which reports what changed. For `fw check` and `fw verify`, once:
+// one program per project (no watchers), one result.
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,7 +28,6 @@ const errors = new Map<string, TypeDiagnostic[]>();
 const pending = new Set<unknown>();
 let changed = false;
 let settling = false;
-const programs: Array<{ close(): void }> = [];
 
 /**
  * Posts the errors once no project has an update scheduled: a change seen by two projects (the schema,
@@ -41,7 +41,6 @@ function settle(): void {
     if (!changed || pending.size > 0 || errors.size < projects.length) return;
     changed = false;
     post({ type: 'result', diagnostics: merged() });
-    if (!watch) for (const program of programs.splice(0)) program.close();
   });
 }
 
@@ -64,8 +63,17 @@ function toDiagnostic(d: TS.Diagnostic, config: string): TypeDiagnostic {
   return { file: relative(config), code: d.code, message };
 }
 
+/** What a watch builder and a plain program both answer (fw dev watches; fw check runs once). */
+interface CheckedProgram {
+  getConfigFileParsingDiagnostics(): readonly TS.Diagnostic[];
+  getOptionsDiagnostics(): readonly TS.Diagnostic[];
+  getGlobalDiagnostics(): readonly TS.Diagnostic[];
+  getSyntacticDiagnostics(): readonly TS.Diagnostic[];
+  getSemanticDiagnostics(): readonly TS.Diagnostic[];
+}
+
 /** What `tsc --noEmit` reports for a program: semantic errors only once the syntax is clean. */
-function collect(builder: TS.SemanticDiagnosticsBuilderProgram, config: string): TypeDiagnostic[] {
+function collect(builder: CheckedProgram, config: string): TypeDiagnostic[] {
   const found: TS.Diagnostic[] = [
     ...builder.getConfigFileParsingDiagnostics(),
     ...builder.getOptionsDiagnostics(),
@@ -76,55 +84,81 @@ function collect(builder: TS.SemanticDiagnosticsBuilderProgram, config: string):
   return found.filter((d) => d.category === ts.DiagnosticCategory.Error).map((d) => toDiagnostic(d, config));
 }
 
-for (const config of projects) {
-  // A tsconfig that cannot be read is reported as an error of that file (TypeScript then watches it).
-  const configErrors: TypeDiagnostic[] = [];
-  const host = ts.createWatchCompilerHost(
-    config,
-    { noEmit: true },
-    ts.sys,
-    ts.createSemanticDiagnosticsBuilderProgram,
-    (d) => {
-      if (d.category !== ts.DiagnosticCategory.Error) return;
-      configErrors.push(toDiagnostic(d, config));
-      errors.set(config, [...configErrors]);
+if (watch) watchProjects();
+else post({ type: 'result', diagnostics: checkOnce() });
+
+/** Every project in watch mode, reporting (through `settle`) after each change. */
+function watchProjects(): void {
+  for (const config of projects) {
+    // A tsconfig that cannot be read is reported as an error of that file (TypeScript then watches it).
+    const configErrors: TypeDiagnostic[] = [];
+    const host = ts.createWatchCompilerHost(
+      config,
+      { noEmit: true },
+      ts.sys,
+      ts.createSemanticDiagnosticsBuilderProgram,
+      (d) => {
+        if (d.category !== ts.DiagnosticCategory.Error) return;
+        configErrors.push(toDiagnostic(d, config));
+        errors.set(config, [...configErrors]);
+        changed = true;
+        settle();
+      },
+      () => {},
+      // One watcher per folder rather than per file (node_modules declarations included).
+      { watchFile: ts.WatchFileKind.UseFsEventsOnParentDirectory },
+    );
+    host.afterProgramCreate = (builder) => {
+      configErrors.length = 0;
+      errors.set(config, collect(builder, config));
       changed = true;
       settle();
-    },
-    () => {},
-    // One watcher per folder rather than per file (node_modules declarations included).
-    { watchFile: ts.WatchFileKind.UseFsEventsOnParentDirectory },
-  );
-  host.afterProgramCreate = (builder) => {
-    configErrors.length = 0;
-    errors.set(config, collect(builder, config));
-    changed = true;
-    settle();
-  };
-  const setTimer = host.setTimeout?.bind(host) ?? setTimeout;
-  const clearTimer = host.clearTimeout?.bind(host) ?? clearTimeout;
-  host.setTimeout = (callback, ms, ...args) => {
-    const handle: unknown = setTimer(() => {
+    };
+    const setTimer = host.setTimeout?.bind(host) ?? setTimeout;
+    const clearTimer = host.clearTimeout?.bind(host) ?? clearTimeout;
+    host.setTimeout = (callback, ms, ...args) => {
+      const handle: unknown = setTimer(() => {
+        pending.delete(handle);
+        try {
+          callback(...args);
+        } finally {
+          settle();
+        }
+      }, ms);
+      pending.add(handle);
+      return handle;
+    };
+    host.clearTimeout = (handle) => {
       pending.delete(handle);
-      try {
-        callback(...args);
-      } finally {
-        settle();
-      }
-    }, ms);
-    pending.add(handle);
-    return handle;
-  };
-  host.clearTimeout = (handle) => {
-    pending.delete(handle);
-    clearTimer(handle);
-    settle();
-  };
-  try {
-    programs.push(ts.createWatchProgram(host));
-  } catch (error) {
-    errors.set(config, [{ file: relative(config), code: 0, message: `fw could not typecheck this project: ${error instanceof Error ? error.message : String(error)}` }]);
-    changed = true;
-    settle();
+      clearTimer(handle);
+      settle();
+    };
+    try {
+      ts.createWatchProgram(host);
+    } catch (error) {
+      errors.set(config, [{ file: relative(config), code: 0, message: `fw could not typecheck this project: ${error instanceof Error ? error.message : String(error)}` }]);
+      changed = true;
+      settle();
+    }
   }
+}
+
+/** Every project checked once, as `tsc -p <project> --noEmit` would, with no watcher left behind. */
+function checkOnce(): TypeDiagnostic[] {
+  for (const config of projects) {
+    try {
+      const configErrors: TS.Diagnostic[] = [];
+      const host: TS.ParseConfigFileHost = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => configErrors.push(d) };
+      const parsed = ts.getParsedCommandLineOfConfigFile(config, { noEmit: true }, host);
+      if (!parsed) {
+        errors.set(config, configErrors.filter((d) => d.category === ts.DiagnosticCategory.Error).map((d) => toDiagnostic(d, config)));
+        continue;
+      }
+      const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options, projectReferences: parsed.projectReferences, configFileParsingDiagnostics: parsed.errors });
+      errors.set(config, collect(program, config));
+    } catch (error) {
+      errors.set(config, [{ file: relative(config), code: 0, message: `fw could not typecheck this project: ${error instanceof Error ? error.message : String(error)}` }]);
+    }
+  }
+  return merged();
 }

@@ -39,6 +39,8 @@ export interface TypecheckOptions {
   log(line: string): void;
   /** ANSI colour in the lines (fw dev: `colourFor(process.stderr)`). */
   colour?: boolean;
+  /** Every result as it comes, after the lines (fw dev: Vite's overlay, typecheck-overlay.ts). */
+  onResult?(diagnostics: readonly TypeDiagnostic[]): void;
 }
 
 export interface Typecheck {
@@ -55,8 +57,7 @@ export interface Typecheck {
  * is printed once (`fw: src/x.ts:3:7 error TS2322 …`), then a summary whenever the set changes
  * (`fw: 3 type errors in 2 files`, `fw: types OK`); a check that finds the same set prints nothing.
  * An app without `typescript` installed gets one line saying typechecking is off and how to turn it on.
- * Type errors go to the terminal only: Vite's overlay covers the page and is fw's for failures that stop
- * the app (a reload's, a request's), which a type error does not.
+ * `onResult` gets every result too: fw dev shows the errors in Vite's overlay (typecheck-overlay.ts).
  *
  * @example
  *   const typecheck = startTypecheck({ root, web: true, log: (line) => process.stderr.write(`${line}\n`) });
@@ -72,14 +73,14 @@ export function startTypecheck(options: TypecheckOptions): Typecheck | undefined
     return undefined;
   }
   const report = typeReporter({ log: options.log, colour: options.colour ?? false, projects });
-  const data: TypecheckWorkerData = { root, typescript, projects: projects.map((p) => path.join(root, p)), watch: options.watch ?? true };
-  // typecheck-worker.ts from the sources (tests, Node's type stripping), typecheck-worker.js from dist/.
-  const worker = new Worker(new URL(`./typecheck-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url), { workerData: data });
+  const worker = startTypecheckWorker({ root, typescript, projects: projects.map((p) => path.join(root, p)), watch: options.watch ?? true });
   // It never keeps fw dev alive, and it ends with it: a thread, not a process that could be left behind.
   worker.unref();
   let closed = false;
   worker.on('message', (message: TypecheckMessage) => {
-    if (!closed && message.type === 'result') report(message.diagnostics);
+    if (closed || message.type !== 'result') return;
+    report(message.diagnostics);
+    options.onResult?.(message.diagnostics);
   });
   worker.on('error', (error) => {
     if (!closed) options.log(`fw dev: typechecking stopped: ${error.message}`);
@@ -91,6 +92,12 @@ export function startTypecheck(options: TypecheckOptions): Typecheck | undefined
       await worker.terminate();
     },
   };
+}
+
+/** The worker that runs the app's TypeScript (typecheck-worker.ts): fw dev's in watch mode, fw check's once (typecheck-once.ts). */
+export function startTypecheckWorker(data: TypecheckWorkerData): Worker {
+  // typecheck-worker.ts from the sources (tests, Node's type stripping), typecheck-worker.js from dist/.
+  return new Worker(new URL(`./typecheck-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url), { workerData: data });
 }
 
 /** The tsconfig files `npm run typecheck` checks in a template: the app's, and web/'s when asked. */

@@ -1,4 +1,5 @@
 import { spawn, type StdioOptions } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
@@ -43,8 +44,14 @@ export interface NodeScriptOptions {
   cwd: string;
   /** The child's whole environment (default: this process's). */
   env?: NodeJS.ProcessEnv;
-  /** `capture` (default) collects stdout and stderr; `stderr` sends both to this process's stderr. */
-  output?: 'capture' | 'stderr' | 'inherit';
+  /**
+   * `capture` (default) collects stdout and stderr; `stderr` sends both to this process's stderr;
+   * `lines` hands each line to `onLine` as it comes (and keeps nothing).
+   */
+  output?: 'capture' | 'stderr' | 'inherit' | 'lines';
+  onLine?(line: string, stream: 'stdout' | 'stderr'): void;
+  /** Opens a pipe as the child's fd 3 and hands each line written to it here (fw test's progress events). */
+  onFd3Line?(line: string): void;
 }
 
 export interface NodeScriptResult {
@@ -60,9 +67,15 @@ export interface NodeScriptResult {
  */
 export function runNodeScript(file: string, args: readonly string[], options: NodeScriptOptions): Promise<NodeScriptResult> {
   const output = options.output ?? 'capture';
-  const stdio: StdioOptions = output === 'capture' ? ['ignore', 'pipe', 'pipe'] : output === 'stderr' ? ['inherit', 2, 2] : 'inherit';
+  const base: StdioOptions = output === 'capture' ? ['ignore', 'pipe', 'pipe'] : output === 'lines' ? ['inherit', 'pipe', 'pipe'] : output === 'stderr' ? ['inherit', 2, 2] : ['inherit', 'inherit', 'inherit'];
+  const stdio: StdioOptions = options.onFd3Line ? [...base, 'pipe'] : base;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [file, ...args], { cwd: options.cwd, env: options.env ?? childEnvironment(), stdio });
+    if (output === 'lines') {
+      eachLine(child.stdout!, (line) => options.onLine?.(line, 'stdout'));
+      eachLine(child.stderr!, (line) => options.onLine?.(line, 'stderr'));
+    }
+    if (options.onFd3Line) eachLine(child.stdio[3] as Readable, options.onFd3Line);
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     const signals = ['SIGINT', 'SIGTERM'] as const;
     for (const signal of signals) process.on(signal, forward);
@@ -71,8 +84,10 @@ export function runNodeScript(file: string, args: readonly string[], options: No
     };
     let stdout = '';
     let stderr = '';
-    child.stdout?.on('data', (d) => (stdout += d));
-    child.stderr?.on('data', (d) => (stderr += d));
+    if (output === 'capture') {
+      child.stdout?.on('data', (d) => (stdout += d));
+      child.stderr?.on('data', (d) => (stderr += d));
+    }
     child.on('error', (error) => {
       stopForwarding();
       reject(error);
@@ -81,5 +96,20 @@ export function runNodeScript(file: string, args: readonly string[], options: No
       stopForwarding();
       resolve({ code: code ?? 1, stdout, stderr });
     });
+  });
+}
+
+/** Calls `fn` with each line of `stream` as it comes (the last one even without a newline). */
+function eachLine(stream: Readable, fn: (line: string) => void): void {
+  let rest = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) fn(line);
+  });
+  stream.on('end', () => {
+    if (rest) fn(rest);
+    rest = '';
   });
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PackageBin, resolvePackageBin, runNodeScript, type NodeScriptOptions } from './app-bin.ts';
 import { LAST_TEST_RUN_FILE, type LastTestRun } from './test-reporter.ts';
+import { parseTestProgressEvent, type TestProgressEvent } from './test-progress.ts';
 import { readEnvironment } from '../../runtime/config/environment.ts';
 
 /** Whether an app's tests can run: they exist and its Vitest is installed. */
@@ -53,18 +54,38 @@ export interface AppTestsResult {
  */
 export async function runAppTests(
   vitest: PackageBin,
-  options: { root: string; args?: readonly string[]; output?: NodeScriptOptions['output']; watch?: boolean },
+  options: { root: string; args?: readonly string[]; output?: Exclude<NodeScriptOptions['output'], 'lines'>; watch?: boolean; progress?: AppTestsProgress },
 ): Promise<AppTestsResult> {
   const root = path.resolve(options.root);
   // A stale record must not be read as this run's when Vitest fails before reporting.
   await rm(path.join(root, LAST_TEST_RUN_FILE), { force: true });
   const mode = options.watch ? 'watch' : 'run';
-  const result = await runNodeScript(vitest.file, [mode, '--reporter=default', `--reporter=${reporterFile()}`, ...(options.args ?? [])], {
+  const { progress } = options;
+  const reporters = ['--reporter=default', `--reporter=${reporterFile('test-reporter')}`, ...(progress ? [`--reporter=${reporterFile('test-progress-reporter')}`] : [])];
+  const result = await runNodeScript(vitest.file, [mode, ...reporters, ...(options.args ?? [])], {
     cwd: root,
-    env: vitestEnv(options.output === 'capture' || options.output === undefined),
-    output: options.output ?? 'capture',
+    env: vitestEnv(progress ? (progress.colour ? 'forced' : 'none') : options.output === 'capture' || options.output === undefined ? 'none' : 'its-own'),
+    ...(progress
+      ? {
+          // Vitest's output comes through fw, line by line, so the status line can stay below it.
+          output: 'lines',
+          onLine: progress.onLine,
+          onFd3Line: (line: string) => {
+            const event = parseTestProgressEvent(line);
+            if (event) progress.onEvent(event);
+          },
+        }
+      : { output: options.output ?? 'capture' }),
   });
   return { exitCode: result.code, run: await readLastTestRun(root), stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Following a run as it goes (fw test on a terminal): Vitest's lines and the progress reporter's events. */
+export interface AppTestsProgress {
+  onEvent(event: TestProgressEvent): void;
+  onLine(line: string, stream: 'stdout' | 'stderr'): void;
+  /** Vitest's own output in colour (it writes to a pipe, which it would not colour by itself). */
+  colour: boolean;
 }
 
 /** The last recorded run of the app, or undefined when there is none. */
@@ -74,17 +95,22 @@ export async function readLastTestRun(root: string): Promise<LastTestRun | undef
   return JSON.parse(await readFile(file, 'utf8')) as LastTestRun;
 }
 
-/** fw's reporter next to this module: `.ts` in a checkout, `.js` when built. */
-function reporterFile(): string {
+/** One of fw's reporters next to this module: `.ts` in a checkout, `.js` when built. */
+function reporterFile(name: 'test-reporter' | 'test-progress-reporter'): string {
   const here = fileURLToPath(import.meta.url);
-  return path.join(path.dirname(here), `test-reporter${path.extname(here)}`);
+  return path.join(path.dirname(here), `${name}${path.extname(here)}`);
 }
 
-/** The environment minus a surrounding Vitest's worker variables (fw run from a test), colourless when captured. */
-function vitestEnv(captured: boolean): NodeJS.ProcessEnv {
+/**
+ * The environment minus a surrounding Vitest's worker variables (fw run from a test), with colour
+ * `none` (captured output), Vitest's `its-own` choice (it writes to fw's stdout or stderr), or `forced`
+ * (it writes to a pipe that fw relays to a terminal that takes colour).
+ */
+function vitestEnv(colour: 'none' | 'its-own' | 'forced'): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(readEnvironment())) if (!key.startsWith('VITEST')) env[key] = value;
-  return captured ? { ...env, NO_COLOR: '1', FORCE_COLOR: undefined } : env;
+  if (colour === 'none') return { ...env, NO_COLOR: '1', FORCE_COLOR: undefined };
+  return colour === 'forced' ? { ...env, FORCE_COLOR: '1', NO_COLOR: undefined } : env;
 }
 
 async function testScript(root: string): Promise<string | undefined> {

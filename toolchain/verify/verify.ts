@@ -5,9 +5,9 @@ import path from 'node:path';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { analyseApp } from '../../plugin/analyse/app-model.ts';
-import { resolvePackageBin, runNodeScript } from '../test/app-bin.ts';
 import { buildServer, buildWeb } from '../build/build.ts';
 import { runChecks } from '../check/check.ts';
+import { typecheckOnce } from '../dev/typecheck-once.ts';
 import { type SeverityDiagnostic, toFailureDiagnostics, type VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
 import { keepingGenerated } from '../../plugin/generate/build-generation.ts';
 import { generateFromApp } from '../../plugin/generate/generate.ts';
@@ -168,50 +168,36 @@ async function generatedGate(ctx: VerifyContext): Promise<GateOutcome> {
   };
 }
 
-/** `fw check` without its drift findings (the generated gate reports those). */
+/**
+ * `fw check` without its drift findings (the generated gate reports those) and without its types: the
+ * typecheck gate runs the same check, so tsc runs once and each gate's time is its own.
+ */
 async function checkGate(ctx: VerifyContext): Promise<GateOutcome> {
-  const report = await runChecks({ root: ctx.root });
-  return { ran: ['fw check'], diagnostics: report.diagnostics.filter((d) => d.code !== 'generated_drift') };
+  const report = await runChecks({ root: ctx.root, typecheck: false });
+  return { ran: ['fw check --no-typecheck'], diagnostics: report.diagnostics.filter((d) => d.code !== 'generated_drift') };
 }
 
-/** The app's own TypeScript over `tsconfig.json` and, for a Vite `web/`, `web/tsconfig.json`. */
+/**
+ * The app's own TypeScript over `tsconfig.json` and, for a Vite `web/`, `web/tsconfig.json`: the
+ * typecheck `fw check` and `fw dev` run (typecheck-once.ts), lending fw's TypeScript to an app without one.
+ */
 async function typecheckGate(ctx: VerifyContext): Promise<GateOutcome> {
-  const projects = ['tsconfig.json', ...(ctx.web === 'vite' ? ['web/tsconfig.json'] : [])].filter((p) => existsSync(path.join(ctx.root, p)));
-  if (projects.length === 0) return { skipped: 'No tsconfig.json in the app.' };
-  const tsc = resolvePackageBin(ctx.root, 'typescript', 'tsc', { fallbackToFw: true });
-  if (!tsc) return { skipped: 'TypeScript is installed neither in the app nor with fw (npm install -D typescript).' };
+  const result = await typecheckOnce({ root: ctx.root, web: ctx.web === 'vite', fallbackToFw: true });
+  if (!result.ran) return { skipped: result.kind === 'no_tsconfig' ? 'No tsconfig.json in the app.' : 'TypeScript is installed neither in the app nor with fw (npm install -D typescript).' };
+  const { version, from } = result.typescript;
   const diagnostics: VerifyDiagnostic[] = [];
-  if (tsc.from === 'fw') diagnostics.push({ path: 'package.json', code: 'typescript_from_fw', severity: 'info', message: `The app has no typescript; used fw's (${tsc.version}).` });
+  if (from === 'fw') diagnostics.push({ path: 'package.json', code: 'typescript_from_fw', severity: 'info', message: `The app has no typescript; used fw's (${version}).` });
   if (ctx.web === 'nuxt') diagnostics.push({ path: 'web/', code: 'web_typecheck_not_run', severity: 'info', message: 'web/ is a Nuxt app: its .vue files need `nuxt typecheck web` (vue-tsc), which fw verify does not run yet.' });
-  const ran: string[] = [];
-  for (const project of projects) {
-    ran.push(`tsc -p ${project} --noEmit (typescript ${tsc.version}, ${tsc.from === 'app' ? "the app's" : "fw's"})`);
-    const result = await runNodeScript(tsc.file, ['-p', project, '--noEmit', '--pretty', 'false'], { cwd: ctx.root });
-    const found = parseTscOutput(result.stdout + result.stderr);
-    diagnostics.push(...found);
-    if (result.code !== 0 && !found.some((d) => d.severity === 'error')) {
-      diagnostics.push({ path: project, code: 'typecheck_failed', severity: 'error', message: `tsc -p ${project} exited with ${result.code}: ${excerpt(result.stdout + result.stderr)}` });
-    }
+  for (const d of result.diagnostics) {
+    diagnostics.push({
+      path: d.line === undefined ? d.file : `${d.file}:${d.line}:${d.column ?? 1}`,
+      code: d.code ? `TS${d.code}` : 'typecheck_failed',
+      severity: 'error',
+      message: d.message,
+    });
   }
+  const ran = result.projects.map((project) => `tsc -p ${project} --noEmit (typescript ${version}, ${from === 'app' ? "the app's" : "fw's"}; in a worker thread, as fw check runs it)`);
   return { ran, diagnostics };
-}
-
-/** `src/x.ts(3,5): error TS2322: …` lines (plus their indented continuation) as diagnostics. */
-export function parseTscOutput(output: string): VerifyDiagnostic[] {
-  const diagnostics: VerifyDiagnostic[] = [];
-  for (const line of output.split('\n')) {
-    const located = /^(.+?)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$/.exec(line);
-    const global = located ? null : /^(error|warning) (TS\d+): (.*)$/.exec(line);
-    if (located) {
-      const [, file, row, column, severity, code, message] = located;
-      diagnostics.push({ path: `${file!.split('\\').join('/')}:${row}:${column}`, code: code!, severity: severity as 'error' | 'warning', message: message! });
-    } else if (global) {
-      diagnostics.push({ path: '', code: global[2]!, severity: global[1] as 'error' | 'warning', message: global[3]! });
-    } else if (/^\s+\S/.test(line) && diagnostics.length > 0) {
-      diagnostics.at(-1)!.message += `\n${line.trimEnd()}`;
-    }
-  }
-  return diagnostics;
 }
 
 /** `vitest run` in the app through fw's reporter, so the run is recorded for `fw repair diagnose`. */
