@@ -41,6 +41,14 @@ export function cpuSince(before: CpuSnapshot, after: CpuSnapshot): CpuDelta {
   return { machine, databaseCpuUs };
 }
 
+/** CPU time, in µs, of the backends `pids` between two snapshots (null without backend figures). */
+export function backendsCpuUs(before: CpuSnapshot, after: CpuSnapshot, pids: readonly number[]): number | null {
+  if (!before.backends || !after.backends) return null;
+  let us = 0;
+  for (const pid of pids) us += ((after.backends.get(pid) ?? 0) - (before.backends.get(pid) ?? 0)) * TICK_US;
+  return us;
+}
+
 async function machineTicks(): Promise<{ busy: number; total: number } | null> {
   try {
     const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!;

@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { type CpuDelta, cpuSince, snapshotCpu } from '../http/system-cpu.ts';
+import { backendsCpuUs, type CpuDelta, cpuSince, snapshotCpu } from '../http/system-cpu.ts';
 import { liveQueryOf, resetStatements, tenantOfGroup } from './app.ts';
 import { interruptCpuUs } from './interrupt-cpu.ts';
 import { type ClientHandle, startClient, startServer } from './children.ts';
@@ -32,6 +32,8 @@ export interface RunMeasurement {
   server: ServerStats;
   clients: ClientResult[];
   cpu: CpuDelta;
+  /** The part of `cpu.databaseCpuUs` spent by the writer's backends: the INSERTs, with fw's capture triggers or bare's NOTIFYs. */
+  writerDatabaseCpuUs: number | null;
   /** CPU time of the orchestrating process (the writer) during the measurement, µs. */
   writerCpuUs: number;
   /** Kernel interrupt-context CPU during the measurement (irq + softirq), µs; null off Linux. */
@@ -121,6 +123,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
     // Whatever the servers and PostgreSQL still do for these commits (a group's folded follow-up run) ends within a moment.
     await sleep(200);
     const cpuAfter = await snapshotCpu(context.databaseName);
+    const writerPids = await writer.backendPids();
     const own = process.cpuUsage(ownBefore);
     const interruptsAfter = await interruptCpuUs();
     const server_ = await server.stats();
@@ -139,6 +142,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
       server: server_,
       clients: results,
       cpu: cpuSince(cpuBefore, cpuAfter),
+      writerDatabaseCpuUs: backendsCpuUs(cpuBefore, cpuAfter, writerPids),
       writerCpuUs: own.user + own.system,
       interruptCpuUs: interruptsBefore === null || interruptsAfter === null ? null : interruptsAfter - interruptsBefore,
     };

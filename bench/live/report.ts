@@ -40,6 +40,8 @@ export interface RunFigures {
   cpuUsPerDelivery: number | null;
   serverEventLoopUtilization: number;
   databaseCpuMsPerCommit: number | null;
+  /** The writer's share of it: the INSERT (fw: with its capture triggers; bare: with its NOTIFYs). The rest is the server's reads: snapshots, fw's log reads and listener. */
+  writesDatabaseCpuMsPerCommit: number | null;
   /**
    * (RSS with all N subscribers idle − RSS with the first few) / the rest, after a last-resort GC
    * (which also shrinks V8's young generation): the memory each subscriber keeps. Median over rounds.
@@ -101,6 +103,7 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
   const affectedPerWakeup = first.variant === 'fw' ? affected : 1;
   const wakeups = first.variant === 'fw' ? total((s) => s.logReads + s.notices) : total((s) => s.notifications);
   const databaseCpu = rounds.every((m) => m.cpu.databaseCpuUs !== null) ? sum(rounds.map((m) => m.cpu.databaseCpuUs!)) : null;
+  const writesDatabaseCpu = rounds.every((m) => m.writerDatabaseCpuUs !== null) ? sum(rounds.map((m) => m.writerDatabaseCpuUs!)) : null;
   const machine = rounds.every((m) => m.cpu.machine !== null);
   const perRound = rounds.map((m) => {
     const idle = m.point.subscribers - m.warmSubscribers;
@@ -173,6 +176,7 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
     cpuUsPerDelivery: received > 0 ? round(cpuUs / received, 2) : null,
     serverEventLoopUtilization: round(median(rounds.map((m) => m.server.eventLoopUtilization)), 3),
     databaseCpuMsPerCommit: databaseCpu === null ? null : round(databaseCpu / commits / 1000, 3),
+    writesDatabaseCpuMsPerCommit: writesDatabaseCpu === null ? null : round(writesDatabaseCpu / commits / 1000, 3),
     rssBytesPerIdleSubscriber: Math.round(median(perRound.map((r) => r.rss))),
     rssBytesPerIdleSubscriberRegularGc: Math.round(median(perRound.map((r) => r.rssRegular))),
     heapBytesPerIdleSubscriber: Math.round(median(perRound.map((r) => r.heap))),

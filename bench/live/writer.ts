@@ -13,11 +13,15 @@ import type { TenantLayout, VariantName } from './config.ts';
 import { type RowWrite, tenantOfGroup, writeStatement } from './app.ts';
 import type { WriteRecord } from './protocol.ts';
 
+const WRITER_APPLICATION = 'fw-bench-live-writer';
+
 export const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
 export interface Writer {
   /** `count` commits at `rate` per second; resolves when the last one returned. */
   write(count: number, rate: number, measured: boolean, onCommit: (write: WriteRecord) => void): Promise<WriteRecord[]>;
+  /** The PostgreSQL backends of the writer's connections (the writes' share of the database's CPU). */
+  backendPids(): Promise<number[]>;
   /** Commits so far, and how late the latest one started against its schedule (ms, worst so far). */
   readonly commits: number;
   readonly worstStartLagMs: number;
@@ -27,7 +31,8 @@ export interface Writer {
 export function createWriter(url: string, options: { variant: VariantName; groups: number; tenants: TenantLayout; rowsPerCommit: number }): Writer {
   if (options.rowsPerCommit > options.groups) throw new Error(`bench/live: ${options.rowsPerCommit} rows per commit need as many groups (got ${options.groups}).`);
   // A few connections, so one slow commit does not hold back the schedule.
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  // Named, and kept open while idle, so its backends can be told from the server's (`backendPids`).
+  const pool = new pg.Pool({ connectionString: url, max: 4, idleTimeoutMillis: 0, application_name: WRITER_APPLICATION });
   pool.on('error', () => undefined);
   const nextN = new Map<number, number>();
   let seq = 0;
@@ -54,6 +59,10 @@ export function createWriter(url: string, options: { variant: VariantName; group
   };
 
   return {
+    async backendPids() {
+      const { rows } = await pool.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1 and datname = current_database()', [WRITER_APPLICATION]);
+      return rows.map((row) => row.pid);
+    },
     async write(count, rate, measured, onCommit) {
       const periodMs = 1000 / rate;
       const start = performance.now();

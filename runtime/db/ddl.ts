@@ -660,6 +660,11 @@ $fw$`,
   `create or replace function "public"."_fw_live_values"(p_images jsonb, p_columns text[]) returns jsonb
   language plpgsql immutable set search_path = pg_catalog set plan_cache_mode = force_generic_plan as $fw$
 begin
+  -- One row, as most statements write: its values as they are, without the distinct aggregation.
+  if jsonb_array_length(p_images) = 1 then
+    return (select coalesce(jsonb_object_agg(c.col, case when length(p_images -> 0 ->> c.col) > ${MAX_CAPTURED_VALUE_LENGTH} then 'null'::jsonb
+      else jsonb_build_array(p_images -> 0 ->> c.col) end), '{}'::jsonb) from unnest(p_columns) as c(col));
+  end if;
   return (select coalesce(jsonb_object_agg(c.col, c.vals), '{}'::jsonb) from (
     select x.col, case when count(distinct x.v) > ${MAX_CAPTURED_VALUES} or coalesce(max(length(x.v)), 0) > ${MAX_CAPTURED_VALUE_LENGTH} then 'null'::jsonb
       else jsonb_agg(distinct x.v) end as vals
