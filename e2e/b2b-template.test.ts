@@ -84,7 +84,7 @@ describe('the b2b-support-web template', () => {
     expect(verified.code, verified.stdout).toBe(0);
     expect(Object.fromEntries(report.gates.map((g: { name: string; status: string }) => [g.name, g.status]))).toEqual({ generated: 'passed', check: 'passed', typecheck: 'passed', boot: 'passed', tests: 'passed' });
     expect(report.gates.find((g: { name: string }) => g.name === 'tests').diagnostics).toEqual([
-      expect.objectContaining({ code: 'test_totals', message: '8 passed, 0 failed, 0 skipped in 1 file(s).' }),
+      expect.objectContaining({ code: 'test_totals', message: '12 passed, 0 failed, 0 skipped in 1 file(s).' }),
     ]);
   });
 
