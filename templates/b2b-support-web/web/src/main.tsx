@@ -18,7 +18,7 @@ function DevRoot() {
   return (
     // A new identity remounts the provider (key), so two identities never share a cache or a live stream.
     <FwProvider key={`${identity.tenantId}/${identity.role}`} apiUrl={apiUrl} devAuth={identity}>
-      <App identity={<DevIdentitySwitcher value={identity} onChange={setIdentity} />} />
+      <App role={identity.role} identity={<DevIdentitySwitcher value={identity} onChange={setIdentity} />} />
     </FwProvider>
   );
 }
@@ -65,7 +65,7 @@ function SignedInRoot() {
   return (
     // One provider per sign-in (key): the next person never sees the previous one's cached results.
     <FwProvider key={session.token} apiUrl={apiUrl} getToken={getToken}>
-      <App identity={<SessionMenu session={session} onSignOut={() => signOut('You signed out.')} />} />
+      <App role={session.user.role} identity={<SessionMenu session={session} onSignOut={() => signOut('You signed out.')} />} />
     </FwProvider>
   );
 }
