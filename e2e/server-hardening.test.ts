@@ -20,6 +20,8 @@ const env = { ...jwt, FW_AI: 'mock', DATABASE_URL: '', FW_HEADERS_TIMEOUT_MS: '1
 
 // As a deployment builds: vitest's NODE_ENV=test would make Vite build a development bundle.
 const buildEnv = { ...env, NODE_ENV: 'production' };
+/** The password of the b2b-support-web template's demo users (B2B_DEMO_PASSWORD). */
+const demoPassword = 'demo password for the e2e test';
 
 /** A bearer token for a new user in a tenant of its own (each test owns its data). */
 async function bearer(role = 'member'): Promise<string> {
@@ -221,7 +223,8 @@ describe.skipIf(!hasChromium)('fw start: the b2b-support-web build under the def
     app = await createTestApp('b2b-support-web', {}, { insideRepo: true });
     const built = await runFw(['build', '--json'], { cwd: app.dir, env: buildEnv });
     expect(built.code, built.stdout + built.stderr).toBe(0);
-    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--json'], { cwd: app.dir, env });
+    // B2B_DEMO_PASSWORD: sign-in creates each workspace's demo users (admin@acme.test, agent@acme.test).
+    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--json'], { cwd: app.dir, env: { ...env, B2B_DEMO_PASSWORD: demoPassword } });
     browser = await launchChromium();
   }, 240_000);
 
@@ -231,13 +234,23 @@ describe.skipIf(!hasChromium)('fw start: the b2b-support-web build under the def
     await app?.remove();
   });
 
-  it('renders its styles, opens a ticket and lists it live, with no violation', async () => {
-    const context = await browser!.newContext({ extraHTTPHeaders: { authorization: await bearer('agent') } });
+  /** The built app's sign-in page (src/endpoints/signIn.ts issues the token fw verifies), filled in and sent. */
+  async function signIn(page: Page, password: string) {
+    await page.getByLabel('Workspace').fill('acme');
+    await page.getByLabel('Email').fill('agent@acme.test');
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  it('signs in through its sign-in page, renders its styles, opens a ticket and lists it live, with no violation', async () => {
+    const context = await browser!.newContext();
     const page = await context.newPage();
     const problems = await watchProblems(page);
     const loaded = await page.goto(server!.ready.serverUrl as string);
     expect(loaded?.headers()['content-security-policy']).toContain("style-src 'self'");
+    await signIn(page, demoPassword);
     await page.getByText('No open tickets').waitFor({ timeout: 30_000 });
+    expect(await page.getByLabel('Signed in').textContent()).toBe('Sam Agent · Acme · agentSign out');
     // The stylesheet applied (a CSS file of the build, allowed by style-src 'self').
     expect(await page.locator('.layout').evaluate((el) => getComputedStyle(el).display)).toBe('grid');
     await page.getByRole('button', { name: 'New ticket' }).click();
@@ -245,6 +258,29 @@ describe.skipIf(!hasChromium)('fw start: the b2b-support-web build under the def
     await page.getByRole('button', { name: 'Open ticket', exact: true }).click();
     await page.getByRole('list', { name: 'Active tickets' }).getByText('Opened under the CSP').waitFor({ timeout: 15_000 });
     expect(await problems()).toEqual([]);
+    // The session is the tab's (sessionStorage): a reload stays signed in; signing out ends it.
+    await page.reload();
+    await page.getByRole('list', { name: 'Active tickets' }).getByText('Opened under the CSP').waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You signed out.').waitFor({ timeout: 15_000 });
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await context.close();
+  }, 60_000);
+
+  it('says why a wrong password is refused, with the error code, and signs in nobody', async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    const problems = await watchProblems(page);
+    await page.goto(server!.ready.serverUrl as string);
+    await signIn(page, 'not the password');
+    const banner = page.getByRole('alert');
+    await expect.poll(() => banner.locator('.banner-text').textContent(), { timeout: 15_000 }).toMatch(/^Wrong workspace, email or password\.unauthenticated · invalid_credentials · trace [0-9a-f]{32}$/);
+    expect(await page.getByLabel('Password').inputValue()).toBe('');
+    expect(await page.getByRole('button', { name: 'New ticket' }).count()).toBe(0);
+    // The refused sign-in is the only failed request (Chromium logs it as a console error too).
+    const signInUrl = new URL('/api/auth/sign-in', server!.ready.serverUrl as string).href;
+    expect((await problems()).sort()).toEqual([`401 ${signInUrl}`, 'Failed to load resource: the server responded with a status of 401 (Unauthorized)']);
+    await context.close();
   }, 60_000);
 });
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,14 @@ export async function createTestApp(
   await cp(path.join(repoRoot, 'templates', template), dir, { recursive: true });
   await mkdir(path.join(dir, 'node_modules'), { recursive: true });
   await symlink(repoRoot, path.join(dir, 'node_modules', 'fwjs'), 'dir');
+  // The template's own dependencies that fw depends on too (b2b-support-web signs tokens with jose):
+  // an install has them whatever the folder, so they resolve outside the checkout as well.
+  const own = (JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {};
+  const fws = (JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {};
+  for (const name of Object.keys(own).filter((dependency) => dependency !== 'fwjs' && dependency in fws)) {
+    await mkdir(path.dirname(path.join(dir, 'node_modules', name)), { recursive: true });
+    await symlink(path.join(repoRoot, 'node_modules', name), path.join(dir, 'node_modules', name), 'dir');
+  }
   for (const [file, content] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await writeFile(path.join(dir, file), content);

@@ -333,6 +333,16 @@ export interface EndpointContext extends ServerContext {
   query: Record<string, string>;
   /** Request headers, lower-case, without credentials (`authorization`, `cookie`, …). */
   headers: Record<string, string>;
+  /**
+   * Runs the command or query `name` — one declared with `policy: 'system'` — as the system inside
+   * `tenantId` (a UUID, or `null`), in its own transaction, and resolves to its result: how trusted code
+   * acts in a tenant before a caller is known (a sign-in looking a user up). `ctx.db` stays the caller's.
+   * Its args are validated by the entry; treat them as the caller's input. See docs/endpoints.md.
+   *
+   * @example
+   *   const user = await ctx.runAsSystem<SignInUser | null>('findSignInUser', { email }, { tenantId });
+   */
+  runAsSystem<R = unknown>(name: string, args: unknown, options: { tenantId: string | null }): Promise<R>;
 }
 
 const endpointResponseBrand = Symbol.for('fw.endpointResponse');

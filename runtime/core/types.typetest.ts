@@ -99,6 +99,18 @@ export const eventInAction = action({
 export const aiInEndpoint = endpoint({ method: 'POST', path: '/triage', handler: (ctx) => ctx.ai.generateText({ prompt: 'hi' }) });
 // Endpoints get their path params, query and headers as strings.
 export const paramsInEndpoint = endpoint({ method: 'GET', path: '/api/t/:id', handler: (ctx) => { const id: string | undefined = ctx.params.id; return id; } });
+// Endpoints run a system entry in a tenant: the result is what the caller says it is; the tenant is required.
+export const systemInEndpoint = endpoint({
+  method: 'POST',
+  path: '/api/sign-in',
+  policy: 'public',
+  handler: async (ctx) => {
+    const user: { id: string } | null = await ctx.runAsSystem<{ id: string } | null>('findUser', { email: 'a@b.c' }, { tenantId: null });
+    // @ts-expect-error the tenant must be named (null for none)
+    await ctx.runAsSystem('findUser', {}, {});
+    return user;
+  },
+});
 // @ts-expect-error endpoint methods are GET, POST, PUT, PATCH, DELETE
 export const badMethodEndpoint = endpoint({ method: 'HEAD', path: '/api/t', handler: () => 1 });
 export const aiInCommand = command({

@@ -3,6 +3,7 @@ import { type Auth, type EntryDefinition, isEndpointResponse } from '../core/ent
 import { FwError } from '../core/errors.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { type EntryServices, invokeEntry } from '../entry/pipeline.ts';
+import { runAsSystem } from '../entry/run-as-system.ts';
 import { parseJsonBody, readBody } from './body.ts';
 import { callerOf, type Route } from './route.ts';
 
@@ -72,7 +73,7 @@ export async function serveEndpoint(
     external: true,
     readArgs,
     what: `${method} ${String(entry.options.path)}`,
-    context: { params: call.params, query, headers: safeHeaders(req.headers) },
+    context: { params: call.params, query, headers: safeHeaders(req.headers), runAsSystem: runAsSystem(call.services, traceId) },
   });
   if (isEndpointResponse(result)) {
     return { status: result.status, headers: { ...result.headers }, ...(result.body === undefined ? {} : { body: result.body }) };

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from 'fwjs/testing';
+import { jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../src/fw/_generated/api.ts';
 
@@ -10,8 +12,13 @@ import { api } from '../src/fw/_generated/api.ts';
 const ACME = '00000000-0000-4000-8000-000000000001';
 const GLOBEX = '00000000-0000-4000-8000-000000000002';
 
+// What src/endpoints/signIn.ts signs tokens with: the settings `fw start` verifies them with under
+// FW_AUTH=jwt. (The test app itself still identifies callers by dev headers.)
+const signing = { FW_AUTH: 'jwt', FW_JWT_ISSUER: 'https://desk.test/', FW_JWT_AUDIENCE: 'b2b-support-web', FW_JWT_HS_SECRET: 'a-test-secret-of-at-least-32-bytes!!' };
+
 let fw: TestApp<typeof api>;
 beforeAll(async () => {
+  Object.assign(process.env, signing);
   fw = await startTestApp({ api });
 }, 60_000);
 afterAll(() => fw?.close());
@@ -120,5 +127,63 @@ describe('tickets', () => {
     fw.advanceTime('1d');
     await fw.deliverEvents();
     expect(await globex.query('latestDigest', {})).toMatchObject({ open_count: 1, pending_count: 1, tenant_id: GLOBEX });
+  });
+});
+
+describe('sign-in', () => {
+  /** POST /api/auth/sign-in as an anonymous caller: the status and the JSON answer. */
+  const signIn = async (body: { workspace: string; email: string; password: string }) => {
+    const response = await fetch(`${fw.url}/api/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: response.status, body: await response.json() };
+  };
+  /** A user of its own (each test owns its data), added by the workspace's admin. */
+  const addUser = async (tenantId: string, role: 'agent' | 'admin' = 'agent') => {
+    const email = `sam-${randomUUID()}@example.com`;
+    const user = await as('admin', tenantId).command('addUser', { email, name: 'Sam', role, password: 'correct horse battery' });
+    return { ...user, email };
+  };
+  const refusal = { ok: false, error: { code: 'unauthenticated', message: 'Wrong workspace, email or password.', reason: 'invalid_credentials', diagnostics: [{ path: 'body', code: 'invalid_credentials', message: 'No user of this workspace has this email and password.' }] } };
+
+  it('answers a token fw accepts, carrying the user, the workspace’s tenant and the role', async () => {
+    const user = await addUser(ACME, 'admin');
+    expect(user).toEqual({ id: expect.any(String), email: user.email, name: 'Sam', role: 'admin', created_at: expect.any(String) });
+    const { status, body } = await signIn({ workspace: ' ACME ', email: user.email.toUpperCase(), password: 'correct horse battery' });
+    expect(status).toBe(200);
+    expect(body.result).toEqual({ token: expect.any(String), expiresAt: expect.any(Number), user: { id: user.id, email: user.email, name: 'Sam', role: 'admin' }, workspace: { slug: 'acme', name: 'Acme' } });
+    const { payload, protectedHeader } = await jwtVerify(body.result.token, new TextEncoder().encode(signing.FW_JWT_HS_SECRET), { issuer: signing.FW_JWT_ISSUER, audience: signing.FW_JWT_AUDIENCE, algorithms: ['HS256'] });
+    expect(protectedHeader).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(payload).toEqual({ sub: user.id, tenant_id: ACME, role: 'admin', iss: signing.FW_JWT_ISSUER, aud: signing.FW_JWT_AUDIENCE, iat: expect.any(Number), exp: body.result.expiresAt });
+    expect(payload.exp! - payload.iat!).toBe(3600);
+  });
+
+  it('gives a wrong password, an unknown email and an unknown workspace the same answer', async () => {
+    const user = await addUser(ACME);
+    const answers = await Promise.all([
+      signIn({ workspace: 'acme', email: user.email, password: 'correct horse battery!' }),
+      signIn({ workspace: 'acme', email: `nobody-${randomUUID()}@example.com`, password: 'correct horse battery' }),
+      signIn({ workspace: 'initech', email: user.email, password: 'correct horse battery' }),
+    ]);
+    for (const answer of answers) expect(answer).toEqual({ status: 401, body: { ...refusal, traceId: expect.any(String) } });
+  });
+
+  it('finds a user only in their own workspace: an Acme user gets no Globex token', async () => {
+    const user = await addUser(ACME);
+    expect(await signIn({ workspace: 'globex', email: user.email, password: 'correct horse battery' })).toEqual({ status: 401, body: { ...refusal, traceId: expect.any(String) } });
+    // The same email may belong to someone else in Globex; each signs in to their own workspace only.
+    await as('admin', GLOBEX).command('addUser', { email: user.email, name: 'Other Sam', password: 'another long password' });
+    expect(await signIn({ workspace: 'globex', email: user.email, password: 'correct horse battery' })).toMatchObject({ status: 401 });
+    const globex = await signIn({ workspace: 'globex', email: user.email, password: 'another long password' });
+    expect(globex.body.result).toMatchObject({ user: { name: 'Other Sam' }, workspace: { slug: 'globex' } });
+    const { payload } = await jwtVerify(globex.body.result.token, new TextEncoder().encode(signing.FW_JWT_HS_SECRET));
+    expect(payload).toMatchObject({ tenant_id: GLOBEX, sub: globex.body.result.user.id });
+  });
+
+  it('lets only admins add people, never twice with one email, and never shows a password hash', async () => {
+    await expect(as('agent').command('addUser', { email: 'x@example.com', name: 'X', password: 'correct horse battery' })).rejects.toMatchObject({ code: 'forbidden' });
+    const user = await addUser(ACME);
+    await expect(as('admin').command('addUser', { email: user.email, name: 'Again', password: 'correct horse battery' })).rejects.toMatchObject({ code: 'conflict', reason: 'email_taken' });
+    await expect(as('admin').command('addUser', { email: `short-${randomUUID()}@example.com`, name: 'Short', password: 'too short' })).rejects.toMatchObject({ code: 'validation_failed' });
+    // The lookup sign-in uses is the system's alone: not reachable over HTTP, even by an admin.
+    await expect(as('admin').query('findSignInUser', { email: user.email })).rejects.toMatchObject({ code: 'forbidden' });
   });
 });

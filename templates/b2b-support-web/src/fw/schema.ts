@@ -8,6 +8,9 @@ export const prioritySources = ['default', 'user', 'triage'] as const;
 /** Who wrote a comment: the support team, the customer (logged by an agent), or the desk itself. */
 export const commentAuthors = ['agent', 'customer', 'system'] as const;
 
+/** What a signed-in person may do (src/policies.ts): agents work tickets, admins also assign them and add people. */
+export const userRoles = ['agent', 'admin'] as const;
+
 /** A new ticket that is still `open` this long after it was opened has missed its first-response SLA. */
 export const SLA_FIRST_RESPONSE_MS = 4 * 3600_000;
 
@@ -44,6 +47,20 @@ const schema = defineSchema({
       created_at: t.timestamptz().defaultNow(),
     },
     { indexes: [{ columns: ['ticket_id', 'created_at'] }] },
+  ),
+  // The people who sign in to a workspace (src/endpoints/signIn.ts). Tenant-scoped like everything
+  // else: an email is looked up inside the workspace the sign-in names, never across workspaces. The
+  // password is stored as a scrypt hash with its own salt (src/auth/passwords.ts), never in clear.
+  users: table(
+    {
+      id: t.uuid().primaryKey().defaultRandom(),
+      email: t.text(),
+      name: t.text(),
+      role: t.enum(userRoles).default('agent'),
+      password_hash: t.text(),
+      created_at: t.timestamptz().defaultNow(),
+    },
+    { indexes: [{ columns: ['email'] }] },
   ),
   // One row per night per tenant, written by the nightlyDigest cron (src/crons.ts).
   digests: table({

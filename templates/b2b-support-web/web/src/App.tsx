@@ -1,23 +1,24 @@
 import { type ReactNode, useState } from 'react';
+import { AddPersonForm } from './components/AddPersonForm.tsx';
 import { LiveIndicator } from './components/LiveIndicator.tsx';
 import { TicketDetail } from './components/TicketDetail.tsx';
 import { TicketForm } from './components/TicketForm.tsx';
 import { TicketList, type View } from './components/TicketList.tsx';
 import { usePaginatedLiveQuery } from './lib/fw.ts';
 
-/** What the right-hand pane shows: a ticket, the new-ticket form, or nothing yet. */
-type Selection = { ticketId: string } | 'new' | null;
+/** What the right-hand pane shows: a ticket, the new-ticket form, the add-a-person form (admins), or nothing yet. */
+type Selection = { ticketId: string } | 'new' | 'people' | null;
 
 /**
  * The desk: a header (brand, who you are, whether the list is live), the ticket list and the selected
  * ticket. On a narrow screen the list and the detail take turns (`data-pane`).
  */
-export function App({ identity }: { identity?: ReactNode }) {
+export function App({ identity, role }: { identity?: ReactNode; role?: string | null }) {
   const [view, setView] = useState<View>('active');
   const [selection, setSelection] = useState<Selection>(null);
   // Every loaded page stays live: a ticket opened anywhere in this tenant appears at the top.
   const tickets = usePaginatedLiveQuery('liveTickets', { view }, { pageSize: 10 });
-  const selectedId = selection !== null && selection !== 'new' ? selection.ticketId : null;
+  const selectedId = typeof selection === 'object' && selection !== null ? selection.ticketId : null;
 
   return (
     <div className="app" data-pane={selection === null ? 'list' : 'detail'}>
@@ -31,6 +32,11 @@ export function App({ identity }: { identity?: ReactNode }) {
         <div className="topbar-status">
           <LiveIndicator status={tickets.liveStatus} />
           {identity}
+          {role === 'admin' && (
+            <button type="button" className="button ghost small" onClick={() => setSelection('people')}>
+              Add person
+            </button>
+          )}
         </div>
         <button type="button" className="button primary new-ticket" onClick={() => setSelection('new')}>
           New ticket
@@ -48,13 +54,14 @@ export function App({ identity }: { identity?: ReactNode }) {
           onSelect={(ticketId) => setSelection({ ticketId })}
           onNew={() => setSelection('new')}
         />
-        <section className="pane detail-pane" aria-label={selection === 'new' ? 'New ticket' : 'Ticket'}>
+        <section className="pane detail-pane" aria-label={selection === 'new' ? 'New ticket' : selection === 'people' ? 'People' : 'Ticket'}>
           {selection !== null && (
             <button type="button" className="button ghost back" onClick={() => setSelection(null)}>
               ← All tickets
             </button>
           )}
           {selection === 'new' && <TicketForm onCreated={(ticketId) => setSelection({ ticketId })} />}
+          {selection === 'people' && <AddPersonForm />}
           {selectedId && <TicketDetail key={selectedId} ticketId={selectedId} />}
           {selection === null && (
             <div className="placeholder">

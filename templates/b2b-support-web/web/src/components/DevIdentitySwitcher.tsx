@@ -1,7 +1,8 @@
 import type { DevAuth } from '../lib/fw.ts';
 
 // Fixed dev values: one user, two tenants (to see isolation), the two roles the policies know.
-// The tenant ids are the ones src/crons.ts records nightly digests for.
+// The tenant ids are the demo workspaces' (src/auth/workspaces.ts), which src/crons.ts records nightly
+// digests for. The built app signs in for real instead (web/src/auth/, README "Signing in").
 const tenants = [
   { id: '00000000-0000-4000-8000-000000000001', name: 'Acme' },
   { id: '00000000-0000-4000-8000-000000000002', name: 'Globex' },

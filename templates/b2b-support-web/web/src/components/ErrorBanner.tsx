@@ -2,7 +2,7 @@ import type { FwError } from '../lib/fw.ts';
 
 /**
  * A refused or failed call, as fw reports it: the message, the error code (`forbidden`, `conflict`, …)
- * and the trace id to find the request in the runtime's logs (`fw logs`, the dashboard).
+ * the app's own reason when it gave one (`invalid_credentials`, …), and the trace id to find the request in the runtime's logs (`fw logs`, the dashboard).
  */
 export function ErrorBanner({ error, onDismiss }: { error: FwError; onDismiss?: () => void }) {
   return (
@@ -11,6 +11,12 @@ export function ErrorBanner({ error, onDismiss }: { error: FwError; onDismiss?: 
         <strong>{error.message}</strong>
         <span className="banner-meta">
           <code>{error.code}</code>
+          {error.reason && (
+            <>
+              {' · '}
+              <code>{error.reason}</code>
+            </>
+          )}
           {error.traceId && (
             <>
               {' · trace '}

@@ -1,0 +1,62 @@
+import { endpoint, FwError, z } from 'fwjs';
+import { verifyPassword } from '../auth/passwords.ts';
+import { issueToken } from '../auth/tokens.ts';
+import { findWorkspace } from '../auth/workspaces.ts';
+
+interface SignInUser {
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  password_hash: string;
+}
+
+/** One answer for every failure, so a caller learns nothing about which workspaces or emails exist. */
+const refused = () =>
+  new FwError('unauthenticated', 'Wrong workspace, email or password.', {
+    reason: 'invalid_credentials',
+    diagnostics: [{ path: 'body', code: 'invalid_credentials', message: 'No user of this workspace has this email and password.' }],
+  });
+
+/**
+ * Sign-in: checks a workspace's user's password and answers a short-lived access token that fw's
+ * runtime accepts under FW_AUTH=jwt (HS256, the same secret, issuer and audience; docs/auth.md).
+ *
+ * Nobody is signed in yet, so the caller is anonymous and `ctx.db` shows no tenant's rows. The lookup
+ * runs with `ctx.runAsSystem` inside the one tenant the workspace names — a transaction whose identity
+ * fw proves to the database, as for a cron — so row-level security still holds: a user of one workspace
+ * can only ever be found, and get a token, in that workspace.
+ */
+export default endpoint({
+  method: 'POST',
+  path: '/api/auth/sign-in',
+  policy: 'public',
+  description: 'Exchanges a workspace, email and password for an access token.',
+  args: {
+    workspace: z.string().trim().min(1).max(100),
+    email: z.string().trim().min(1).max(320),
+    password: z.string().min(1).max(1024),
+  },
+  handler: async (ctx, args) => {
+    const workspace = findWorkspace(args.workspace);
+    let user: SignInUser | null = null;
+    if (workspace) {
+      const demoPassword = process.env.B2B_DEMO_PASSWORD;
+      if (demoPassword !== undefined && demoPassword.length < 12) {
+        throw new FwError('unavailable', 'B2B_DEMO_PASSWORD must be at least 12 characters long.', { reason: 'sign_in_not_configured' });
+      }
+      if (demoPassword) await ctx.runAsSystem('seedDemoUsers', { workspace: workspace.slug, password: demoPassword }, { tenantId: workspace.tenantId });
+      user = await ctx.runAsSystem<SignInUser | null>('findSignInUser', { email: args.email }, { tenantId: workspace.tenantId });
+    }
+    // An unknown workspace or email costs the same key derivation as a wrong password.
+    const matches = await verifyPassword(args.password, user?.password_hash);
+    if (!workspace || !user || !matches) throw refused();
+    const { token, expiresAt } = await issueToken({ sub: user.id, tenant_id: workspace.tenantId, role: user.role }, ctx.now());
+    return {
+      token,
+      expiresAt,
+      user: { id: user.id, email: user.email, name: user.name, role: user.role },
+      workspace: { slug: workspace.slug, name: workspace.name },
+    };
+  },
+});
