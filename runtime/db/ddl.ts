@@ -638,6 +638,9 @@ export const MAX_CAPTURED_VALUE_LENGTH = 200;
  *   `MAX_CAPTURED_VALUE_LENGTH` (200) characters. The log row is then at most ~1000 × 200 characters a
  *   column; a notice that would pass 7800 bytes is a plain wakeup (the row is read from the log).
  * - `_fw_live_merge(a, b)` merges two of those per column; null (any) absorbs.
+ *   Both are PL/pgSQL on generic plans, not SQL functions: a SQL function with a SET clause is never
+ *   inlined, and is parsed and planned again for every statement that calls it — that was half of the
+ *   capture trigger's cost (bench/live README, "After the cost pass").
  * - `_fw_live_capture(scope, columns…)` is the statement-level trigger on every app table. From the
  *   transition tables it records, per tenant the statement touched (INSERT: new rows, DELETE: old
  *   rows, UPDATE: both, so a row moved between tenants invalidates both, each with its own image), the
