@@ -22,6 +22,7 @@ import { readExternalServices } from '../../plugin/external-manifests.ts';
 import { startTypecheck } from './typecheck.ts';
 import { typeOverlay, viteHotChannel } from './typecheck-overlay.ts';
 import { colourFor } from '../../runtime/config/colour.ts';
+import { fwDevOwnsExit } from './vite-exit.ts';
 
 export type { DevOptions, DevSession } from './dev-session.ts';
 
@@ -136,6 +137,8 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
       clearScreen: false,
       logLevel: options.viteLogLevel ?? 'info',
       customLogger: createDevLogger(vite.createLogger, options.viteLogLevel ?? 'info'),
+      // Vite's own SIGTERM exit would end the process in the middle of closeAll (vite-exit.ts).
+      plugins: [fwDevOwnsExit()],
       server: {
         port: options.webPort ?? 5173,
         strictPort: false,
