@@ -5,6 +5,7 @@ import { TicketDetail } from './components/TicketDetail.tsx';
 import { TicketForm } from './components/TicketForm.tsx';
 import { TicketList, type View } from './components/TicketList.tsx';
 import { usePaginatedLiveQuery } from './lib/fw.ts';
+import { Brand } from './components/Brand.tsx';
 
 /** What the right-hand pane shows: a ticket, the new-ticket form, the add-a-person form (admins), or nothing yet. */
 type Selection = { ticketId: string } | 'new' | 'people' | null;
@@ -23,12 +24,7 @@ export function App({ identity, role }: { identity?: ReactNode; role?: string | 
   return (
     <div className="app" data-pane={selection === null ? 'list' : 'detail'}>
       <header className="topbar">
-        <div className="brand">
-          <svg aria-hidden="true" viewBox="0 0 24 24" className="logo">
-            <path d="M4 5h16v10H9l-5 4z" />
-          </svg>
-          <span>Support desk</span>
-        </div>
+        <Brand />
         <div className="topbar-status">
           <LiveIndicator status={tickets.liveStatus} />
           {identity}

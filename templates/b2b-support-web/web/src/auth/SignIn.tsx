@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import type { FwError } from '../lib/fw.ts';
 import { ErrorBanner } from '../components/ErrorBanner.tsx';
 import { lastWorkspace, type Session, signIn } from './session.ts';
+import { Brand } from '../components/Brand.tsx';
 
 /**
  * The sign-in page of the built app (`fw build` + `fw start` with FW_AUTH=jwt): a workspace, an email
@@ -31,12 +32,7 @@ export function SignIn({ apiUrl, notice, onSignedIn }: { apiUrl: string; notice?
   return (
     <main className="sign-in">
       <form onSubmit={submit} className="card form sign-in-card" aria-labelledby="sign-in-heading">
-        <div className="brand">
-          <svg aria-hidden="true" viewBox="0 0 24 24" className="logo">
-            <path d="M4 5h16v10H9l-5 4z" />
-          </svg>
-          <span>Support desk</span>
-        </div>
+        <Brand />
         <h1 id="sign-in-heading">Sign in to the support desk</h1>
         {notice && !error && (
           <p role="status" className="notice">
