@@ -7,6 +7,7 @@
  * `configureServer` after.
  */
 import type { Plugin } from 'vite';
+import { readEnvironment } from '../../runtime/config/environment.ts';
 
 type Listener = (...args: unknown[]) => void;
 
@@ -14,7 +15,7 @@ export function fwDevOwnsExit(): Plugin {
   let sigterm = new Set<Listener>();
   let stdinEnd = new Set<Listener>();
   // Vite only listens on stdin outside CI; looking at process.stdin would otherwise open it for nothing.
-  const watchesStdin = () => process.env.CI !== 'true';
+  const watchesStdin = () => readEnvironment().CI !== 'true';
   return {
     name: 'fw:dev-owns-exit',
     config() {
