@@ -85,7 +85,7 @@ describe('fw dev typechecks in the background', () => {
   }, 300_000);
 });
 
-// An app without typescript gets one line saying typechecking is off: toolchain/dev/typecheck.test.ts.
+// An app without typescript gets one line saying typechecking is off: plugin/dev-server/typecheck.test.ts.
 
 /** A page's view of Vite's websocket: the HMR payloads it receives (Vite's client draws the overlay from them). */
 async function openHmrSocket(webUrl: string): Promise<{ received: Array<{ type: string; err?: unknown; updates?: unknown[] }>; close(): void }> {

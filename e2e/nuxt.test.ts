@@ -92,7 +92,8 @@ describe('the nuxt-web template', () => {
     let browser: Browser;
 
     beforeAll(async () => {
-      dev = await startFw(['dev', '--port', '0', '--web-port', '0', '--json'], { cwd: dir, timeoutMs: 180_000 });
+      // With its typecheck (startFw turns it off unless asked): one test shows its errors in Nuxt's overlay.
+      dev = await startFw(['dev', '--port', '0', '--web-port', '0', '--json', '--typecheck'], { cwd: dir, timeoutMs: 180_000 });
       browser = await launchChromium();
     }, 200_000);
 
@@ -137,6 +138,36 @@ describe('the nuxt-web template', () => {
         await context.close();
       }
     });
+
+    it("shows the app's type errors in Nuxt's overlay and the terminal, and clears them when fixed", async () => {
+      // The module's plugin typechecks inside nuxt dev (the overlay is there); its first check names the
+      // project it checks: the app's tsconfig.json (a Nuxt web/'s .vue files are vue-tsc's).
+      await expect.poll(() => dev.stderr(), { timeout: 240_000 }).toContain('fw: types OK (tsconfig.json)');
+      const context = await browser.newContext();
+      await actAsTenant(context, freshTenantId());
+      const page = await context.newPage();
+      const connected = viteConnected(page);
+      await page.goto(dev.ready.webUrl as string);
+      await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+      await connected;
+      const probe = path.join(dir, 'tests/type-probe.ts');
+      // At once, without waiting for the element (a page reloading answers '' too: hence the list below).
+      const overlayText = () => page.evaluate(() => document.querySelector('vite-error-overlay')?.shadowRoot?.textContent ?? '').catch(() => '');
+      try {
+        await writeFile(probe, "export const n: number = 'one';\n");
+        await expect.poll(() => dev.stderr(), { timeout: 240_000 }).toContain("fw: tests/type-probe.ts:1:14 error TS2322 Type 'string' is not assignable to type 'number'.");
+        await expect.poll(overlayText, { timeout: 30_000 }).toContain("1 type error in 1 file (fw dev's typecheck; the page still runs)");
+        expect(await overlayText()).toContain('tests/type-probe.ts:1:14 TS2322');
+      } finally {
+        await rm(probe, { force: true });
+      }
+      await expect.poll(() => dev.stderr().split('\n').includes('fw: types OK'), { timeout: 240_000 }).toBe(true);
+      // Cleared: Vite's client reloads a page showing an overlay on the first update, and the page that
+      // comes back (its list drawn) shows no overlay.
+      const listedWithoutOverlay = async () => (await page.getByText('No notes yet.').isVisible().catch(() => false)) && (await overlayText()) === '';
+      await expect.poll(listedWithoutOverlay, { timeout: 60_000 }).toBe(true);
+      await context.close();
+    }, 600_000);
 
     it('adds a note through the form, lists it, and another page sees it live', async () => {
       // A tenant of its own: its notes are the ones this test adds.

@@ -12,6 +12,7 @@ import { fwPackageRoot } from './package-root.ts';
 import { overlayError } from './overlay-error.ts';
 import { claimSharedRuntime } from './dev-server/shared-runtime.ts';
 import { watchFrontend } from './vite-frontend.ts';
+import { typecheckInServer } from './dev-server/typecheck-in-server.ts';
 import { isManifestFile, REGISTRY_FILE, ROOT_MANIFEST } from './external-manifests.ts';
 
 export interface FwPluginOptions {
@@ -19,6 +20,11 @@ export interface FwPluginOptions {
   root?: string;
   /** Run the outbox worker (delivers emitted events to actions) in a runtime of the plugin's own (default true). */
   worker?: boolean;
+  /**
+   * Typecheck the app in the background, its errors in the terminal and this server's overlay (default
+   * false: `fw dev` typechecks a Vite web/ itself; fw's Nuxt module turns it on, typecheck-in-server.ts).
+   */
+  typecheck?: boolean;
 }
 
 /**
@@ -94,6 +100,7 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
         const stopErrors = runtime.onServerError((error, traceId) => server.ws.send({ type: 'error', err: overlayError(runtime.root, error, traceId) }));
         server.httpServer?.once('close', stopErrors);
         watchFrontend(server, runtime);
+        if (options?.typecheck) typecheckInServer(root, server);
       },
     },
   };

@@ -118,6 +118,12 @@ export const VARIABLES = {
     doc: '`0`/`false`: never colour; any other value: colour even when the output is not a terminal (wins over `NO_COLOR`, as in Node).',
   },
   FW_DEV_WORKER: { type: 'flag', group: 'dev', default: true, doc: "The Nuxt module's dev server runs the outbox worker (`0` turns it off)." },
+  FW_DEV_TYPECHECK: {
+    type: 'flag',
+    group: 'dev',
+    default: true,
+    doc: "The Nuxt module's dev server typechecks the app in the background, errors in the terminal and Nuxt's overlay (`0` turns it off; `fw dev --no-typecheck` sets it).",
+  },
 } as const satisfies Record<string, Variable>;
 
 export type VariableName = keyof typeof VARIABLES;

@@ -1,7 +1,4 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { type CheckDiagnostic, checkDiagnostic } from '../../plugin/analyse/check-diagnostic.ts';
-import { isNuxtWeb } from '../dev/nuxt-dev.ts';
 import { typecheckOnce, type TypecheckOnceResult } from '../dev/typecheck-once.ts';
 
 /**
@@ -10,9 +7,8 @@ import { typecheckOnce, type TypecheckOnceResult } from '../dev/typecheck-once.t
  * a `type_error`. An app without typescript gets one `typecheck_skipped` info, not a failure.
  */
 export async function typeCheckDiagnostics(root: string): Promise<CheckDiagnostic[]> {
-  const web = existsSync(path.join(root, 'web')) && !isNuxtWeb(root);
   try {
-    return toCheckDiagnostics(await typecheckOnce({ root, web }));
+    return toCheckDiagnostics(await typecheckOnce({ root }));
   } catch (error) {
     // The app's TypeScript could not run at all (a broken install): said as a finding, the other checks still reported.
     const message = `fw could not typecheck the app: ${error instanceof Error ? error.message : String(error)}`;

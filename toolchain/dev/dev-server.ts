@@ -11,7 +11,8 @@ import { type ApiServer, startApiServer } from '../../plugin/dev-server/api-serv
 import { createDevRuntime, type DevRuntime } from '../../plugin/dev-server/dev-runtime.ts';
 import { type DevOptions, type DevSession, summarise } from './dev-session.ts';
 import { type AllowedHosts, allowedHostsFromEnv, mergeAllowedHosts } from '../../plugin/dev-server/host-check.ts';
-import { isNuxtWeb, startNuxtDev } from './nuxt-dev.ts';
+import { startNuxtDev } from './nuxt-dev.ts';
+import { isNuxtWeb } from '../../plugin/nuxt-web.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
 import { shareRuntime } from '../../plugin/dev-server/shared-runtime.ts';
 import { listWebFiles } from '../../plugin/analyse/frontend/files.ts';
@@ -19,8 +20,8 @@ import { listEntryFiles } from '../../plugin/load-app.ts';
 import { untilWatched } from './watcher-ready.ts';
 import { startDevServices } from './dev-services.ts';
 import { readExternalServices } from '../../plugin/external-manifests.ts';
-import { startTypecheck } from './typecheck.ts';
-import { typeOverlay, viteHotChannel } from './typecheck-overlay.ts';
+import { startTypecheck } from '../../plugin/dev-server/typecheck.ts';
+import { typeOverlay, viteOverlayChannel } from '../../plugin/dev-server/typecheck-overlay.ts';
 import { colourFor } from '../../runtime/config/colour.ts';
 import { fwDevOwnsExit } from './vite-exit.ts';
 
@@ -45,11 +46,10 @@ export async function startDev(options: DevOptions): Promise<DevSession> {
     // start-up, a reload or a request (typecheck.ts).
     const root = path.resolve(options.root);
     const typecheck =
-      options.typecheck === false
+      options.typecheck === false || session.typechecksItself
         ? undefined
         : startTypecheck({
             root,
-            web: existsSync(path.join(root, 'web')) && !isNuxtWeb(root),
             watch: options.watch ?? true,
             colour: colourFor(process.stderr),
             log: (line) => process.stderr.write(`${line}\n`),
@@ -102,7 +102,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
   }
 
   // A Nuxt web/ runs its own `nuxt dev` (nuxt-dev.ts).
-  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker, allowedHosts });
+  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker, allowedHosts, typecheck: options.typecheck ?? true });
 
   // Bind the API port before the slow part so a busy port fails at once.
   let api: ApiServer | undefined;
@@ -132,13 +132,15 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
     runtime = await starting;
     withdraw = shareRuntime(runtime);
     const vite = await importAppVite(root);
+    // Where the typecheck's errors show, kept on the server's websocket across Vite's restarts.
+    const overlay = viteOverlayChannel();
     web = await vite.createServer({
       root: path.join(root, 'web'),
       clearScreen: false,
       logLevel: options.viteLogLevel ?? 'info',
       customLogger: createDevLogger(vite.createLogger, options.viteLogLevel ?? 'info'),
       // Vite's own SIGTERM exit would end the process in the middle of closeAll (vite-exit.ts).
-      plugins: [fwDevOwnsExit()],
+      plugins: [fwDevOwnsExit(), overlay.plugin],
       server: {
         port: options.webPort ?? 5173,
         strictPort: false,
@@ -155,7 +157,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
     const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
     const served = runtime;
     forget = writeRuntimeFile(root, { ...(api ? { serverUrl: api.url } : {}), webUrl });
-    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, summary: summarise(served), overlay: viteHotChannel(web), close: closeAll };
+    return { ...(api ? { serverUrl: api.url } : {}), webUrl, runtime: served, summary: summarise(served), overlay: overlay.channel, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => undefined);
     throw error;

@@ -1,6 +1,6 @@
 import type { DevRuntime, ReloadOutcome } from '../../plugin/dev-server/dev-runtime.ts';
 import type { AllowedHosts } from '../../plugin/dev-server/host-check.ts';
-import type { HotChannel } from './typecheck-overlay.ts';
+import type { HotChannel } from '../../plugin/dev-server/typecheck-overlay.ts';
 
 // What `fw dev` takes and gives, whichever web host it runs (Vite in dev-server.ts, Nuxt in nuxt-dev.ts).
 
@@ -46,6 +46,11 @@ export interface DevSession {
    * web/ in this process has one: not --api-only, not Nuxt's child process).
    */
   overlay?: HotChannel;
+  /**
+   * The web dev server typechecks the app itself, its errors in its own overlay (`nuxt dev` under fw's
+   * Nuxt module: the overlay is in that process): fw dev starts no typecheck of its own.
+   */
+  typechecksItself?: boolean;
   close(): Promise<void>;
 }
 

@@ -6,24 +6,18 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { startApiServer } from '../../plugin/dev-server/api-server.ts';
-import { NUXT_WORKER_ENV } from '../../plugin/nuxt-module.ts';
+import { nuxtConfigFile } from '../../plugin/nuxt-web.ts';
+import { NUXT_TYPECHECK_ENV, NUXT_WORKER_ENV } from '../../plugin/nuxt-module.ts';
 import { type DevOptions, type DevSession, type DevSummary, summarise } from './dev-session.ts';
 import { writeRuntimeFile } from './runtime-file.ts';
 import { childEnvironment } from '../../runtime/config/environment.ts';
 
-const nuxtConfigFiles = ['nuxt.config.ts', 'nuxt.config.mts', 'nuxt.config.js', 'nuxt.config.mjs'];
-
 /** fw's Nuxt module, as web/nuxt.config names it in `modules`. */
 export const FW_NUXT_MODULE = 'fwjs/nuxt/module';
 
-/** Whether the app's `web/` is a Nuxt app (it has a nuxt.config). */
-export function isNuxtWeb(root: string): boolean {
-  return nuxtConfigFiles.some((file) => existsSync(path.join(root, 'web', file)));
-}
-
 /** Whether web/nuxt.config names fw's Nuxt module (read as text: loading the config would run it). */
 export function usesFwNuxtModule(root: string): boolean {
-  const file = nuxtConfigFiles.map((name) => path.join(root, 'web', name)).find((candidate) => existsSync(candidate));
+  const file = nuxtConfigFile(root);
   if (!file) return false;
   const text = readFileSync(file, 'utf8');
   return text.includes(`'${FW_NUXT_MODULE}'`) || text.includes(`"${FW_NUXT_MODULE}"`);
@@ -47,7 +41,9 @@ export async function startNuxtDev(root: string, options: DevOptions): Promise<D
   const nuxtEnv = { NUXT_TELEMETRY_DISABLED: '1', PORT: String(webPort), HOST: host };
 
   if (usesFwNuxtModule(root)) {
-    const nuxt = startNuxt(nuxtBin, root, webPort, host, { ...nuxtEnv, [NUXT_WORKER_ENV]: worker ? '1' : '0' }, quiet);
+    // The module's Vite plugin typechecks too: Nuxt's overlay lives in that process (typecheck-overlay.ts).
+    const typecheck = options.typecheck ?? true;
+    const nuxt = startNuxt(nuxtBin, root, webPort, host, { ...nuxtEnv, [NUXT_WORKER_ENV]: worker ? '1' : '0', [NUXT_TYPECHECK_ENV]: typecheck ? '1' : '0' }, quiet);
     try {
       // Ready when the runtime answers on Nuxt's origin: the module's Vite plugin has loaded the app.
       const summary = await waitForNuxt(nuxt, `${webUrl}/health`, async (response) => runtimeSummary(webUrl, response, worker));
@@ -56,6 +52,7 @@ export async function startNuxtDev(root: string, options: DevOptions): Promise<D
         serverUrl: webUrl,
         webUrl,
         summary,
+        typechecksItself: true,
         close: async () => {
           forget();
           await stopChild(nuxt.child);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
-import { resolveTypescript, startTypecheckWorker, type TypecheckMessage, typecheckProjects, type TypeDiagnostic } from './typecheck.ts';
+import { resolveTypescript, startTypecheckWorker, type TypecheckMessage, typecheckProjects, type TypeDiagnostic } from '../../plugin/dev-server/typecheck.ts';
 
 /** What one check found, or why it did not run. */
 export type TypecheckOnceResult =
@@ -18,8 +18,6 @@ export type TypecheckOnceResult =
 
 export interface TypecheckOnceOptions {
   root: string;
-  /** Check web/tsconfig.json too (a Vite web/; a Nuxt web/ needs vue-tsc). */
-  web: boolean;
   /** Use fw's own TypeScript when the app has none (fw verify does; fw check says it is missing). */
   fallbackToFw?: boolean;
 }
@@ -30,12 +28,12 @@ export interface TypecheckOnceOptions {
  * same errors the same way. It runs in a thread, so a caller can load the app meanwhile.
  *
  * @example
- *   const result = await typecheckOnce({ root: '.', web: true });
+ *   const result = await typecheckOnce({ root: '.' });
  *   if (result.ran) result.diagnostics // [{ file: 'src/a.ts', line: 2, column: 7, code: 2322, message: '…' }]
  */
 export async function typecheckOnce(options: TypecheckOnceOptions): Promise<TypecheckOnceResult> {
   const root = path.resolve(options.root);
-  const projects = typecheckProjects(root, options.web);
+  const projects = typecheckProjects(root);
   if (projects.length === 0) return { ran: false, kind: 'no_tsconfig', reason: 'The app has no tsconfig.json.' };
   const own = resolveTypescript(root);
   const lent = own || !options.fallbackToFw ? undefined : resolveTypescript(fwPackageRoot());

@@ -182,7 +182,7 @@ async function checkGate(ctx: VerifyContext): Promise<GateOutcome> {
  * typecheck `fw check` and `fw dev` run (typecheck-once.ts), lending fw's TypeScript to an app without one.
  */
 async function typecheckGate(ctx: VerifyContext): Promise<GateOutcome> {
-  const result = await typecheckOnce({ root: ctx.root, web: ctx.web === 'vite', fallbackToFw: true });
+  const result = await typecheckOnce({ root: ctx.root, fallbackToFw: true });
   if (!result.ran) return { skipped: result.kind === 'no_tsconfig' ? 'No tsconfig.json in the app.' : 'TypeScript is installed neither in the app nor with fw (npm install -D typescript).' };
   const { version, from } = result.typescript;
   const diagnostics: VerifyDiagnostic[] = [];

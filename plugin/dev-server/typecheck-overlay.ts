@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ViteDevServer } from 'vite';
-import type { OverlayError } from '../../plugin/overlay-error.ts';
+import type { Plugin, ViteDevServer } from 'vite';
+import type { OverlayError } from '../overlay-error.ts';
 import type { TypeDiagnostic } from './typecheck.ts';
 
 /** The part of Vite's dev server the overlay needs (`server.ws`), typed here so tests can pass a recorder. */
@@ -30,8 +30,8 @@ const listed = 20;
  * result otherwise sends nothing. It runs on the typecheck's results, never on a request.
  *
  * @example
- *   const overlay = typeOverlay(root, viteHotChannel(server));
- *   startTypecheck({ root, web: true, log, onResult: overlay });
+ *   const overlay = viteOverlayChannel();
+ *   startTypecheck({ root, log, onResult: typeOverlay(root, overlay.channel) });
  */
 export function typeOverlay(root: string, hot: HotChannel, readSource: (file: string) => string = (file) => readFileSync(file, 'utf8')): (diagnostics: readonly TypeDiagnostic[]) => void {
   let showing: { type: 'error'; err: OverlayError } | undefined;
@@ -56,12 +56,44 @@ export function typeOverlay(root: string, hot: HotChannel, readSource: (file: st
   };
 }
 
-/** A Vite dev server's websocket as the overlay's channel. */
-export function viteHotChannel(server: { ws: Pick<ViteDevServer['ws'], 'send' | 'clients' | 'on'> }): HotChannel {
+/** The part of a Vite dev server's websocket the overlay uses. */
+type ViteWs = Pick<ViteDevServer['ws'], 'send' | 'clients' | 'on'>;
+
+/**
+ * The overlay's channel to a Vite dev server, and the plugin that keeps it there: Vite's restart (a
+ * vite.config or nuxt.config edit) replaces the server's websocket, and listeners put on the old one
+ * would never hear a page again. The plugin's `configureServer` runs on every (re)start and moves the
+ * channel to the server's websocket of the moment (`attach` does the same from another plugin's hook).
+ *
+ * @example
+ *   const overlay = viteOverlayChannel();
+ *   await createServer({ plugins: [overlay.plugin] });
+ *   startTypecheck({ root, log, onResult: typeOverlay(root, overlay.channel) });
+ */
+export function viteOverlayChannel(): { channel: HotChannel; attach(server: { ws: ViteWs }): void; plugin: Plugin } {
+  let ws: ViteWs | undefined;
+  const listeners: Array<Parameters<HotChannel['onConnection']>[0]> = [];
+  const listen = (socketServer: ViteWs, listener: Parameters<HotChannel['onConnection']>[0]) =>
+    socketServer.on('connection', (socket) => listener((payload) => socket.send(JSON.stringify(payload))));
+  const attach = (server: { ws: ViteWs }) => {
+    ws = server.ws;
+    for (const listener of listeners) listen(server.ws, listener);
+  };
   return {
-    send: (payload) => server.ws.send(payload),
-    connected: () => server.ws.clients.size,
-    onConnection: (listener) => server.ws.on('connection', (socket) => listener((payload) => socket.send(JSON.stringify(payload)))),
+    attach,
+    channel: {
+      send: (payload) => ws?.send(payload),
+      connected: () => ws?.clients.size ?? 0,
+      onConnection: (listener) => {
+        listeners.push(listener);
+        if (ws) listen(ws, listener);
+      },
+    },
+    plugin: {
+      name: 'fw:type-overlay',
+      apply: 'serve',
+      configureServer: attach,
+    },
   };
 }
 

@@ -3,7 +3,7 @@ import { until } from '../../e2e/support/until.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatTypeDiagnostic, startTypecheck, type Typecheck, type TypeDiagnostic, typeReporter } from './typecheck.ts';
+import { formatTypeDiagnostic, startTypecheck, type Typecheck, type TypeDiagnostic, typecheckProjects, typeReporter } from './typecheck.ts';
 
 const notANumber: TypeDiagnostic = { file: 'src/a.ts', line: 2, column: 7, code: 2322, message: "Type 'string' is not assignable to type 'number'." };
 const missing: TypeDiagnostic = { file: 'web/src/b.tsx', line: 9, column: 1, code: 2304, message: "Cannot find name 'nope'." };
@@ -66,7 +66,7 @@ describe('startTypecheck', () => {
     await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types: [], lib: ['es2023'], target: 'es2023', module: 'nodenext' }, include: ['src'] }));
     await writeFile(path.join(dir, 'src/a.ts'), 'export const n: number = 1;\n');
     const lines: string[] = [];
-    typecheck = startTypecheck({ root: dir, web: true, log: (line) => lines.push(line) });
+    typecheck = startTypecheck({ root: dir, log: (line) => lines.push(line) });
     expect(typecheck?.projects).toEqual(['tsconfig.json']);
     await until(async () => lines.includes('fw: types OK (tsconfig.json)'), 'the first check', { timeoutMs: 45_000, intervalMs: 50 });
     await writeFile(path.join(dir, 'src/a.ts'), "export const n: number = 1;\nexport const m: number = 'x';\n");
@@ -77,12 +77,22 @@ describe('startTypecheck', () => {
     expect(lines.filter((line) => line.includes('TS2322'))).toHaveLength(1);
   }, 60_000);
 
+  it('checks web/tsconfig.json beside the app\'s, but not a Nuxt web/\'s (its .vue files need vue-tsc)', async () => {
+    dir = await mkdtemp(path.join((await import('node:os')).tmpdir(), 'fw-typecheck-'));
+    await mkdir(path.join(dir, 'web'));
+    await writeFile(path.join(dir, 'tsconfig.json'), '{}\n');
+    await writeFile(path.join(dir, 'web/tsconfig.json'), '{}\n');
+    expect(typecheckProjects(dir)).toEqual(['tsconfig.json', 'web/tsconfig.json']);
+    await writeFile(path.join(dir, 'web/nuxt.config.ts'), 'export default {};\n');
+    expect(typecheckProjects(dir)).toEqual(['tsconfig.json']);
+  });
+
   it('says once that typechecking is off when the app has no typescript', async () => {
     dir = await mkdtemp(path.join((await import('node:os')).tmpdir(), 'fw-typecheck-'));
     await writeFile(path.join(dir, 'package.json'), '{}\n');
     await writeFile(path.join(dir, 'tsconfig.json'), '{}\n');
     const lines: string[] = [];
-    typecheck = startTypecheck({ root: dir, web: false, log: (line) => lines.push(line) });
+    typecheck = startTypecheck({ root: dir, log: (line) => lines.push(line) });
     expect(typecheck).toBeUndefined();
     expect(lines).toEqual([expect.stringContaining('fw dev: typechecking is off: the app has no typescript installed (npm install --save-dev typescript')]);
   });

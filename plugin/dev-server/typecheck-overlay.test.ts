@@ -1,5 +1,10 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createServer } from 'vite';
 import { describe, expect, it } from 'vitest';
-import { codeFrame, type HotChannel, type TypeOverlayPayload, typeOverlay, typeOverlayError } from './typecheck-overlay.ts';
+import { until } from '../../e2e/support/until.ts';
+import { codeFrame, type HotChannel, type TypeOverlayPayload, typeOverlay, typeOverlayError, viteOverlayChannel } from './typecheck-overlay.ts';
 import type { TypeDiagnostic } from './typecheck.ts';
 
 const root = '/app';
@@ -105,4 +110,37 @@ describe('typeOverlay', () => {
     report([]);
     expect(sent).toEqual([]);
   });
+});
+
+// A real Vite dev server: its restart (a vite.config edit) replaces its websocket, and a page that opens
+// afterwards still gets the errors.
+describe('viteOverlayChannel', () => {
+  it('shows the errors to a page that opens after Vite restarted', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'fw-overlay-'));
+    await writeFile(path.join(dir, 'index.html'), '<!doctype html><title>t</title>\n');
+    const overlay = viteOverlayChannel();
+    const server = await createServer({ configFile: false, root: dir, logLevel: 'silent', server: { port: 0, host: '127.0.0.1' }, plugins: [overlay.plugin] });
+    try {
+      await server.listen();
+      const report = typeOverlay(root, overlay.channel, read);
+      report([notANumber]);
+      await server.restart();
+      const url = server.resolvedUrls!.local[0]!.replace(/^http/, 'ws');
+      const socket = new WebSocket(`${url}?token=${server.config.webSocketToken}`, 'vite-hmr');
+      const received: Array<{ type: string; err?: { message?: string } }> = [];
+      socket.addEventListener('message', (event) => received.push(JSON.parse(String(event.data)) as { type: string }));
+      try {
+        await until(async () => received.some((p) => p.type === 'error'), 'the error on the restarted server', { timeoutMs: 30_000, intervalMs: 25 });
+        expect(received.find((p) => p.type === 'error')?.err?.message).toBe(typeOverlayError(root, [notANumber], read).message);
+        // The channel sends through the new websocket too: the fix clears the open page's overlay.
+        report([]);
+        await until(async () => received.some((p) => p.type === 'update'), 'the clearing update', { timeoutMs: 30_000, intervalMs: 25 });
+      } finally {
+        socket.close();
+      }
+    } finally {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { styleText } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { isNuxtWeb } from '../nuxt-web.ts';
 
 /** One type error, at a place in the app (`file` relative to its root; no line for a tsconfig's own). */
 export interface TypeDiagnostic {
@@ -31,8 +32,6 @@ export type TypecheckMessage = { type: 'result'; diagnostics: TypeDiagnostic[] }
 
 export interface TypecheckOptions {
   root: string;
-  /** Check web/tsconfig.json too (not for a Nuxt web/: its .vue files need vue-tsc, `nuxt typecheck`). */
-  web: boolean;
   /** Check again after each change (default true; false checks once). */
   watch?: boolean;
   /** Where the lines go (fw dev: stderr). */
@@ -60,12 +59,12 @@ export interface Typecheck {
  * `onResult` gets every result too: fw dev shows the errors in Vite's overlay (typecheck-overlay.ts).
  *
  * @example
- *   const typecheck = startTypecheck({ root, web: true, log: (line) => process.stderr.write(`${line}\n`) });
+ *   const typecheck = startTypecheck({ root, log: (line) => process.stderr.write(`${line}\n`) });
  *   await typecheck?.close();
  */
 export function startTypecheck(options: TypecheckOptions): Typecheck | undefined {
   const root = path.resolve(options.root);
-  const projects = typecheckProjects(root, options.web);
+  const projects = typecheckProjects(root);
   if (projects.length === 0) return undefined;
   const typescript = resolveTypescript(root);
   if (!typescript) {
@@ -100,9 +99,12 @@ export function startTypecheckWorker(data: TypecheckWorkerData): Worker {
   return new Worker(new URL(`./typecheck-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url), { workerData: data });
 }
 
-/** The tsconfig files `npm run typecheck` checks in a template: the app's, and web/'s when asked. */
-export function typecheckProjects(root: string, web: boolean): string[] {
-  return ['tsconfig.json', ...(web ? ['web/tsconfig.json'] : [])].filter((file) => existsSync(path.join(root, file)));
+/**
+ * The tsconfig files `npm run typecheck` checks in a template: the app's, and web/'s — not a Nuxt
+ * web/'s, whose .vue files need vue-tsc (`nuxt typecheck web`).
+ */
+export function typecheckProjects(root: string): string[] {
+  return ['tsconfig.json', ...(isNuxtWeb(root) ? [] : ['web/tsconfig.json'])].filter((file) => existsSync(path.join(root, file)));
 }
 
 /** The app's own `typescript` (a devDependency of every template), or undefined. */
