@@ -81,7 +81,16 @@ function collect(builder: CheckedProgram, config: string): TypeDiagnostic[] {
     ...builder.getSyntacticDiagnostics(),
   ];
   if (!found.some((d) => d.category === ts.DiagnosticCategory.Error)) found.push(...builder.getSemanticDiagnostics());
-  return found.filter((d) => d.category === ts.DiagnosticCategory.Error).map((d) => toDiagnostic(d, config));
+  return found.filter((d) => d.category === ts.DiagnosticCategory.Error && !deletedRoot(d)).map((d) => toDiagnostic(d, config));
+}
+
+/**
+ * TS6053 for a file an include pattern matched: in watch mode, a file just deleted, in the first program
+ * after its deletion (TypeScript refreshes the pattern's matches after the file's own event). The next
+ * program drops it; shown, it would flash a false error in the terminal and the overlay.
+ */
+function deletedRoot(d: TS.Diagnostic): boolean {
+  return watch && d.code === 6053 && ts.flattenDiagnosticMessageText(d.messageText, '\n').includes('Matched by include pattern');
 }
 
 if (watch) watchProjects();

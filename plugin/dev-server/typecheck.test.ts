@@ -75,7 +75,14 @@ describe('startTypecheck', () => {
     await writeFile(path.join(dir, 'src/a.ts'), 'export const n: number = 1;\nexport const m: number = 2;\n');
     await until(async () => lines.includes('fw: types OK'), 'the fix', { timeoutMs: 45_000, intervalMs: 50 });
     expect(lines.filter((line) => line.includes('TS2322'))).toHaveLength(1);
-  }, 60_000);
+
+    // A file with an error, then deleted: its error goes, and the deletion flashes no "file not found".
+    await writeFile(path.join(dir, 'src/b.ts'), "export const s: number = 's';\n");
+    await until(async () => lines.at(-1) === 'fw: 1 type error in 1 file', 'the error in b.ts', { timeoutMs: 45_000, intervalMs: 50 });
+    await rm(path.join(dir, 'src/b.ts'));
+    await until(async () => lines.at(-1) === 'fw: types OK', 'the deletion checked', { timeoutMs: 45_000, intervalMs: 50 });
+    expect(lines.filter((line) => line.includes('TS6053'))).toEqual([]);
+  }, 90_000);
 
   it('checks web/tsconfig.json beside the app\'s, but not a Nuxt web/\'s (its .vue files need vue-tsc)', async () => {
     dir = await mkdtemp(path.join((await import('node:os')).tmpdir(), 'fw-typecheck-'));
