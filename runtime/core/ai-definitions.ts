@@ -18,6 +18,11 @@ export interface ToolContext {
   traceId: string;
   /** Only the environment variables the tool declares in `secrets` (missing ones are absent). */
   secrets: Readonly<Record<string, string>>;
+  /**
+   * The runtime's clock, as every entry's `ctx.now()`: tests move it with `advanceTime` (SQL's `now()`
+   * is the database's clock; pass `ctx.now()` as a bound parameter instead).
+   */
+  now(): Date;
 }
 
 const aiToolBrand = Symbol.for('fw.aiTool');

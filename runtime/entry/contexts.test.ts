@@ -8,6 +8,7 @@ import type { AppDefinition } from '../core/app-definition.ts';
 import type { Clock } from '../core/clock.ts';
 import { action, command, endpoint, liveQuery, query, workflow } from '../core/entries.ts';
 import { defineSchema } from '../core/schema.ts';
+import { z } from 'zod';
 import type { FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
 import { type EntryServices, type Invocable, runAdmitted } from './pipeline.ts';
@@ -21,6 +22,11 @@ const entries = {
   anAction: action({ on: 'some.event', handler: stamp }),
   aWorkflow: workflow({ on: 'some.event', handler: stamp }),
 };
+// An agent's aiTools, as tool-set.ts hands them to the pipeline: a `read` tool and a writing one.
+const tools = {
+  aReadTool: { kind: 'aiTool', policy: 'user', args: z.object({}), handler: stamp, readOnly: true },
+  aWriteTool: { kind: 'aiTool', policy: 'user', args: z.object({}), handler: stamp, readOnly: false },
+} satisfies Record<string, Invocable>;
 
 describe('ctx.now()', () => {
   let db: FwDatabase;
@@ -38,8 +44,8 @@ describe('ctx.now()', () => {
     await drop();
   });
 
-  const run = (services: EntryServices, name: keyof typeof entries) =>
-    runAdmitted(services, entries[name] as unknown as Invocable, {
+  const run = (services: EntryServices, name: keyof typeof entries | keyof typeof tools) =>
+    runAdmitted(services, name in tools ? tools[name as keyof typeof tools] : (entries[name as keyof typeof entries] as unknown as Invocable), {
       name,
       external: false,
       auth: { kind: 'user', userId: 'u1', tenantId: '00000000-0000-4000-8000-000000000001', role: 'member' },
@@ -49,7 +55,7 @@ describe('ctx.now()', () => {
 
   it('is the runtime clock in every kind, and moves with it', async () => {
     const services: EntryServices = { app, db, clock };
-    for (const name of Object.keys(entries) as (keyof typeof entries)[]) {
+    for (const name of [...Object.keys(entries), ...Object.keys(tools)] as (keyof typeof entries | keyof typeof tools)[]) {
       time = Date.parse('2030-01-02T03:04:05.678Z');
       expect([name, await run(services, name)]).toEqual([name, '2030-01-02T03:04:05.678Z']);
       time += 8 * 86_400_000;

@@ -34,6 +34,11 @@ export function queryContext(kind: string, db: Kysely<any>, caller: Caller, cloc
   return ctx;
 }
 
+/** The ctx of an agent's `aiTool`: its transaction and caller, what the agent adds (its secrets), and the runtime's time. */
+export function toolContext(db: Kysely<any>, caller: Caller, context: Record<string, unknown> | undefined, clock: Clock = systemClock): Record<string, unknown> {
+  return { db, ...caller, ...context, now: nowOf(clock) };
+}
+
 /** `ctx.now()`: the runtime's clock as a Date (tests move it with `advanceTime`; SQL's now() is the database's). */
 function nowOf(clock: Clock): () => Date {
   return () => new Date(clock.now());

@@ -21,7 +21,7 @@ import { createAutocommitKysely } from '../db/autocommit.ts';
 import { type FwDatabase, withTransactionPlugins } from '../db/database.ts';
 import { enqueue, type OutboxEntry } from '../db/outbox.ts';
 import { type Attributes, inSpan } from '../telemetry/tracing.ts';
-import { type Caller, commandContext, type PlanScheduledCall, type PlanWorkflowStart, queryContext, serverContext } from './contexts.ts';
+import { type Caller, commandContext, type PlanScheduledCall, type PlanWorkflowStart, queryContext, serverContext, toolContext } from './contexts.ts';
 import type { Clock } from '../core/clock.ts';
 import { authorizePolicy } from './policy.ts';
 
@@ -164,7 +164,7 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
     }
     case 'read-only': {
       const inTransaction = async (trx: Kysely<any>) => {
-        const ctx = entry.kind === 'aiTool' ? { db: trx, ...caller, ...call.context } : queryContext(entry.kind, trx, caller, services.clock);
+        const ctx = entry.kind === 'aiTool' ? toolContext(trx, caller, call.context, services.clock) : queryContext(entry.kind, trx, caller, services.clock);
         const result = await entry.handler(ctx, args);
         call.onReadResult?.(result);
         return result;
@@ -176,7 +176,7 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
     }
     case 'read-write': {
       const result = await db.transaction({ readOnly: false, ...caller, plugins: call.plugins, label }, async (trx) => {
-        if (entry.kind === 'aiTool') return entry.handler({ db: trx, ...caller, ...call.context }, args);
+        if (entry.kind === 'aiTool') return entry.handler(toolContext(trx, caller, call.context, services.clock), args);
         const outbox: OutboxEntry[] = [];
         const value = await entry.handler(commandContext(trx, caller, outbox, services), args);
         await enqueue(trx, { tenantId: caller.auth.tenantId, userId: caller.auth.userId, traceId: caller.traceId }, outbox);
