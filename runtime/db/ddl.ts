@@ -83,16 +83,39 @@ export interface DesiredIndex {
   unique: boolean;
 }
 
-/** The indexes fw maintains on a table: the declared ones, plus `tenant_id` for tenant-scoped tables. */
+/**
+ * The indexes fw maintains on a table: the declared ones, plus `tenant_id` for tenant-scoped tables. A
+ * unique index of a tenant-scoped table is unique within the tenant: `(tenant_id, …)` (see
+ * {@link uniqueColumns}); its name stays the declared columns'.
+ */
 export function desiredIndexes(tableName: string, table: Table): DesiredIndex[] {
   const indexes: DesiredIndex[] = [];
   if (table.tenantScoped) indexes.push(indexSpec(tableName, [TENANT_COLUMN], false));
-  for (const index of table.indexes) indexes.push(indexSpec(tableName, [...index.columns], index.unique === true));
+  for (const index of table.indexes) {
+    const unique = index.unique === true;
+    indexes.push(indexSpec(tableName, [...index.columns], unique, unique && table.tenantScoped ? [TENANT_COLUMN, ...index.columns] : [...index.columns]));
+  }
   return indexes;
 }
 
-function indexSpec(table: string, columns: string[], unique: boolean): DesiredIndex {
-  return { name: `${table}_${columns.join('_')}_${unique ? 'key' : 'idx'}`, table, columns, unique };
+function indexSpec(table: string, named: string[], unique: boolean, columns = named): DesiredIndex {
+  return { name: `${table}_${named.join('_')}_${unique ? 'key' : 'idx'}`, table, columns, unique };
+}
+
+/**
+ * What a unique column is unique across. In a tenant-scoped table, the tenant: `(tenant_id, column)`,
+ * so two tenants may hold the same value — and, the reason it is not a matter of taste, a write never
+ * learns from a unique violation that another tenant holds a value (a global constraint answers
+ * "exists" for rows row-level security hides). A column a foreign key references stays `(column)`: a
+ * foreign key needs a unique constraint on exactly the columns it names (docs/migrations.md).
+ */
+export function uniqueColumns(schema: Schema | undefined, tableName: string, column: string): string[] {
+  const table = schema?.tables[tableName];
+  if (!table?.tenantScoped) return [column];
+  const referenced = Object.values(schema!.tables).some((other) =>
+    Object.values(other.columns).some(({ spec }) => spec.references?.table === tableName && spec.references.column === column),
+  );
+  return referenced ? [column] : [TENANT_COLUMN, column];
 }
 
 /** The default expression of a column, or null when it has none. */
@@ -135,8 +158,9 @@ export function primaryKeyConstraint(table: string, columns: string[]): string {
   return `constraint ${ident(`${table}_pkey`)} primary key (${columns.map(ident).join(', ')})`;
 }
 
-export function uniqueConstraint(table: string, column: string): string {
-  return `constraint ${ident(`${table}_${column}_key`)} unique (${ident(column)})`;
+/** The unique constraint of `table.column`, over {@link uniqueColumns}; named after the column alone. */
+export function uniqueConstraint(table: string, column: string, columns: readonly string[] = [column]): string {
+  return `constraint ${ident(`${table}_${column}_key`)} unique (${columns.map(ident).join(', ')})`;
 }
 
 export function foreignKeyConstraint(ns: string, table: string, column: string, spec: ColumnSpec): string {
@@ -158,14 +182,14 @@ export function primaryKeyColumns(table: Table): string[] {
  * to the app role. Foreign keys on the columns in `deferForeignKeys` are left out (the caller adds them
  * with `addForeignKeySql` once the referenced table exists).
  */
-export function createTableSql(ns: string, name: string, table: Table, deferForeignKeys: ReadonlySet<string> = new Set()): string[] {
+export function createTableSql(ns: string, name: string, table: Table, deferForeignKeys: ReadonlySet<string>, schema: Schema): string[] {
   const lines: string[] = [];
   for (const [column, { spec }] of Object.entries(table.columns)) lines.push(columnDefinition(ns, name, column, spec));
   if (table.tenantScoped) lines.push(`${ident(TENANT_COLUMN)} uuid not null default ${CURRENT_TENANT}`);
   const primaryKey = primaryKeyColumns(table);
   if (primaryKey.length > 0) lines.push(primaryKeyConstraint(name, primaryKey));
   for (const [column, { spec }] of Object.entries(table.columns)) {
-    if (spec.unique && !(spec.primaryKey && primaryKey.length === 1)) lines.push(uniqueConstraint(name, column));
+    if (spec.unique && !(spec.primaryKey && primaryKey.length === 1)) lines.push(uniqueConstraint(name, column, uniqueColumns(schema, name, column)));
   }
   for (const [column, { spec }] of Object.entries(table.columns)) {
     if (spec.references && !deferForeignKeys.has(column)) lines.push(foreignKeyConstraint(ns, name, column, spec));
@@ -183,9 +207,9 @@ export function addForeignKeySql(ns: string, table: string, column: string, spec
 }
 
 /** Adds one column with its unique/foreign-key constraints, in one statement. */
-export function addColumnSql(ns: string, table: string, column: string, spec: ColumnSpec): string {
+export function addColumnSql(ns: string, table: string, column: string, spec: ColumnSpec, schema: Schema): string {
   const parts = [`add column ${columnDefinition(ns, table, column, spec)}`];
-  if (spec.unique) parts.push(`add ${uniqueConstraint(table, column)}`);
+  if (spec.unique) parts.push(`add ${uniqueConstraint(table, column, uniqueColumns(schema, table, column))}`);
   if (spec.references) parts.push(`add ${foreignKeyConstraint(ns, table, column, spec)}`);
   return `alter table ${qualified(ns, table)} ${parts.join(', ')}`;
 }
@@ -251,7 +275,7 @@ export function createSchemaSql(ns: string, schema: Schema): Array<{ table: stri
   const tables = new Map(Object.entries(schema.tables));
   for (const step of creationOrder(tables, new Set(tables.keys()))) {
     const table = tables.get(step.table)!;
-    const sql = createTableSql(ns, step.table, table, step.deferred);
+    const sql = createTableSql(ns, step.table, table, step.deferred, schema);
     for (const late of step.lateForeignKeys) sql.push(addForeignKeySql(ns, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
     out.push({ table: step.table, sql });
   }

@@ -4,7 +4,7 @@
  */
 import type { Diagnostic } from '../core/errors.ts';
 import type { ColumnSpec, Table } from '../core/schema.ts';
-import { CURRENT_TENANT, PUBLIC, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified } from './ddl.ts';
+import { CURRENT_TENANT, PUBLIC, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified, uniqueConstraint } from './ddl.ts';
 import type { ColumnModel, ConstraintModel, TableModel } from './introspect.ts';
 import type { AddChange, DiffInput, PlannedChange } from './plan-types.ts';
 
@@ -75,7 +75,7 @@ export async function diffTable(
       table: name,
       column,
       description: `add column ${name}.${column} (${spec.kind}, ${nullability}${fallback !== null ? `, default ${fallback}` : ''})`,
-      sql: [addColumnSql(PUBLIC, name, column, spec)],
+      sql: [addColumnSql(PUBLIC, name, column, spec, input.schema)],
     });
   }
 
@@ -141,13 +141,32 @@ export async function diffTable(
       }
     }
     // Unique and foreign-key constraints on this column.
-    const wantUnique = hasUnique(want.constraints, column);
-    const haveUnique = hasUnique(have.constraints, column);
-    if (wantUnique !== haveUnique) {
+    const wantUnique = uniqueOf(want.constraints, column);
+    const haveUnique = uniqueOf(have.constraints, column);
+    if (wantUnique && haveUnique && wantUnique.columns.join(',') !== haveUnique.columns.join(',')) {
+      const withinTenant = wantUnique.columns.length === 2;
+      if (withinTenant) {
+        // Unique across all tenants → within each: it only admits more rows, so it always applies.
+        add({
+          kind: 'scope_unique',
+          table: name,
+          column,
+          description: `make ${name}.${column} unique within each tenant (tenant_id, ${column}), not across tenants`,
+          sql: [`alter table ${qualified(PUBLIC, name)} drop constraint ${ident(haveUnique.name)}, add ${uniqueConstraint(name, column, wantUnique.columns)}`],
+        });
+      } else {
+        blocked.push({
+          path,
+          code: 'unique_scope_change',
+          message: `Column ${name}.${column} is unique within each tenant in the database, and a foreign key now references it, which needs it unique across all tenants; two tenants may already hold the same value.`,
+          hint: `Reference the primary key of "${name}" instead, or make the values unique across tenants first and replace the constraint by hand (alter table "${name}" drop constraint "${haveUnique.name}", add constraint "${name}_${column}_key" unique ("${column}")).`,
+        });
+      }
+    } else if (Boolean(wantUnique) !== Boolean(haveUnique)) {
       blocked.push({
         path,
         code: 'unique_change',
-        message: `Column ${name}.${column} is ${haveUnique ? 'unique' : 'not unique'} in the database but declared ${wantUnique ? 'unique' : 'not unique'}; fw does not change constraints of existing columns.`,
+        message: `Column ${name}.${column} is ${haveUnique ? 'unique' : 'not unique'} in the database but declared ${wantUnique ? 'unique' : 'not unique'}; fw does not add or drop constraints of existing columns.`,
         hint: wantUnique
           ? `Remove .unique() from ${name}.${column}, or declare a unique index instead (indexes: [{ columns: ['${column}'], unique: true }]), which fw can add.`
           : `Put .unique() back on ${name}.${column}; to drop the constraint, add a new column without it, copy the data, then remove "${column}" and ${dataLossHint}.`,
@@ -180,8 +199,11 @@ export async function diffTable(
   return { scopeMismatch, dropped, dropChanges };
 }
 
-function hasUnique(constraints: ConstraintModel[], column: string): boolean {
-  return constraints.some((c) => c.type === 'u' && c.columns.length === 1 && c.columns[0] === column);
+/** The column's unique constraint: on `(column)`, or within the tenant on `(tenant_id, column)` (ddl.ts's uniqueColumns). */
+function uniqueOf(constraints: ConstraintModel[], column: string): ConstraintModel | undefined {
+  return constraints.find(
+    (c) => c.type === 'u' && ((c.columns.length === 1 && c.columns[0] === column) || (c.columns.length === 2 && c.columns[0] === TENANT_COLUMN && c.columns[1] === column)),
+  );
 }
 
 const onDeleteNames: Record<string, string> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' };

@@ -108,6 +108,15 @@ for (const target of targets) {
       (await sql<{ ok: boolean }>`select to_regclass(${`public.${name}`}) is not null as ok`.execute(db.admin)).rows[0]!.ok;
     const enumLabels = async (type: string) =>
       (await sql<{ label: string }>`select e.enumlabel as label from pg_enum e join pg_type t on t.oid = e.enumtypid where t.typname = ${type} order by e.enumsortorder`.execute(db.admin)).rows.map((r) => r.label);
+    /** The unique constraints of a table, by name, with their columns in order. */
+    const constraintColumns = async (tableName: string) =>
+      Object.fromEntries(
+        (
+          await sql<{ name: string; columns: string[] }>`
+            select con.conname as name, array(select a.attname::text from unnest(con.conkey) with ordinality k(n, i) join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i) as columns
+            from pg_constraint con where con.conrelid = ${`public.${tableName}`}::regclass and con.contype = 'u' order by con.conname`.execute(db.admin)
+        ).rows.map((r) => [r.name, r.columns]),
+      );
     const migrationRows = async () => Number((await sql<{ n: number }>`select count(*)::int as n from _fw_migrations`.execute(db.admin)).rows[0]!.n);
     const expectNothingPending = async (schema: Parameters<typeof planMigration>[1]) => {
       const plan = await planMigration(db, schema);
@@ -442,6 +451,49 @@ for (const target of targets) {
       const deleted = await db.transaction({ readOnly: false, auth: as(tenantA) }, (trx) => trx.deleteFrom('notes').executeTakeFirst());
       expect(deleted.numDeletedRows).toBe(1n);
       expect(await seenBy(tenantB)).toEqual(['b1', 'b2']);
+    });
+
+    it('makes unique columns and unique indexes of a tenant table unique within each tenant: no tenant learns of another\'s values', async () => {
+      const schema = defineSchema({
+        users: table({ id: t.uuid().defaultRandom().primaryKey(), email: t.text().unique(), handle: t.text() }, { indexes: [{ columns: ['handle'], unique: true }] }),
+      });
+      await applyMigration(db, schema);
+      const insert = (tenant: string, email: string, handle: string) =>
+        db.transaction({ readOnly: false, auth: as(tenant) }, (trx) => trx.insertInto('users').values({ email, handle }).execute());
+      await insert(tenantA, 'ann@example.com', 'ann');
+      // Another tenant may hold the same values: a unique violation here would tell it tenant A has them.
+      await insert(tenantB, 'ann@example.com', 'ann');
+      // Within one tenant they are unique.
+      await expect(insert(tenantA, 'ann@example.com', 'other')).rejects.toMatchObject({ code: '23505', constraint: 'users_email_key' });
+      await expect(insert(tenantA, 'bob@example.com', 'ann')).rejects.toMatchObject({ code: '23505', constraint: 'users_handle_key' });
+      await expectNothingPending(schema);
+    });
+
+    it('moves a column unique across tenants (an older fw) to unique within each tenant, but keeps one a foreign key references global', async () => {
+      const v1 = defineSchema({
+        users: table({ id: t.uuid().defaultRandom().primaryKey(), email: t.text().unique(), code: t.text().unique() }, { indexes: [{ columns: ['email', 'id'], unique: true }] }),
+        badges: table({ id: t.uuid().defaultRandom().primaryKey(), code: t.text().references('users', 'code') }),
+      });
+      await applyMigration(db, v1);
+      expect(await constraintColumns('users')).toEqual({ users_code_key: ['code'], users_email_key: ['tenant_id', 'email'] });
+      // What an older fw made: the email constraint and the unique index across all tenants.
+      await sql`alter table users drop constraint users_email_key, add constraint users_email_key unique (email)`.execute(db.admin);
+      await sql`drop index users_email_id_key`.execute(db.admin);
+      await sql`create unique index users_email_id_key on users (email, id)`.execute(db.admin);
+      await sql`comment on index users_email_id_key is 'fw:index'`.execute(db.admin);
+      const plan = await planMigration(db, v1);
+      expect(plan.blocked).toEqual([]);
+      expect(plan.changes.map((c) => c.description)).toEqual([
+        'drop index users_email_id_key (its definition changed)',
+        'create unique index users_email_id_key on users (tenant_id, email, id)',
+        'make users.email unique within each tenant (tenant_id, email), not across tenants',
+      ]);
+      await applyMigration(db, v1);
+      expect(await constraintColumns('users')).toEqual({ users_code_key: ['code'], users_email_key: ['tenant_id', 'email'] });
+      await expectNothingPending(v1);
+      // A foreign key that starts referencing it would need it unique across tenants again: refused.
+      const v2 = defineSchema({ ...v1.tables, invites: table({ id: t.uuid().defaultRandom().primaryKey(), email: t.text().references('users', 'email') }) });
+      expect((await planMigration(db, v2)).blocked.map((d) => `${d.code} ${d.path}`)).toEqual(['unique_scope_change schema.users.email']);
     });
 
     it('lets two concurrent migrations both succeed while only one writes a migration', async () => {

@@ -17,7 +17,8 @@ export type ChangeKind =
   | 'enable_tenant_policy'
   | 'enable_identity_policy'
   | 'drop_table'
-  | 'drop_column';
+  | 'drop_column'
+  | 'scope_unique';
 
 export interface PlannedChange {
   kind: ChangeKind;

@@ -62,6 +62,8 @@ const applyOrder: ChangeKind[] = [
   // Tables before columns: a dropped column may still be referenced by a dropped table's foreign key.
   'drop_table',
   'drop_column',
+  // After the drops: a foreign key that referenced the column (and kept its constraint global) may go with them.
+  'scope_unique',
 ];
 
 
@@ -122,7 +124,7 @@ export async function diffSchema(input: DiffInput): Promise<ComputedPlan> {
   const newTables = new Set([...tables.keys()].filter((name) => !actual.tables.has(name)));
   for (const step of creationOrder(tables, newTables)) {
     const table = tables.get(step.table)!;
-    const sql = createTableSql(PUBLIC, step.table, table, step.deferred);
+    const sql = createTableSql(PUBLIC, step.table, table, step.deferred, schema);
     for (const late of step.lateForeignKeys) {
       sql.push(addForeignKeySql(PUBLIC, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
     }

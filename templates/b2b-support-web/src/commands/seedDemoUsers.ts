@@ -24,7 +24,8 @@ export default command({
     const rows = await Promise.all(
       missing.map(async (person) => ({ email: `${person.local}@${args.workspace}.test`, name: person.name, role: person.role, password_hash: await hashPassword(args.password) })),
     );
-    await ctx.db.insertInto('users').values(rows).execute();
-    return { created: rows.length };
+    // Two first sign-ins at once both find them missing: the unique email (within the workspace) admits one.
+    const inserted = await ctx.db.insertInto('users').values(rows).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+    return { created: Number(inserted.numInsertedOrUpdatedRows ?? 0n) };
   },
 });

@@ -50,7 +50,9 @@ const schema = defineSchema({
   ),
   // The people who sign in to a workspace (src/endpoints/signIn.ts). Tenant-scoped like everything
   // else: an email is looked up inside the workspace the sign-in names, never across workspaces. The
-  // password is stored as a scrypt hash with its own salt (src/auth/passwords.ts), never in clear.
+  // password is stored as a scrypt hash with its own salt (src/auth/passwords.ts), never in clear. An
+  // email is unique within its workspace (fw makes a tenant table's unique index per tenant), so two
+  // concurrent addUser calls cannot both add it, and another workspace may have the same person.
   users: table(
     {
       id: t.uuid().primaryKey().defaultRandom(),
@@ -60,7 +62,7 @@ const schema = defineSchema({
       password_hash: t.text(),
       created_at: t.timestamptz().defaultNow(),
     },
-    { indexes: [{ columns: ['email'] }] },
+    { indexes: [{ columns: ['email'], unique: true }] },
   ),
   // One row per night per tenant, written by the nightlyDigest cron (src/crons.ts).
   digests: table({
