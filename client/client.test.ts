@@ -7,7 +7,7 @@ import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
 import { applyMigration, ensureSystemTables } from '../runtime/db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../runtime/core/entries.ts';
 import { FwError as ServerFwError } from '../runtime/core/errors.ts';
-import { notFound } from '../runtime/core/refusals.ts';
+import { notFound, tooManyRequests } from '../runtime/core/refusals.ts';
 import { createRuntimeHandler } from '../runtime/http/handler.ts';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
 import { defineSchema, t, table } from '../runtime/core/schema.ts';
@@ -24,6 +24,7 @@ const schema = defineSchema({
 
 const entries = {
   findNote: query({ handler: () => { throw notFound('No such note.', { reason: 'note_missing' }); } }),
+  slowDown: query({ handler: () => { throw tooManyRequests('Slow down.', { reason: 'slow_down', retryAfterSeconds: 30 }); } }),
   createNote: command({
     args: { title: z.string().min(1).max(200) },
     handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returningAll().executeTakeFirstOrThrow(),
@@ -55,6 +56,7 @@ const api = {
   queries: {
     listNotes: { kind: 'query', name: 'listNotes', reads: ['notes'], writes: [] } as EntryRef<'query', typeof entries.listNotes>,
     findNote: { kind: 'query', name: 'findNote', reads: [], writes: [] } as EntryRef<'query', typeof entries.findNote>,
+    slowDown: { kind: 'query', name: 'slowDown', reads: [], writes: [] } as EntryRef<'query', typeof entries.slowDown>,
     whoAmI: { kind: 'query', name: 'whoAmI', reads: [], writes: [] } as EntryRef<'query', typeof entries.whoAmI>,
     crash: { kind: 'query', name: 'crash', reads: [], writes: [] } as EntryRef<'query', typeof entries.crash>,
     slow: { kind: 'query', name: 'slow', reads: [], writes: [] } as EntryRef<'query', typeof entries.slow>,
@@ -245,6 +247,12 @@ describe('fw/client against a running runtime', () => {
     expect(missing).toMatchObject({ code: 'not_found', status: 404, reason: 'note_missing', message: 'No such note.' });
     const other = await failure(client().command('refuse', {}));
     expect(other.reason).toBeUndefined();
+    expect(missing.retryAfterSeconds).toBeUndefined();
+  });
+
+  it("a handler's tooManyRequests(msg, { retryAfterSeconds }) rejects with status 429 and the seconds to wait", async () => {
+    const slow = await failure(client().query('slowDown', {}));
+    expect(slow).toMatchObject({ code: 'too_many_requests', status: 429, reason: 'slow_down', message: 'Slow down.', retryAfterSeconds: 30 });
   });
 
   it('internal (500) with the trace id', async () => {
@@ -299,7 +307,7 @@ describe('fw/client against a running runtime', () => {
   });
 
   it('throws at the call site for a name the api object does not have', () => {
-    expect(() => client().query('nope' as never, {} as never)).toThrow(/no query named "nope" \(known: crash, findNote, listNotes, liveNotes, slow, whoAmI\)/);
+    expect(() => client().query('nope' as never, {} as never)).toThrow(/no query named "nope" \(known: crash, findNote, listNotes, liveNotes, slow, slowDown, whoAmI\)/);
     expect(() => client().command(api.queries.listNotes as never, {} as never)).toThrow(/cannot be called as a command/);
   });
 

@@ -47,6 +47,7 @@ export async function readEnvelope(response: Response, onSuccess?: (body: Record
       diagnostics: Array.isArray(body.error.diagnostics) ? body.error.diagnostics : [],
       ...(typeof body.error.reason === 'string' ? { reason: body.error.reason } : {}),
       traceId: typeof body.traceId === 'string' ? body.traceId : headerTraceId,
+      ...retryAfter(response),
     });
   }
   const contentType = response.headers.get('content-type') ?? 'no content type';
@@ -56,4 +57,10 @@ export async function readEnvelope(response: Response, onSuccess?: (body: Record
     message: `Expected fw's JSON envelope from ${response.url || 'the runtime'}, got HTTP ${response.status} (${contentType}): ${text.slice(0, 120)}`,
     traceId: headerTraceId,
   });
+}
+
+/** `Retry-After` in whole seconds (fw sends no HTTP date), when the response has one. */
+function retryAfter(response: Response): { retryAfterSeconds?: number } {
+  const value = response.headers.get('retry-after');
+  return value !== null && /^\d{1,9}$/.test(value) ? { retryAfterSeconds: Number(value) } : {};
 }

@@ -23,6 +23,8 @@ export interface FwErrorInit {
   /** The app's own code of a refusal (`conflict('…', { reason: 'ticket_closed' })` on the server). */
   reason?: string;
   traceId?: string;
+  /** Seconds to wait before trying again, from a `Retry-After` header (`tooManyRequests` on the server). */
+  retryAfterSeconds?: number;
   cause?: unknown;
 }
 
@@ -43,6 +45,8 @@ export class FwError extends Error {
   readonly reason: string | undefined;
   /** The runtime's trace id for this request (also in its logs); absent when no response arrived. */
   readonly traceId: string | undefined;
+  /** Seconds to wait before trying again (a 429's `Retry-After`); undefined when the server named none. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(init: FwErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -52,6 +56,7 @@ export class FwError extends Error {
     this.diagnostics = init.diagnostics ?? [];
     this.reason = init.reason;
     this.traceId = init.traceId;
+    this.retryAfterSeconds = init.retryAfterSeconds;
   }
 
   /** Wraps anything thrown while making a call, keeping it as `cause`; FwErrors pass through. */

@@ -102,6 +102,18 @@ describe('the nuxt-web template', () => {
       await dev?.stop();
     });
 
+    /** A page of a tenant of its own (no notes yet), once Vite's client is connected (it shows the overlay). */
+    const openEmptyPage = async () => {
+      const context = await browser.newContext();
+      await actAsTenant(context, freshTenantId());
+      const page = await context.newPage();
+      const connected = viteConnected(page);
+      await page.goto(dev.ready.webUrl as string);
+      await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+      await connected;
+      return { context, page };
+    };
+
     it('serves the runtime on the Nuxt origin through fw\'s Nuxt module; the Nuxt server reaches it there', async () => {
       expect(dev.ready).toMatchObject({ ok: true, webUrl: expect.stringMatching(/^http:/), database: 'pglite', entries: 3, worker: true });
       expect(dev.ready.serverUrl).toBe(dev.ready.webUrl);
@@ -114,13 +126,7 @@ describe('the nuxt-web template', () => {
     });
 
     it('analyses a web/ edit inside Nuxt\'s Vite: the diagnostic reaches the terminal and the overlay', async () => {
-      const context = await browser.newContext();
-      await actAsTenant(context, freshTenantId());
-      const page = await context.newPage();
-      const connected = viteConnected(page);
-      await page.goto(dev.ready.webUrl as string);
-      await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
-      await connected;
+      const { context, page } = await openEmptyPage();
       const file = path.join(dir, 'web/pages/index.vue');
       const original = await readFile(file, 'utf8');
       const rawFetch = "async function rawAdd() {\n  await $fetch('/commands/createNote', { method: 'POST', body: { args: { title: 'raw' } } });\n}\n</script>";
@@ -143,13 +149,7 @@ describe('the nuxt-web template', () => {
       // The module's plugin typechecks inside nuxt dev (the overlay is there); its first check names the
       // project it checks: the app's tsconfig.json (a Nuxt web/'s .vue files are vue-tsc's).
       await expect.poll(() => dev.stderr(), { timeout: 240_000 }).toContain('fw: types OK (tsconfig.json)');
-      const context = await browser.newContext();
-      await actAsTenant(context, freshTenantId());
-      const page = await context.newPage();
-      const connected = viteConnected(page);
-      await page.goto(dev.ready.webUrl as string);
-      await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
-      await connected;
+      const { context, page } = await openEmptyPage();
       const probe = path.join(dir, 'tests/type-probe.ts');
       // At once, without waiting for the element (a page reloading answers '' too: hence the list below).
       const overlayText = () => page.evaluate(() => document.querySelector('vite-error-overlay')?.shadowRoot?.textContent ?? '').catch(() => '');

@@ -44,7 +44,7 @@ export {
 export { crons, type CronDefinition } from './core/crons.ts';
 export { defineSchema, table, t, type Column, type Database, type Schema, type Table } from './core/schema.ts';
 export { FwError, type Diagnostic, type FwErrorCode } from './core/errors.ts';
-export { badRequest, conflict, forbidden, notFound, type RefusalOptions } from './core/refusals.ts';
+export { badRequest, conflict, forbidden, notFound, type RefusalOptions, tooManyRequests } from './core/refusals.ts';
 export { paginate, paginationArgs, type Cursor, type OrderDirection, type PaginateOptions, type PaginationOptions, type PaginationResult } from './core/paginate.ts';
 export {
   agent,

@@ -21,6 +21,8 @@ export const errorStatus = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_subscriptions: 429,
+  /** The caller must wait before trying again (`tooManyRequests`, with a `Retry-After` header). */
+  too_many_requests: 429,
   internal: 500,
   not_implemented: 501,
   bad_gateway: 502,

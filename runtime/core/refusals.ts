@@ -41,9 +41,21 @@ export function badRequest(message: string, options?: RefusalOptions): FwError {
   return refusal('bad_request', message, options);
 }
 
+/**
+ * 429 `too_many_requests`: the caller must wait (too many failed sign-ins, a quota). `retryAfterSeconds`
+ * becomes the `Retry-After` header, and the client's error carries it too.
+ */
+export function tooManyRequests(message: string, options: RefusalOptions & { retryAfterSeconds?: number } = {}): FwError {
+  const { retryAfterSeconds, ...rest } = options;
+  if (retryAfterSeconds !== undefined && !(Number.isInteger(retryAfterSeconds) && retryAfterSeconds >= 0)) {
+    throw new TypeError(`retryAfterSeconds must be a whole number of seconds ≥ 0, got ${String(retryAfterSeconds)}.`);
+  }
+  return refusal('too_many_requests', message, rest, retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) });
+}
+
 const reasonPattern = /^[a-z][a-z0-9_]{0,63}$/;
 
-function refusal(code: 'not_found' | 'conflict' | 'forbidden' | 'bad_request', message: string, options: RefusalOptions = {}): FwError {
+function refusal(code: 'not_found' | 'conflict' | 'forbidden' | 'bad_request' | 'too_many_requests', message: string, options: RefusalOptions = {}, headers?: Record<string, string>): FwError {
   if (options.reason !== undefined && !reasonPattern.test(options.reason)) {
     // Misuse fails where it is written, not in a client that cannot match the code.
     throw new TypeError(`A refusal's reason must be lower snake_case (at most 64 characters, e.g. 'ticket_closed'), got ${JSON.stringify(options.reason)}.`);
@@ -52,5 +64,6 @@ function refusal(code: 'not_found' | 'conflict' | 'forbidden' | 'bad_request', m
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
     ...(options.cause !== undefined ? { cause: options.cause } : {}),
+    ...(headers ? { headers } : {}),
   });
 }

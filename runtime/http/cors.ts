@@ -32,7 +32,7 @@ export function corsHeaders(cors: ResolvedCors, req: IncomingMessage): Record<st
   return {
     'access-control-allow-origin': origin,
     vary: 'Origin',
-    'access-control-expose-headers': 'x-fw-trace-id',
+    'access-control-expose-headers': 'x-fw-trace-id, retry-after',
     ...(cors.credentials ? { 'access-control-allow-credentials': 'true' } : {}),
   };
 }

@@ -7,7 +7,7 @@ import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration, ensureSystemTables } from '../db/migrate.ts';
 import { command, definePolicies, liveQuery, query } from '../core/entries.ts';
 import { FwError } from '../core/errors.ts';
-import { badRequest, conflict, forbidden, notFound } from '../core/refusals.ts';
+import { badRequest, conflict, forbidden, notFound, tooManyRequests } from '../core/refusals.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { z } from 'zod';
@@ -70,10 +70,11 @@ function testApp(): AppDefinition {
     }),
     nestedTransaction: command({ handler: (ctx) => ctx.db.transaction().execute(async () => 1) }),
     refuse: command({
-      args: { as: z.enum(['notFound', 'conflict', 'forbidden', 'badRequest']), title: z.string() },
+      args: { as: z.enum(['notFound', 'conflict', 'forbidden', 'badRequest', 'tooManyRequests']), title: z.string() },
       handler: async (ctx, args) => {
         await ctx.db.insertInto('notes').values({ title: args.title }).execute();
-        const refusal = { notFound, conflict, forbidden, badRequest }[args.as];
+        const waitAMinute = (message: string, options: { reason: string }) => tooManyRequests(message, { ...options, retryAfterSeconds: 60 });
+        const refusal = { notFound, conflict, forbidden, badRequest, tooManyRequests: waitAMinute }[args.as];
         throw refusal(`Refused as ${args.as}.`, { reason: `refused_as_${args.as.toLowerCase()}` });
       },
     }),
@@ -265,21 +266,23 @@ for (const target of databaseTargets) {
       expect(await notesOf(tenant)).toEqual([]);
     });
 
-    it('notFound, conflict, forbidden and badRequest answer 404, 409, 403 and 400 with the reason, and roll back', async () => {
+    it('notFound, conflict, forbidden, badRequest and tooManyRequests answer 404, 409, 403, 400 and 429 with the reason, and roll back', async () => {
       const tenant = randomUUID();
       const answers = [];
-      for (const as of ['notFound', 'conflict', 'forbidden', 'badRequest']) {
+      for (const as of ['notFound', 'conflict', 'forbidden', 'badRequest', 'tooManyRequests']) {
         const r = await call(url, '/commands/refuse', { args: { as, title: as }, headers: member(tenant) });
-        answers.push([r.status, r.body.error]);
+        answers.push([r.status, r.body.error, r.headers.get('retry-after')]);
       }
       expect(answers).toEqual([
-        [404, { code: 'not_found', reason: 'refused_as_notfound', message: 'Refused as notFound.', diagnostics: [] }],
-        [409, { code: 'conflict', reason: 'refused_as_conflict', message: 'Refused as conflict.', diagnostics: [] }],
-        [403, { code: 'forbidden', reason: 'refused_as_forbidden', message: 'Refused as forbidden.', diagnostics: [] }],
-        [400, { code: 'bad_request', reason: 'refused_as_badrequest', message: 'Refused as badRequest.', diagnostics: [] }],
+        [404, { code: 'not_found', reason: 'refused_as_notfound', message: 'Refused as notFound.', diagnostics: [] }, null],
+        [409, { code: 'conflict', reason: 'refused_as_conflict', message: 'Refused as conflict.', diagnostics: [] }, null],
+        [403, { code: 'forbidden', reason: 'refused_as_forbidden', message: 'Refused as forbidden.', diagnostics: [] }, null],
+        [400, { code: 'bad_request', reason: 'refused_as_badrequest', message: 'Refused as badRequest.', diagnostics: [] }, null],
+        [429, { code: 'too_many_requests', reason: 'refused_as_toomanyrequests', message: 'Refused as tooManyRequests.', diagnostics: [] }, '60'],
       ]);
       expect(await notesOf(tenant)).toEqual([]);
       expect(() => notFound('x', { reason: 'Ticket Closed' })).toThrow(/lower snake_case/);
+      expect(() => tooManyRequests('x', { retryAfterSeconds: 1.5 })).toThrow(/whole number/);
     });
 
     it('refuses a write inside a query (read-only transaction)', async () => {

@@ -178,6 +178,29 @@ describe('sign-in', () => {
     expect(payload).toMatchObject({ tenant_id: GLOBEX, sub: globex.body.result.user.id });
   });
 
+  it('stops trying passwords for an email after ten wrong ones, for fifteen minutes (429 with Retry-After); then the right one works', async () => {
+    const user = await addUser(ACME);
+    const attempt = (email: string, password: string) =>
+      fetch(`${fw.url}/api/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace: 'acme', email, password }) });
+    for (let i = 0; i < 10; i++) expect((await attempt(user.email, `wrong password ${i}`)).status).toBe(401);
+    // Even the right password is not tried now; an unknown email locks the same way (nothing tells them apart).
+    const locked = await attempt(user.email, 'correct horse battery');
+    expect(locked.status).toBe(429);
+    expect(locked.headers.get('retry-after')).toBe('900');
+    expect((await locked.json()).error).toEqual({ code: 'too_many_requests', reason: 'sign_in_locked', message: 'Too many wrong passwords for this email. Try again in 15 minutes.', diagnostics: [] });
+    const stranger = `nobody-${randomUUID()}@example.com`;
+    for (let i = 0; i < 10; i++) expect((await attempt(stranger, 'a guess at a password')).status).toBe(401);
+    expect((await attempt(stranger, 'a guess at a password')).status).toBe(429);
+    // Other emails of the workspace are not affected.
+    const colleague = await addUser(ACME);
+    expect((await signIn({ workspace: 'acme', email: colleague.email, password: 'correct horse battery' })).status).toBe(200);
+    // Fifteen minutes after the first wrong password, the right one signs in, and clears the count.
+    fw.advanceTime('15m');
+    expect((await signIn({ workspace: 'acme', email: user.email, password: 'correct horse battery' })).status).toBe(200);
+    for (let i = 0; i < 9; i++) expect((await attempt(user.email, `wrong again ${i}`)).status).toBe(401);
+    expect((await signIn({ workspace: 'acme', email: user.email, password: 'correct horse battery' })).status).toBe(200);
+  });
+
   it('lets only admins add people, never twice with one email, and never shows a password hash', async () => {
     await expect(as('agent').command('addUser', { email: 'x@example.com', name: 'X', password: 'correct horse battery' })).rejects.toMatchObject({ code: 'forbidden' });
     const user = await addUser(ACME);

@@ -1,6 +1,7 @@
-import { endpoint, FwError, z } from 'fwjs';
+import { endpoint, FwError, tooManyRequests, z } from 'fwjs';
 import { verifyPassword } from '../auth/passwords.ts';
 import { issueToken } from '../auth/tokens.ts';
+import { MAX_FAILED_SIGN_INS, secondsUntilRetry } from '../auth/sign-in-limits.ts';
 import { findWorkspace } from '../auth/workspaces.ts';
 
 interface SignInUser {
@@ -9,6 +10,11 @@ interface SignInUser {
   name: string;
   role: string;
   password_hash: string;
+}
+
+interface SignInLookup {
+  user: SignInUser | null;
+  failures: { count: number; oldest: Date | null };
 }
 
 /** One answer for every failure, so a caller learns nothing about which workspaces or emails exist. */
@@ -26,6 +32,9 @@ const refused = () =>
  * runs with `ctx.runAsSystem` inside the one tenant the workspace names — a transaction whose identity
  * fw proves to the database, as for a cron — so row-level security still holds: a user of one workspace
  * can only ever be found, and get a token, in that workspace.
+ *
+ * An email with ten wrong passwords in fifteen minutes gets 429 `too_many_requests` (with Retry-After)
+ * until the oldest is fifteen minutes old, whatever password it brings (src/auth/sign-in-limits.ts).
  */
 export default endpoint({
   method: 'POST',
@@ -40,16 +49,26 @@ export default endpoint({
   handler: async (ctx, args) => {
     const workspace = findWorkspace(args.workspace);
     let user: SignInUser | null = null;
+    let failures = 0;
     if (workspace) {
       const demoPassword = process.env.B2B_DEMO_PASSWORD;
       if (demoPassword !== undefined && demoPassword.length < 12) {
         throw new FwError('unavailable', 'B2B_DEMO_PASSWORD must be at least 12 characters long.', { reason: 'sign_in_not_configured' });
       }
       if (demoPassword) await ctx.runAsSystem('seedDemoUsers', { workspace: workspace.slug, password: demoPassword }, { tenantId: workspace.tenantId });
-      user = await ctx.runAsSystem<SignInUser | null>('findSignInUser', { email: args.email }, { tenantId: workspace.tenantId });
+      const found = await ctx.runAsSystem<SignInLookup>('findSignInUser', { email: args.email }, { tenantId: workspace.tenantId });
+      if (found.failures.count >= MAX_FAILED_SIGN_INS) {
+        const retryAfterSeconds = secondsUntilRetry(new Date(found.failures.oldest!), ctx.now());
+        throw tooManyRequests(`Too many wrong passwords for this email. Try again in ${Math.ceil(retryAfterSeconds / 60)} minutes.`, { reason: 'sign_in_locked', retryAfterSeconds });
+      }
+      user = found.user;
+      failures = found.failures.count;
     }
     // An unknown workspace or email costs the same key derivation as a wrong password.
     const matches = await verifyPassword(args.password, user?.password_hash);
+    if (workspace && (!user || !matches || failures > 0)) {
+      await ctx.runAsSystem('recordSignIn', { email: args.email, succeeded: Boolean(user && matches) }, { tenantId: workspace.tenantId });
+    }
     if (!workspace || !user || !matches) throw refused();
     const { token, expiresAt } = await issueToken({ sub: user.id, tenant_id: workspace.tenantId, role: user.role }, ctx.now());
     return {
