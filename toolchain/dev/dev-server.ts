@@ -102,7 +102,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
   }
 
   // A Nuxt web/ runs its own `nuxt dev` (nuxt-dev.ts).
-  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker, allowedHosts, typecheck: options.typecheck ?? true });
+  if (isNuxtWeb(root)) return startNuxtDev(root, { ...options, watch, worker, allowedHosts });
 
   // Bind the API port before the slow part so a busy port fails at once.
   let api: ApiServer | undefined;
