@@ -55,6 +55,11 @@ describe('causesOf', () => {
     expect(declared).toMatchObject({ kind: 'database', detail: expect.stringContaining('behind the schema'), suggestedCommand: 'fw db migrate' });
   });
 
+  it("maps the app's own 429 (tooManyRequests) to the entry that refused, with the test clock as the way out", () => {
+    const [cause] = causesOf(failure({ test: 'signIn locks out', code: 'too_many_requests', message: 'Too many wrong passwords for this email.' }), facts);
+    expect(cause).toMatchObject({ kind: 'entry', hint: expect.stringContaining('fw.advanceTime()'), suggestedCommand: 'fw test' });
+  });
+
   it('maps live-query limits and streams', () => {
     expect(kinds({ code: 'too_many_subscriptions', message: 'Too many live subscriptions.' })).toEqual([['live', undefined]]);
     expect(kinds({ test: 'liveNotes streams', message: 'GET /live/liveNotes ended' })).toEqual([['live', 'liveNotes']]);

@@ -21,7 +21,7 @@ export interface AppFacts {
   staleEntries: string[];
 }
 
-const errorCodes = ['validation_failed', 'bad_request', 'bad_json', 'unauthenticated', 'forbidden', 'not_found', 'too_many_subscriptions', 'network_error'] as const;
+const errorCodes = ['validation_failed', 'bad_request', 'bad_json', 'unauthenticated', 'forbidden', 'not_found', 'too_many_subscriptions', 'too_many_requests', 'network_error'] as const;
 
 /**
  * The likely causes of one failed test, most specific first; always at least one (`unknown` with how
@@ -116,6 +116,15 @@ export function causesOf(failure: TestFailureRecord, facts: AppFacts): RepairCau
     add({ kind: 'frontend_wiring', detail: 'web/ reaches the backend around the bridge (a deep src/fw/_generated import or a raw fetch of a runtime route).', hint: 'Import hooks and api from the bridge (web/src/lib/fw.ts) only.', suggestedCommand: 'fw do connect-ui' });
   }
 
+  if (code === 'too_many_requests') {
+    add({
+      kind: 'entry',
+      ...about,
+      detail: "The app's own limit refused the call (a handler's tooManyRequests(), e.g. too many wrong passwords): earlier calls of the test, or of another test sharing the app, used it up.",
+      hint: 'Give each test data of its own (another email, another tenant), or move the test clock past Retry-After with fw.advanceTime() — never wait the wall clock.',
+      suggestedCommand: 'fw test',
+    });
+  }
   if (code === 'too_many_subscriptions') {
     add({ kind: 'live', ...about, detail: 'Too many live subscriptions for one connection or tenant.', hint: 'Unsubscribe streams the test no longer needs (close the client), or raise the live limits of the runtime.', suggestedCommand: 'fw live status --json' });
   } else if (/\/live\/\w|event-stream|EventSource|\bSSE\b|No liveQuery named/.test(text)) {
