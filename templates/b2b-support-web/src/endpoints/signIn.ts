@@ -59,7 +59,8 @@ export default endpoint({
       const found = await ctx.runAsSystem<SignInLookup>('findSignInUser', { email: args.email }, { tenantId: workspace.tenantId });
       if (found.failures.count >= MAX_FAILED_SIGN_INS) {
         const retryAfterSeconds = secondsUntilRetry(new Date(found.failures.oldest!), ctx.now());
-        throw tooManyRequests(`Too many wrong passwords for this email. Try again in ${Math.ceil(retryAfterSeconds / 60)} minutes.`, { reason: 'sign_in_locked', retryAfterSeconds });
+        const minutes = Math.ceil(retryAfterSeconds / 60);
+        throw tooManyRequests(`Too many wrong passwords for this email. Try again in ${minutes === 1 ? 'a minute' : `${minutes} minutes`}.`, { reason: 'sign_in_locked', retryAfterSeconds });
       }
       user = found.user;
       failures = found.failures.count;
