@@ -25,11 +25,15 @@ describe('fw test on a terminal', () => {
     await writeFile(
       path.join(dir, 'tests/held.test.ts'),
       [
-        "import { existsSync } from 'node:fs';",
+        "import { existsSync, watch } from 'node:fs';",
         "import { expect, it } from 'vitest';",
         "it('quick', () => expect(1).toBe(1));",
         `it('held until the status line shows', async () => {`,
-        `  while (!existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 50));`,
+        // Woken by the file's creation (a watch on its folder), not by a timer.
+        '  await new Promise<void>((resolve) => {',
+        `    const watcher = watch(${JSON.stringify(dir)}, () => existsSync(${JSON.stringify(go)}) && (watcher.close(), resolve()));`,
+        `    if (existsSync(${JSON.stringify(go)})) (watcher.close(), resolve());`,
+        '  });',
         '  expect(2).toBe(2);',
         '}, 300_000);',
         '',

@@ -109,10 +109,9 @@ function indexSpec(table: string, named: string[], unique: boolean, columns = na
  * "exists" for rows row-level security hides). A column a foreign key references stays `(column)`: a
  * foreign key needs a unique constraint on exactly the columns it names (docs/migrations.md).
  */
-export function uniqueColumns(schema: Schema | undefined, tableName: string, column: string): string[] {
-  const table = schema?.tables[tableName];
-  if (!table?.tenantScoped) return [column];
-  const referenced = Object.values(schema!.tables).some((other) =>
+export function uniqueColumns(schema: Schema, tableName: string, column: string): string[] {
+  if (!schema.tables[tableName]?.tenantScoped) return [column];
+  const referenced = Object.values(schema.tables).some((other) =>
     Object.values(other.columns).some(({ spec }) => spec.references?.table === tableName && spec.references.column === column),
   );
   return referenced ? [column] : [TENANT_COLUMN, column];
@@ -159,8 +158,8 @@ export function primaryKeyConstraint(table: string, columns: string[]): string {
 }
 
 /** The unique constraint of `table.column`, over {@link uniqueColumns}; named after the column alone. */
-export function uniqueConstraint(table: string, column: string, columns: readonly string[] = [column]): string {
-  return `constraint ${ident(`${table}_${column}_key`)} unique (${columns.map(ident).join(', ')})`;
+export function uniqueConstraint(schema: Schema, table: string, column: string): string {
+  return `constraint ${ident(`${table}_${column}_key`)} unique (${uniqueColumns(schema, table, column).map(ident).join(', ')})`;
 }
 
 export function foreignKeyConstraint(ns: string, table: string, column: string, spec: ColumnSpec): string {
@@ -189,7 +188,7 @@ export function createTableSql(ns: string, name: string, table: Table, deferFore
   const primaryKey = primaryKeyColumns(table);
   if (primaryKey.length > 0) lines.push(primaryKeyConstraint(name, primaryKey));
   for (const [column, { spec }] of Object.entries(table.columns)) {
-    if (spec.unique && !(spec.primaryKey && primaryKey.length === 1)) lines.push(uniqueConstraint(name, column, uniqueColumns(schema, name, column)));
+    if (spec.unique && !(spec.primaryKey && primaryKey.length === 1)) lines.push(uniqueConstraint(schema, name, column));
   }
   for (const [column, { spec }] of Object.entries(table.columns)) {
     if (spec.references && !deferForeignKeys.has(column)) lines.push(foreignKeyConstraint(ns, name, column, spec));
@@ -209,7 +208,7 @@ export function addForeignKeySql(ns: string, table: string, column: string, spec
 /** Adds one column with its unique/foreign-key constraints, in one statement. */
 export function addColumnSql(ns: string, table: string, column: string, spec: ColumnSpec, schema: Schema): string {
   const parts = [`add column ${columnDefinition(ns, table, column, spec)}`];
-  if (spec.unique) parts.push(`add ${uniqueConstraint(table, column, uniqueColumns(schema, table, column))}`);
+  if (spec.unique) parts.push(`add ${uniqueConstraint(schema, table, column)}`);
   if (spec.references) parts.push(`add ${foreignKeyConstraint(ns, table, column, spec)}`);
   return `alter table ${qualified(ns, table)} ${parts.join(', ')}`;
 }

@@ -152,7 +152,7 @@ export async function diffTable(
           table: name,
           column,
           description: `make ${name}.${column} unique within each tenant (tenant_id, ${column}), not across tenants`,
-          sql: [`alter table ${qualified(PUBLIC, name)} drop constraint ${ident(haveUnique.name)}, add ${uniqueConstraint(name, column, wantUnique.columns)}`],
+          sql: [`alter table ${qualified(PUBLIC, name)} drop constraint ${ident(haveUnique.name)}, add ${uniqueConstraint(input.schema, name, column)}`],
         });
       } else {
         blocked.push({
