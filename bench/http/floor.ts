@@ -14,6 +14,9 @@
  *   row-level-security policy that reads the tenant setting. fw's claim and check come on top of this.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { createDatabase } from '../../runtime/db/database.ts';
 import { BENCH_TENANT, BENCH_USER, LIST_LIMIT, prepareBenchDatabase, STATEMENT_TIMEOUT_MS } from './app.ts';
@@ -26,19 +29,21 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const clients = Number(process.env.BENCH_FLOOR_CLIENTS ?? 8);
 
 const order = `order by created_at desc, id desc limit ${LIST_LIMIT}`;
-const pipelined = (...statements: string[]) => ['\\startpipeline', ...statements.map((s) => `${s};`), '\\endpipeline'].join('\n');
-const variants: Record<string, string> = {
-  bare: `select * from notes where tenant_id = '${BENCH_TENANT}' ${order};`,
-  transaction: pipelined('begin read only', `select * from notes where tenant_id = '${BENCH_TENANT}' ${order}`, 'rollback'),
-  settingsIdentity: pipelined(
+/** Each variant's statements; all but `bare` go as one pipelined round trip. */
+const variants: Record<string, string[]> = {
+  bare: [`select * from notes where tenant_id = '${BENCH_TENANT}' ${order}`],
+  transaction: ['begin read only', `select * from notes where tenant_id = '${BENCH_TENANT}' ${order}`, 'rollback'],
+  settingsIdentity: [
     'begin read only',
     `select set_config('role', 'fw_app', true), set_config('statement_timeout', '${STATEMENT_TIMEOUT_MS}', true), ` +
       `set_config('fw.trace_id', '0123456789abcdef0123456789abcdef', true), set_config('fw.kind', 'user', true), ` +
       `set_config('fw.tenant_id', '${BENCH_TENANT}', true), set_config('fw.user_id', '${BENCH_USER}', true), set_config('fw.role', '', true)`,
     `select * from notes_by_setting ${order}`,
     'rollback',
-  ),
+  ],
 };
+const pgbenchScript = (statements: string[]) =>
+  `${(statements.length > 1 ? ['\\startpipeline', ...statements.map((s) => `${s};`), '\\endpipeline'] : [`${statements[0]};`]).join('\n')}\n`;
 
 if (spawnSync('pgbench', ['--version']).status !== 0) {
   console.error('bench/floor: pgbench was not found on PATH; it comes with PostgreSQL\'s client tools (Debian: postgresql-client).');
@@ -60,17 +65,24 @@ const database = await createThrowawayPostgres(serverUrl, {
   },
   hint: 'Set BENCH_DATABASE_URL.',
 });
-const { writeFile, mkdtemp, rm } = await import('node:fs/promises');
-const { tmpdir } = await import('node:os');
-const { join } = await import('node:path');
 const dir = await mkdtemp(join(tmpdir(), 'fw-floor-'));
 const admin = await createDatabase({ url: database.url, poolSize: 1 });
 const runs: Record<string, { tps: number; databaseCpuUsPerTx: number }[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 try {
+  // Every variant reads the same 50 notes of the benchmark tenant (a policy that let nothing through would be cheap).
+  for (const [name, statements] of Object.entries(variants)) {
+    const read = statements.filter((statement) => statement.startsWith('select'));
+    const count = await admin.admin.transaction().execute(async (trx) => {
+      for (const statement of read.slice(0, -1)) await sql.raw(statement).execute(trx);
+      const rows = await sql.raw<{ tenant_id: string }>(read.at(-1)!).execute(trx);
+      return rows.rows.filter((row) => row.tenant_id === BENCH_TENANT).length;
+    });
+    if (count !== LIST_LIMIT) throw new Error(`bench/floor: ${name} read ${count} notes of the benchmark tenant, not ${LIST_LIMIT}.`);
+  }
   for (let round = 0; round < rounds; round++) {
-    for (const [name, script] of Object.entries(variants)) {
+    for (const [name, statements] of Object.entries(variants)) {
       const file = join(dir, `${name}.sql`);
-      await writeFile(file, `${script}\n`);
+      await writeFile(file, pgbenchScript(statements));
       runs[name]!.push(await runPgbench(file));
       console.error(`bench/floor: round ${round + 1}/${rounds} ${name}: ${JSON.stringify(runs[name]!.at(-1))}`);
     }
