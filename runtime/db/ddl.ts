@@ -106,15 +106,54 @@ function indexSpec(table: string, named: string[], unique: boolean, columns = na
  * What a unique column is unique across. In a tenant-scoped table, the tenant: `(tenant_id, column)`,
  * so two tenants may hold the same value — and, the reason it is not a matter of taste, a write never
  * learns from a unique violation that another tenant holds a value (a global constraint answers
- * "exists" for rows row-level security hides). A column a foreign key references stays `(column)`: a
- * foreign key needs a unique constraint on exactly the columns it names (docs/migrations.md).
+ * "exists" for rows row-level security hides). Only a column a table shared by all tenants references
+ * stays `(column)`: that foreign key names the column alone, and needs it unique on exactly that
+ * (docs/migrations.md).
  */
 export function uniqueColumns(schema: Schema, tableName: string, column: string): string[] {
   if (!schema.tables[tableName]?.tenantScoped) return [column];
-  const referenced = Object.values(schema.tables).some((other) =>
-    Object.values(other.columns).some(({ spec }) => spec.references?.table === tableName && spec.references.column === column),
+  const referencedFromShared = Object.values(schema.tables).some(
+    (other) => !other.tenantScoped && Object.values(other.columns).some(({ spec }) => spec.references?.table === tableName && spec.references.column === column),
   );
-  return referenced ? [column] : [TENANT_COLUMN, column];
+  return referencedFromShared ? [column] : [TENANT_COLUMN, column];
+}
+
+/**
+ * Whether the foreign key of `table`'s column `spec` stays within the tenant: both tables are
+ * tenant-scoped, so the key is `(tenant_id, column) → (tenant_id, referenced)`. PostgreSQL checks
+ * and cascades foreign keys as the owner, past row-level security: a key on the column alone would let
+ * a row point at another tenant's row (and learn from the error that it exists), keep that tenant from
+ * deleting it (`no action`), or be deleted or changed by that tenant's delete (`cascade`, `set null`).
+ */
+export function isTenantReference(schema: Schema, table: string, spec: ColumnSpec): boolean {
+  const target = spec.references?.table;
+  return Boolean(target && schema.tables[table]?.tenantScoped && schema.tables[target]?.tenantScoped);
+}
+
+/** The name of the `(tenant_id, column)` unique constraint a key column gets when tenant tables reference it. */
+export function tenantKeyName(table: string, column: string): string {
+  return truncateIdentifier(`${table}_${column}_tenant_key`);
+}
+
+/**
+ * Whether `table.column` needs a unique constraint on `(tenant_id, column)` besides its own key, for the
+ * foreign keys of tenant tables that reference it: a primary key, or a unique column that a shared
+ * table references too (so its own constraint stays on the column alone).
+ */
+export function needsTenantKey(schema: Schema, table: string, column: string): boolean {
+  const spec = schema.tables[table]?.columns[column]?.spec;
+  if (!spec || !schema.tables[table]!.tenantScoped) return false;
+  const referenced = Object.entries(schema.tables).some(([name, other]) =>
+    Object.values(other.columns).some(({ spec: s }) => s.references?.table === table && s.references.column === column && isTenantReference(schema, name, s)),
+  );
+  if (!referenced) return false;
+  const singleKey = primaryKeyColumns(schema.tables[table]!).join(',') === column;
+  return singleKey || (spec.unique === true && uniqueColumns(schema, table, column).length === 1);
+}
+
+/** The `(tenant_id, column)` unique constraint of {@link needsTenantKey}. */
+export function tenantKeyConstraint(table: string, column: string): string {
+  return `constraint ${ident(tenantKeyName(table, column))} unique (${ident(TENANT_COLUMN)}, ${ident(column)})`;
 }
 
 /** The default expression of a column, or null when it has none. */
@@ -162,11 +201,17 @@ export function uniqueConstraint(schema: Schema, table: string, column: string):
   return `constraint ${ident(`${table}_${column}_key`)} unique (${uniqueColumns(schema, table, column).map(ident).join(', ')})`;
 }
 
-export function foreignKeyConstraint(ns: string, table: string, column: string, spec: ColumnSpec): string {
+/** The foreign key of `table.column`: within the tenant when both tables are tenant-scoped ({@link isTenantReference}). */
+export function foreignKeyConstraint(ns: string, schema: Schema, table: string, column: string, spec: ColumnSpec): string {
   const ref = spec.references!;
+  const withinTenant = isTenantReference(schema, table, spec);
+  const columns = withinTenant ? [TENANT_COLUMN, column] : [column];
+  const referenced = withinTenant ? [TENANT_COLUMN, ref.column] : [ref.column];
+  // SET NULL clears the referencing column only: tenant_id is the row's own tenant, and NOT NULL.
+  const onDelete = withinTenant && ref.onDelete === 'set null' ? `set null (${ident(column)})` : ref.onDelete;
   return (
-    `constraint ${ident(`${table}_${column}_fkey`)} foreign key (${ident(column)}) ` +
-    `references ${qualified(ns, ref.table)} (${ident(ref.column)}) on delete ${ref.onDelete}`
+    `constraint ${ident(`${table}_${column}_fkey`)} foreign key (${columns.map(ident).join(', ')}) ` +
+    `references ${qualified(ns, ref.table)} (${referenced.map(ident).join(', ')}) on delete ${onDelete}`
   );
 }
 
@@ -189,9 +234,10 @@ export function createTableSql(ns: string, name: string, table: Table, deferFore
   if (primaryKey.length > 0) lines.push(primaryKeyConstraint(name, primaryKey));
   for (const [column, { spec }] of Object.entries(table.columns)) {
     if (spec.unique && !(spec.primaryKey && primaryKey.length === 1)) lines.push(uniqueConstraint(schema, name, column));
+    if (needsTenantKey(schema, name, column)) lines.push(tenantKeyConstraint(name, column));
   }
   for (const [column, { spec }] of Object.entries(table.columns)) {
-    if (spec.references && !deferForeignKeys.has(column)) lines.push(foreignKeyConstraint(ns, name, column, spec));
+    if (spec.references && !deferForeignKeys.has(column)) lines.push(foreignKeyConstraint(ns, schema, name, column, spec));
   }
   return [`create table ${qualified(ns, name)} (\n  ${lines.join(',\n  ')}\n)`, grantSql(ns, name)];
 }
@@ -201,15 +247,18 @@ export function grantSql(ns: string, table: string): string {
   return `grant select, insert, update, delete on ${qualified(ns, table)} to ${ident(APP_ROLE)}`;
 }
 
-export function addForeignKeySql(ns: string, table: string, column: string, spec: ColumnSpec): string {
-  return `alter table ${qualified(ns, table)} add ${foreignKeyConstraint(ns, table, column, spec)}`;
+export function addForeignKeySql(ns: string, schema: Schema, table: string, column: string, spec: ColumnSpec): string {
+  return `alter table ${qualified(ns, table)} add ${foreignKeyConstraint(ns, schema, table, column, spec)}`;
 }
 
-/** Adds one column with its unique/foreign-key constraints, in one statement. */
-export function addColumnSql(ns: string, table: string, column: string, spec: ColumnSpec, schema: Schema): string {
+/**
+ * Adds one column with its unique constraint (and its foreign key unless `withForeignKey` is false: the
+ * planner adds a key within the tenant last, once the referenced key exists).
+ */
+export function addColumnSql(ns: string, table: string, column: string, spec: ColumnSpec, schema: Schema, withForeignKey = true): string {
   const parts = [`add column ${columnDefinition(ns, table, column, spec)}`];
   if (spec.unique) parts.push(`add ${uniqueConstraint(schema, table, column)}`);
-  if (spec.references) parts.push(`add ${foreignKeyConstraint(ns, table, column, spec)}`);
+  if (spec.references && withForeignKey) parts.push(`add ${foreignKeyConstraint(ns, schema, table, column, spec)}`);
   return `alter table ${qualified(ns, table)} ${parts.join(', ')}`;
 }
 
@@ -275,7 +324,7 @@ export function createSchemaSql(ns: string, schema: Schema): Array<{ table: stri
   for (const step of creationOrder(tables, new Set(tables.keys()))) {
     const table = tables.get(step.table)!;
     const sql = createTableSql(ns, step.table, table, step.deferred, schema);
-    for (const late of step.lateForeignKeys) sql.push(addForeignKeySql(ns, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
+    for (const late of step.lateForeignKeys) sql.push(addForeignKeySql(ns, schema, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
     out.push({ table: step.table, sql });
   }
   for (const [table, spec] of tables) {

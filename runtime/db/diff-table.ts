@@ -4,7 +4,20 @@
  */
 import type { Diagnostic } from '../core/errors.ts';
 import type { ColumnSpec, Table } from '../core/schema.ts';
-import { CURRENT_TENANT, PUBLIC, TENANT_COLUMN, addColumnSql, defaultSql, ident, qualified, uniqueConstraint } from './ddl.ts';
+import {
+  CURRENT_TENANT,
+  PUBLIC,
+  TENANT_COLUMN,
+  addColumnSql,
+  addForeignKeySql,
+  defaultSql,
+  ident,
+  isTenantReference,
+  qualified,
+  tenantKeyConstraint,
+  tenantKeyName,
+  uniqueConstraint,
+} from './ddl.ts';
 import type { ColumnModel, ConstraintModel, TableModel } from './introspect.ts';
 import type { AddChange, DiffInput, PlannedChange } from './plan-types.ts';
 
@@ -37,6 +50,14 @@ export async function diffTable(
 
   let rows: number | undefined;
   const rowCount = async (): Promise<number> => (rows ??= await input.rowCount(name));
+  const addForeignKey = (table: string, column: string, spec: ColumnSpec): void =>
+    add({
+      kind: 'add_foreign_key',
+      table,
+      column,
+      description: `add the foreign key of ${table}.${column} → ${spec.references!.table}.${spec.references!.column}, within the tenant (tenant_id, ${column})`,
+      sql: [addForeignKeySql(PUBLIC, input.schema, table, column, spec)],
+    });
 
   for (const column of added) {
     const spec = table.columns[column]!.spec;
@@ -70,13 +91,16 @@ export async function diffTable(
       continue;
     }
     const nullability = spec.nullable ? 'nullable' : 'not null';
+    // A key within the tenant comes last (plan.ts): the key it references may change in this plan too.
+    const laterKey = Boolean(spec.references) && isTenantReference(input.schema, name, spec);
     add({
       kind: 'add_column',
       table: name,
       column,
       description: `add column ${name}.${column} (${spec.kind}, ${nullability}${fallback !== null ? `, default ${fallback}` : ''})`,
-      sql: [addColumnSql(PUBLIC, name, column, spec, input.schema)],
+      sql: [addColumnSql(PUBLIC, name, column, spec, input.schema, !laterKey)],
     });
+    if (laterKey) addForeignKey(name, column, spec);
   }
 
   for (const column of dropped) {
@@ -141,8 +165,19 @@ export async function diffTable(
       }
     }
     // Unique and foreign-key constraints on this column.
-    const wantUnique = uniqueOf(want.constraints, column);
-    const haveUnique = uniqueOf(have.constraints, column);
+    const wantUnique = uniqueOf(want.constraints, name, column);
+    const haveUnique = uniqueOf(have.constraints, name, column);
+    // The (tenant_id, column) key that foreign keys within the tenant reference: adding it only admits what the column's own key does.
+    const keyName = tenantKeyName(name, column);
+    if (want.constraints.some((c) => c.type === 'u' && c.name === keyName) && !have.constraints.some((c) => c.type === 'u' && c.name === keyName)) {
+      add({
+        kind: 'add_tenant_key',
+        table: name,
+        column,
+        description: `add the key (tenant_id, ${column}) of ${name}, which foreign keys within the tenant reference`,
+        sql: [`alter table ${qualified(PUBLIC, name)} add ${tenantKeyConstraint(name, column)}`],
+      });
+    }
     if (wantUnique && haveUnique && wantUnique.columns.join(',') !== haveUnique.columns.join(',')) {
       const withinTenant = wantUnique.columns.length === 2;
       if (withinTenant) {
@@ -172,15 +207,40 @@ export async function diffTable(
           : `Put .unique() back on ${name}.${column}; to drop the constraint, add a new column without it, copy the data, then remove "${column}" and ${dataLossHint}.`,
       });
     }
-    const wantRef = foreignKeys(want.constraints, column);
-    const haveRef = foreignKeys(have.constraints, column);
-    if (wantRef !== haveRef) {
-      blocked.push({
-        path,
-        code: 'foreign_key_change',
-        message: `The foreign key of ${name}.${column} is ${haveRef || 'absent'} in the database but declared ${wantRef || 'absent'}; fw does not change constraints of existing columns.`,
-        hint: `Restore the previous .references(…) on ${name}.${column}. To change it, add a new column with the reference you want, copy the data, then remove "${column}" and ${dataLossHint}.`,
-      });
+    const wantRef = foreignKeyOf(want.constraints, column);
+    const haveRef = foreignKeyOf(have.constraints, column);
+    if (describeForeignKey(wantRef) !== describeForeignKey(haveRef)) {
+      const spec = table.columns[column]?.spec;
+      // An older fw's key on the column alone, now within the tenant: the same reference, checked per tenant.
+      const movesWithinTenant =
+        spec?.references && wantRef && haveRef && wantRef.columns.length === 2 && haveRef.columns.length === 1 &&
+        wantRef.refTable === haveRef.refTable && wantRef.refColumns.at(-1) === haveRef.refColumns[0] && wantRef.onDelete === haveRef.onDelete;
+      const crossing = movesWithinTenant ? await input.crossTenantReferences(name, column, spec.references!.table, spec.references!.column) : 0;
+      if (movesWithinTenant && crossing === 0) {
+        add({
+          kind: 'drop_foreign_key',
+          table: name,
+          column,
+          description: `drop the foreign key ${haveRef.name} of ${name}.${column} on the column alone (it is added again within the tenant)`,
+          sql: [`alter table ${qualified(PUBLIC, name)} drop constraint ${ident(haveRef.name)}`],
+        });
+        addForeignKey(name, column, spec);
+      } else if (movesWithinTenant) {
+        const ref = spec.references!;
+        blocked.push({
+          path,
+          code: 'cross_tenant_reference',
+          message: `Rows of ${name} reference rows of ${ref.table} that belong to another tenant through ${name}.${column}; fw now keeps foreign keys between tenant tables within the tenant, and these rows would break it.`,
+          hint: `Find them as the owner (select t.* from "${name}" t join "${ref.table}" r on r."${ref.column}" = t."${column}" where r.tenant_id <> t.tenant_id), then point them at a row of their own tenant or clear ${name}.${column}, and migrate again.`,
+        });
+      } else {
+        blocked.push({
+          path,
+          code: 'foreign_key_change',
+          message: `The foreign key of ${name}.${column} is ${describeForeignKey(haveRef) || 'absent'} in the database but declared ${describeForeignKey(wantRef) || 'absent'}; fw does not change constraints of existing columns.`,
+          hint: `Restore the previous .references(…) on ${name}.${column}. To change it, add a new column with the reference you want, copy the data, then remove "${column}" and ${dataLossHint}.`,
+        });
+      }
     }
   }
 
@@ -199,21 +259,32 @@ export async function diffTable(
   return { scopeMismatch, dropped, dropChanges };
 }
 
-/** The column's unique constraint: on `(column)`, or within the tenant on `(tenant_id, column)` (ddl.ts's uniqueColumns). */
-function uniqueOf(constraints: ConstraintModel[], column: string): ConstraintModel | undefined {
+/**
+ * The column's unique constraint: on `(column)`, or within the tenant on `(tenant_id, column)` (ddl.ts's
+ * uniqueColumns); not the tenant key foreign keys reference (ddl.ts's needsTenantKey).
+ */
+function uniqueOf(constraints: ConstraintModel[], table: string, column: string): ConstraintModel | undefined {
+  const tenantKey = tenantKeyName(table, column);
   return constraints.find(
-    (c) => c.type === 'u' && ((c.columns.length === 1 && c.columns[0] === column) || (c.columns.length === 2 && c.columns[0] === TENANT_COLUMN && c.columns[1] === column)),
+    (c) =>
+      c.type === 'u' &&
+      c.name !== tenantKey &&
+      ((c.columns.length === 1 && c.columns[0] === column) || (c.columns.length === 2 && c.columns[0] === TENANT_COLUMN && c.columns[1] === column)),
   );
 }
 
 const onDeleteNames: Record<string, string> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' };
 
-function foreignKeys(constraints: ConstraintModel[], column: string): string {
-  return constraints
-    .filter((c) => c.type === 'f' && c.columns.length === 1 && c.columns[0] === column)
-    .map((c) => `references ${c.refTable}(${c.refColumns.join(', ')}) on delete ${onDeleteNames[c.onDelete] ?? c.onDelete}`)
-    .sort()
-    .join('; ');
+/** The column's foreign key: on `(column)`, or within the tenant on `(tenant_id, column)`. */
+function foreignKeyOf(constraints: ConstraintModel[], column: string): ConstraintModel | undefined {
+  return constraints.find(
+    (c) => c.type === 'f' && ((c.columns.length === 1 && c.columns[0] === column) || (c.columns.length === 2 && c.columns[0] === TENANT_COLUMN && c.columns[1] === column)),
+  );
+}
+
+function describeForeignKey(c: ConstraintModel | undefined): string {
+  if (!c) return '';
+  return `(${c.columns.join(', ')}) references ${c.refTable}(${c.refColumns.join(', ')}) on delete ${onDeleteNames[c.onDelete] ?? c.onDelete}`;
 }
 
 function primaryKey(constraints: ConstraintModel[]): string[] {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -116,6 +116,14 @@ for (const target of targets) {
             select con.conname as name, array(select a.attname::text from unnest(con.conkey) with ordinality k(n, i) join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i) as columns
             from pg_constraint con where con.conrelid = ${`public.${tableName}`}::regclass and con.contype = 'u' order by con.conname`.execute(db.admin)
         ).rows.map((r) => [r.name, r.columns]),
+      );
+    const foreignKeys = async (tableName: string) =>
+      Object.fromEntries(
+        (
+          await sql<{ name: string; def: string }>`
+            select conname as name, pg_get_constraintdef(oid) as def from pg_constraint
+            where conrelid = ${`public.${tableName}`}::regclass and contype = 'f' order by conname`.execute(db.admin)
+        ).rows.map((r) => [r.name, r.def]),
       );
     const migrationRows = async () => Number((await sql<{ n: number }>`select count(*)::int as n from _fw_migrations`.execute(db.admin)).rows[0]!.n);
     const expectNothingPending = async (schema: Parameters<typeof planMigration>[1]) => {
@@ -469,15 +477,22 @@ for (const target of targets) {
       await expectNothingPending(schema);
     });
 
-    it('moves a column unique across tenants (an older fw) to unique within each tenant, but keeps one a foreign key references global', async () => {
+    it('moves a column unique across tenants and a foreign key on the column alone (an older fw) within each tenant', async () => {
       const v1 = defineSchema({
         users: table({ id: t.uuid().defaultRandom().primaryKey(), email: t.text().unique(), code: t.text().unique() }, { indexes: [{ columns: ['email', 'id'], unique: true }] }),
-        badges: table({ id: t.uuid().defaultRandom().primaryKey(), code: t.text().references('users', 'code') }),
+        badges: table({ id: t.uuid().defaultRandom().primaryKey(), code: t.text().references('users', 'code'), ownerId: t.uuid().nullable().references('users', 'id', { onDelete: 'set null' }) }),
       });
       await applyMigration(db, v1);
-      expect(await constraintColumns('users')).toEqual({ users_code_key: ['code'], users_email_key: ['tenant_id', 'email'] });
-      // What an older fw made: the email constraint and the unique index across all tenants.
+      expect(await constraintColumns('users')).toEqual({ users_code_key: ['tenant_id', 'code'], users_email_key: ['tenant_id', 'email'], users_id_tenant_key: ['tenant_id', 'id'] });
+      expect(await foreignKeys('badges')).toEqual({
+        badges_code_fkey: 'FOREIGN KEY (tenant_id, code) REFERENCES users(tenant_id, code)',
+        badges_ownerId_fkey: 'FOREIGN KEY (tenant_id, "ownerId") REFERENCES users(tenant_id, id) ON DELETE SET NULL ("ownerId")',
+      });
+      // What an older fw made: constraints and the unique index across all tenants, foreign keys on the column alone.
+      await sql`alter table badges drop constraint badges_code_fkey, drop constraint "badges_ownerId_fkey"`.execute(db.admin);
       await sql`alter table users drop constraint users_email_key, add constraint users_email_key unique (email)`.execute(db.admin);
+      await sql`alter table users drop constraint users_code_key, add constraint users_code_key unique (code), drop constraint users_id_tenant_key`.execute(db.admin);
+      await sql`alter table badges add constraint badges_code_fkey foreign key (code) references users (code), add constraint "badges_ownerId_fkey" foreign key ("ownerId") references users (id) on delete set null`.execute(db.admin);
       await sql`drop index users_email_id_key`.execute(db.admin);
       await sql`create unique index users_email_id_key on users (email, id)`.execute(db.admin);
       await sql`comment on index users_email_id_key is 'fw:index'`.execute(db.admin);
@@ -486,14 +501,66 @@ for (const target of targets) {
       expect(plan.changes.map((c) => c.description)).toEqual([
         'drop index users_email_id_key (its definition changed)',
         'create unique index users_email_id_key on users (tenant_id, email, id)',
+        'drop the foreign key badges_code_fkey of badges.code on the column alone (it is added again within the tenant)',
+        'drop the foreign key badges_ownerId_fkey of badges.ownerId on the column alone (it is added again within the tenant)',
         'make users.email unique within each tenant (tenant_id, email), not across tenants',
+        'make users.code unique within each tenant (tenant_id, code), not across tenants',
+        'add the key (tenant_id, id) of users, which foreign keys within the tenant reference',
+        'add the foreign key of badges.code → users.code, within the tenant (tenant_id, code)',
+        'add the foreign key of badges.ownerId → users.id, within the tenant (tenant_id, ownerId)',
       ]);
       await applyMigration(db, v1);
-      expect(await constraintColumns('users')).toEqual({ users_code_key: ['code'], users_email_key: ['tenant_id', 'email'] });
+      expect(await constraintColumns('users')).toEqual({ users_code_key: ['tenant_id', 'code'], users_email_key: ['tenant_id', 'email'], users_id_tenant_key: ['tenant_id', 'id'] });
       await expectNothingPending(v1);
-      // A foreign key that starts referencing it would need it unique across tenants again: refused.
+      // A new table referencing an existing one gets its key within the tenant too, once that table's key is there.
       const v2 = defineSchema({ ...v1.tables, invites: table({ id: t.uuid().defaultRandom().primaryKey(), email: t.text().references('users', 'email') }) });
-      expect((await planMigration(db, v2)).blocked.map((d) => `${d.code} ${d.path}`)).toEqual(['unique_scope_change schema.users.email']);
+      expect((await applyMigration(db, v2)).blocked).toEqual([]);
+      expect(await foreignKeys('invites')).toEqual({ invites_email_fkey: 'FOREIGN KEY (tenant_id, email) REFERENCES users(tenant_id, email)' });
+      await expectNothingPending(v2);
+    });
+
+    it('refuses to move a foreign key within the tenant while rows reference another tenant, and says how to find them', async () => {
+      const schema = defineSchema({
+        users: table({ id: t.uuid().defaultRandom().primaryKey(), name: t.text() }),
+        notes: table({ id: t.uuid().defaultRandom().primaryKey(), authorId: t.uuid().references('users') }),
+      });
+      await applyMigration(db, schema);
+      // An older fw's key on the column alone, and a row of tenant A pointing at tenant B's user.
+      await sql`alter table notes drop constraint "notes_authorId_fkey", add constraint "notes_authorId_fkey" foreign key ("authorId") references users (id)`.execute(db.admin);
+      const bob = await db.transaction({ readOnly: false, auth: as(tenantB) }, (trx) => trx.insertInto('users').values({ name: 'bob' }).returning('id').executeTakeFirstOrThrow());
+      await db.transaction({ readOnly: false, auth: as(tenantA) }, (trx) => trx.insertInto('notes').values({ authorId: bob.id }).execute());
+      const plan = await planMigration(db, schema);
+      expect(plan.changes).toEqual([]);
+      expect(plan.blocked.map((d) => `${d.code} ${d.path}`)).toEqual(['cross_tenant_reference schema.notes.authorId']);
+      expect(plan.blocked[0]!.hint).toContain('select t.* from "notes" t join "users" r on r."id" = t."authorId" where r.tenant_id <> t.tenant_id');
+    });
+
+    it('keeps foreign keys between tenant tables within the tenant: no row points at, learns of, blocks or is cascaded by another tenant\'s row', async () => {
+      const schema = defineSchema({
+        users: table({ id: t.uuid().defaultRandom().primaryKey(), name: t.text() }),
+        notes: table({ id: t.uuid().defaultRandom().primaryKey(), authorId: t.uuid().references('users', 'id', { onDelete: 'cascade' }) }),
+        pins: table({ id: t.uuid().defaultRandom().primaryKey(), authorId: t.uuid().references('users') }),
+      });
+      await applyMigration(db, schema);
+      const addUser = (tenant: string) =>
+        db.transaction({ readOnly: false, auth: as(tenant) }, (trx) => trx.insertInto('users').values({ name: 'u' }).returning('id').executeTakeFirstOrThrow());
+      const write = (tenant: string, table: 'notes' | 'pins', authorId: string) =>
+        db.transaction({ readOnly: false, auth: as(tenant) }, (trx) => trx.insertInto(table).values({ authorId }).execute());
+      const bob = await addUser(tenantB);
+      const ann = await addUser(tenantA);
+      // Tenant A cannot point at B's user, and the refusal is the one for an id nobody has: nothing to learn.
+      const other = await write(tenantA, 'pins', bob.id).catch((error: unknown) => error);
+      const nobody = await write(tenantA, 'pins', randomUUID()).catch((error: unknown) => error);
+      const refusal = { code: '23503', constraint: 'pins_authorId_fkey', detail: 'Key is not present in table "users".' };
+      expect(other).toMatchObject(refusal);
+      expect(nobody).toMatchObject(refusal);
+      // Its own user, yes; and B deleting its user neither fails on A's rows nor cascades into them.
+      await write(tenantA, 'notes', ann.id);
+      await write(tenantB, 'notes', bob.id);
+      await db.transaction({ readOnly: false, auth: as(tenantB) }, (trx) => trx.deleteFrom('users').where('id', '=', bob.id).execute());
+      const notesOf = (tenant: string) => db.transaction({ readOnly: true, auth: as(tenant) }, async (trx) => (await trx.selectFrom('notes').select('authorId').execute()).map((r) => r.authorId));
+      expect(await notesOf(tenantA)).toEqual([ann.id]);
+      expect(await notesOf(tenantB)).toEqual([]);
     });
 
     it('lets two concurrent migrations both succeed while only one writes a migration', async () => {

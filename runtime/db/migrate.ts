@@ -29,6 +29,7 @@ import {
   OUTBOX_WORKER_COLUMNS,
   outboxWorkerSql,
   qualified,
+  TENANT_COLUMN,
   systemGrantsSql,
   OUTBOX_POLICY,
   outboxPolicySql,
@@ -258,6 +259,7 @@ async function computePlan(conn: Kysely<any>, schema: Schema, options: MigrateOp
       desired,
       acceptDataLoss: options.acceptDataLoss === true,
       rowCount: (table) => countRows(conn, table),
+      crossTenantReferences: (table, column, refTable, refColumn) => countCrossTenantReferences(conn, table, column, refTable, refColumn),
     });
   } finally {
     await sql.raw('rollback to savepoint fw_plan').execute(conn);
@@ -265,13 +267,27 @@ async function computePlan(conn: Kysely<any>, schema: Schema, options: MigrateOp
   }
 }
 
+/** Rows in a live table, up to 2, whatever row-level security says (see {@link ownerCount}). */
+function countRows(conn: Kysely<any>, table: string): Promise<number> {
+  return ownerCount(conn, [table], `select count(*)::int as n from (select 1 from ${qualified('public', table)} limit 2) as sample`);
+}
+
+/** Rows of `table` whose `column` names a row of `refTable` in another tenant, up to 2. */
+function countCrossTenantReferences(conn: Kysely<any>, table: string, column: string, refTable: string, refColumn: string): Promise<number> {
+  return ownerCount(
+    conn,
+    [table, refTable],
+    `select count(*)::int as n from (select 1 from ${qualified('public', table)} t join ${qualified('public', refTable)} r ` +
+      `on r.${ident(refColumn)} = t.${ident(column)} where r.${ident(TENANT_COLUMN)} <> t.${ident(TENANT_COLUMN)} limit 2) as sample`,
+  );
+}
+
 /**
- * Rows in a live table, up to 2, whatever row-level security says: a superuser (or BYPASSRLS role)
- * reads with `row_security = off`; a plain owner lifts FORCE ROW LEVEL SECURITY for a moment in a
- * savepoint that is rolled back.
+ * Runs a `count(*) as n` query over live tables whatever row-level security says: a superuser (or
+ * BYPASSRLS role) reads with `row_security = off`; a plain owner lifts FORCE ROW LEVEL SECURITY on
+ * `tables` for a moment in a savepoint that is rolled back.
  */
-async function countRows(conn: Kysely<any>, table: string): Promise<number> {
-  const count = `select count(*)::int as n from (select 1 from ${qualified('public', table)} limit 2) as sample`;
+async function ownerCount(conn: Kysely<any>, tables: readonly string[], count: string): Promise<number> {
   await sql.raw('savepoint fw_count; set local row_security = off').execute(conn);
   try {
     const result = await sql.raw<{ n: number }>(count).execute(conn);
@@ -279,7 +295,7 @@ async function countRows(conn: Kysely<any>, table: string): Promise<number> {
   } catch (error) {
     if ((error as { code?: string }).code !== '42501') throw error;
     await sql.raw('rollback to savepoint fw_count').execute(conn);
-    await sql.raw(`alter table ${qualified('public', table)} no force row level security`).execute(conn);
+    for (const table of new Set(tables)) await sql.raw(`alter table ${qualified('public', table)} no force row level security`).execute(conn);
     const result = await sql.raw<{ n: number }>(count).execute(conn);
     return Number(result.rows[0]?.n ?? 0);
   } finally {

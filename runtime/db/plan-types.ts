@@ -18,7 +18,10 @@ export type ChangeKind =
   | 'enable_identity_policy'
   | 'drop_table'
   | 'drop_column'
-  | 'scope_unique';
+  | 'scope_unique'
+  | 'add_tenant_key'
+  | 'drop_foreign_key'
+  | 'add_foreign_key';
 
 export interface PlannedChange {
   kind: ChangeKind;
@@ -36,6 +39,8 @@ export interface DiffInput {
   acceptDataLoss: boolean;
   /** Rows in a live table, counted up to 2. */
   rowCount(table: string): Promise<number>;
+  /** Rows of `table` whose `column` names a row of `refTable` (by `refColumn`) in another tenant, counted up to 2. */
+  crossTenantReferences(table: string, column: string, refTable: string, refColumn: string): Promise<number>;
 }
 
 export type AddChange = (change: Omit<PlannedChange, 'destructive'> & { destructive?: boolean }) => void;

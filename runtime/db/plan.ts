@@ -22,6 +22,7 @@ import {
   qualified,
   tenantPolicySql,
   identityPolicySql,
+  isTenantReference,
   truncateIdentifier,
 } from './ddl.ts';
 import { dataLossHint, diffTable } from './diff-table.ts';
@@ -62,8 +63,13 @@ const applyOrder: ChangeKind[] = [
   // Tables before columns: a dropped column may still be referenced by a dropped table's foreign key.
   'drop_table',
   'drop_column',
+  // A foreign key that moves within the tenant: the old one goes before the key it references changes.
+  'drop_foreign_key',
   // After the drops: a foreign key that referenced the column (and kept its constraint global) may go with them.
   'scope_unique',
+  'add_tenant_key',
+  // Last: every key a foreign key within the tenant references is in place.
+  'add_foreign_key',
 ];
 
 
@@ -124,9 +130,23 @@ export async function diffSchema(input: DiffInput): Promise<ComputedPlan> {
   const newTables = new Set([...tables.keys()].filter((name) => !actual.tables.has(name)));
   for (const step of creationOrder(tables, newTables)) {
     const table = tables.get(step.table)!;
-    const sql = createTableSql(PUBLIC, step.table, table, step.deferred, schema);
+    // A key within the tenant to an existing table waits for the end: that table may not have its tenant key yet.
+    const toExisting = Object.entries(table.columns)
+      .filter(([, { spec }]) => spec.references && !newTables.has(spec.references.table) && isTenantReference(schema, step.table, spec))
+      .map(([column]) => column);
+    const sql = createTableSql(PUBLIC, step.table, table, new Set([...step.deferred, ...toExisting]), schema);
     for (const late of step.lateForeignKeys) {
-      sql.push(addForeignKeySql(PUBLIC, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
+      sql.push(addForeignKeySql(PUBLIC, schema, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
+    }
+    for (const column of toExisting) {
+      const spec = table.columns[column]!.spec;
+      add({
+        kind: 'add_foreign_key',
+        table: step.table,
+        column,
+        description: `add the foreign key of ${step.table}.${column} → ${spec.references!.table}.${spec.references!.column}, within the tenant`,
+        sql: [addForeignKeySql(PUBLIC, schema, step.table, column, spec)],
+      });
     }
     const columns = Object.keys(table.columns).concat(table.tenantScoped ? [TENANT_COLUMN] : []);
     add({ kind: 'create_table', table: step.table, description: `create table ${step.table} (${columns.join(', ')})${table.tenantScoped ? ', tenant-scoped' : ''}`, sql });
