@@ -202,29 +202,38 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
 
   it('shows a refused live subscription as an error with its code, and Offline; Retry (useLiveQuery\'s retry, no reload) loads the notes', async () => {
     const context = await asFreshTenant();
-    const page = await context.newPage();
     const refuse = (route: Route) =>
       route.fulfill({
         status: 403,
         contentType: 'application/json',
         body: JSON.stringify({ ok: false, error: { code: 'forbidden', message: 'Your session has ended.' }, traceId: 'trace-live-403' }),
       });
-    await page.route('**/live', refuse);
-    await page.goto(dev.ready.webUrl as string);
-    const banner = page.getByRole('alert');
-    await banner.getByText('Your session has ended.').waitFor({ timeout: 30_000 });
-    expect(await banner.textContent()).toContain('Could not load notes');
-    expect(await banner.locator('code').first().textContent()).toBe('forbidden');
-    await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
-    await page.unroute('**/live', refuse);
-    // Marks this document: a reload would lose the mark.
-    await page.evaluate(() => Object.assign(window, { beforeRetry: true }));
-    await banner.getByRole('button', { name: 'Retry' }).click();
-    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
-    await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
-    expect(await page.evaluate(() => (window as { beforeRetry?: boolean }).beforeRetry)).toBe(true);
+    // Vite's dev client reloads the page by itself now and then (its socket dropped under load, or the
+    // server asked it to), which says nothing about Retry: the scenario runs again on a fresh page, at
+    // most three times. A Retry that reloads the page does so every time, and fails all three.
+    for (let attempt = 1; ; attempt++) {
+      const page = await context.newPage();
+      await page.route('**/live', refuse);
+      await page.goto(dev.ready.webUrl as string);
+      const banner = page.getByRole('alert');
+      await banner.getByText('Your session has ended.').waitFor({ timeout: 30_000 });
+      expect(await banner.textContent()).toContain('Could not load notes');
+      expect(await banner.locator('code').first().textContent()).toBe('forbidden');
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
+      await page.unroute('**/live', refuse);
+      // Marks this document: a reload would lose the mark.
+      await page.evaluate(() => Object.assign(window, { beforeRetry: true }));
+      await banner.getByRole('button', { name: 'Retry' }).click();
+      await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
+      const kept = await page.evaluate(() => (window as { beforeRetry?: boolean }).beforeRetry);
+      await page.close();
+      if (kept !== true && attempt < 3) continue;
+      expect(kept).toBe(true);
+      break;
+    }
     await context.close();
-  });
+  }, 240_000);
 
   it(`keeps ${LIVE_QUERIES} live queries on one page live while a command still goes through`, async () => {
     const context = await asFreshTenant();
