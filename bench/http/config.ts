@@ -55,7 +55,7 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
     connections: Math.round(positive(env, 'BENCH_CONNECTIONS', 32)),
     rounds: Math.round(positive(env, 'BENCH_ROUNDS', 4)),
     databases: databases as DatabaseKind[],
-    postgresUrl: env.BENCH_DATABASE_URL ?? env.FW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    postgresUrl: benchPostgresUrl(env),
     poolSize: Math.round(positive(env, 'BENCH_POOL_SIZE', 10)),
     ...(env.BENCH_BASELINE ? { baselineDir: baselineDir(env.BENCH_BASELINE) } : {}),
   };
@@ -70,6 +70,11 @@ function baselineDir(raw: string): string {
 }
 
 /** A number from the environment: `fallback` when unset, an error naming the variable when invalid. */
+/** The server benchmarks create their throwaway databases on (BENCH_DATABASE_URL, else FW_TEST_DATABASE_URL, else local). */
+export function benchPostgresUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.BENCH_DATABASE_URL ?? env.FW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+}
+
 export function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, zeroAllowed = false): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;

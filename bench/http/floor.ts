@@ -19,14 +19,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { createDatabase } from '../../runtime/db/database.ts';
+import { benchPostgresUrl, positive } from './config.ts';
 import { BENCH_TENANT, BENCH_USER, LIST_LIMIT, prepareBenchDatabase, STATEMENT_TIMEOUT_MS } from './app.ts';
 import { createThrowawayPostgres } from './postgres.ts';
 import { backendsCpuUs, snapshotCpu } from './system-cpu.ts';
 
-const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.FW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const durationS = Number(process.env.BENCH_DURATION ?? 10);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const clients = Number(process.env.BENCH_FLOOR_CLIENTS ?? 8);
+const serverUrl = benchPostgresUrl();
+const durationS = positive(process.env, 'BENCH_DURATION', 10);
+const rounds = Math.round(positive(process.env, 'BENCH_ROUNDS', 3));
+const clients = Math.round(positive(process.env, 'BENCH_FLOOR_CLIENTS', 8));
 
 const order = `order by created_at desc, id desc limit ${LIST_LIMIT}`;
 /** Each variant's statements; all but `bare` go as one pipelined round trip. */

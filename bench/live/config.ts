@@ -1,5 +1,5 @@
 /** The benchmark's knobs, all from the environment so `npm run bench:live` needs no flags. */
-import { positive } from '../http/config.ts';
+import { benchPostgresUrl, positive } from '../http/config.ts';
 
 export type VariantName = 'fw' | 'bare';
 /**
@@ -145,7 +145,7 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
     drainSec: positive(env, 'BENCH_LIVE_DRAIN', 20),
     clientProcesses: Math.round(positive(env, 'BENCH_LIVE_CLIENT_PROCESSES', 1)),
     openConcurrency: Math.round(positive(env, 'BENCH_LIVE_OPEN_CONCURRENCY', 64)),
-    postgresUrl: env.BENCH_DATABASE_URL ?? env.FW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    postgresUrl: benchPostgresUrl(env),
     poolSize: Math.round(positive(env, 'BENCH_POOL_SIZE', 10)),
     cpuProfDir: env.BENCH_LIVE_CPU_PROF ? env.BENCH_LIVE_CPU_PROF : null,
     quick,

@@ -3,7 +3,7 @@
  * Part of the planner (plan.ts).
  */
 import type { Diagnostic } from '../core/errors.ts';
-import type { ColumnSpec, Table } from '../core/schema.ts';
+import type { ColumnSpec, Schema, Table } from '../core/schema.ts';
 import {
   CURRENT_TENANT,
   PUBLIC,
@@ -20,6 +20,17 @@ import {
 } from './ddl.ts';
 import type { ColumnModel, ConstraintModel, TableModel } from './introspect.ts';
 import type { AddChange, DiffInput, PlannedChange } from './plan-types.ts';
+
+/** Adds the foreign key of `table.column` within the tenant: planned last (plan.ts), once the key it references is in place. */
+export function addForeignKeyChange(schema: Schema, table: string, column: string, spec: ColumnSpec): Omit<PlannedChange, 'destructive'> {
+  return {
+    kind: 'add_foreign_key',
+    table,
+    column,
+    description: `add the foreign key of ${table}.${column} → ${spec.references!.table}.${spec.references!.column}, within the tenant (tenant_id, ${column})`,
+    sql: [addForeignKeySql(PUBLIC, schema, table, column, spec)],
+  };
+}
 
 export const dataLossHint = 'run the migration with --accept-data-loss (acceptDataLoss: true)';
 
@@ -50,14 +61,6 @@ export async function diffTable(
 
   let rows: number | undefined;
   const rowCount = async (): Promise<number> => (rows ??= await input.rowCount(name));
-  const addForeignKey = (table: string, column: string, spec: ColumnSpec): void =>
-    add({
-      kind: 'add_foreign_key',
-      table,
-      column,
-      description: `add the foreign key of ${table}.${column} → ${spec.references!.table}.${spec.references!.column}, within the tenant (tenant_id, ${column})`,
-      sql: [addForeignKeySql(PUBLIC, input.schema, table, column, spec)],
-    });
 
   for (const column of added) {
     const spec = table.columns[column]!.spec;
@@ -100,7 +103,7 @@ export async function diffTable(
       description: `add column ${name}.${column} (${spec.kind}, ${nullability}${fallback !== null ? `, default ${fallback}` : ''})`,
       sql: [addColumnSql(PUBLIC, name, column, spec, input.schema, !laterKey)],
     });
-    if (laterKey) addForeignKey(name, column, spec);
+    if (laterKey) add(addForeignKeyChange(input.schema, name, column, spec));
   }
 
   for (const column of dropped) {
@@ -224,7 +227,7 @@ export async function diffTable(
           description: `drop the foreign key ${haveRef.name} of ${name}.${column} on the column alone (it is added again within the tenant)`,
           sql: [`alter table ${qualified(PUBLIC, name)} drop constraint ${ident(haveRef.name)}`],
         });
-        addForeignKey(name, column, spec);
+        add(addForeignKeyChange(input.schema, name, column, spec));
       } else if (movesWithinTenant) {
         const ref = spec.references!;
         blocked.push({
@@ -265,21 +268,19 @@ export async function diffTable(
  */
 function uniqueOf(constraints: ConstraintModel[], table: string, column: string): ConstraintModel | undefined {
   const tenantKey = tenantKeyName(table, column);
-  return constraints.find(
-    (c) =>
-      c.type === 'u' &&
-      c.name !== tenantKey &&
-      ((c.columns.length === 1 && c.columns[0] === column) || (c.columns.length === 2 && c.columns[0] === TENANT_COLUMN && c.columns[1] === column)),
-  );
+  return constraints.find((c) => c.type === 'u' && c.name !== tenantKey && onColumn(c, column));
+}
+
+/** A constraint on `(column)`, or within the tenant on `(tenant_id, column)`. */
+function onColumn(c: ConstraintModel, column: string): boolean {
+  return (c.columns.length === 1 && c.columns[0] === column) || (c.columns.length === 2 && c.columns[0] === TENANT_COLUMN && c.columns[1] === column);
 }
 
 const onDeleteNames: Record<string, string> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' };
 
 /** The column's foreign key: on `(column)`, or within the tenant on `(tenant_id, column)`. */
 function foreignKeyOf(constraints: ConstraintModel[], column: string): ConstraintModel | undefined {
-  return constraints.find(
-    (c) => c.type === 'f' && ((c.columns.length === 1 && c.columns[0] === column) || (c.columns.length === 2 && c.columns[0] === TENANT_COLUMN && c.columns[1] === column)),
-  );
+  return constraints.find((c) => c.type === 'f' && onColumn(c, column));
 }
 
 function describeForeignKey(c: ConstraintModel | undefined): string {

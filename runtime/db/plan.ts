@@ -25,7 +25,7 @@ import {
   isTenantReference,
   truncateIdentifier,
 } from './ddl.ts';
-import { dataLossHint, diffTable } from './diff-table.ts';
+import { addForeignKeyChange, dataLossHint, diffTable } from './diff-table.ts';
 import type { AddChange, ChangeKind, DiffInput, PlannedChange } from './plan-types.ts';
 
 export type { AddChange, ChangeKind, DiffInput, PlannedChange } from './plan-types.ts';
@@ -139,14 +139,7 @@ export async function diffSchema(input: DiffInput): Promise<ComputedPlan> {
       sql.push(addForeignKeySql(PUBLIC, schema, late.table, late.column, tables.get(late.table)!.columns[late.column]!.spec));
     }
     for (const column of toExisting) {
-      const spec = table.columns[column]!.spec;
-      add({
-        kind: 'add_foreign_key',
-        table: step.table,
-        column,
-        description: `add the foreign key of ${step.table}.${column} → ${spec.references!.table}.${spec.references!.column}, within the tenant`,
-        sql: [addForeignKeySql(PUBLIC, schema, step.table, column, spec)],
-      });
+      add(addForeignKeyChange(schema, step.table, column, table.columns[column]!.spec));
     }
     const columns = Object.keys(table.columns).concat(table.tenantScoped ? [TENANT_COLUMN] : []);
     add({ kind: 'create_table', table: step.table, description: `create table ${step.table} (${columns.join(', ')})${table.tenantScoped ? ', tenant-scoped' : ''}`, sql });
