@@ -1,6 +1,6 @@
 import { FwFailure } from '../runtime/core/failure.ts';
 import { formatFix } from '../plugin/analyse/check-diagnostic.ts';
-import { toFailureDiagnostics } from '../plugin/failure-diagnostics.ts';
+import { toFailureDiagnostics } from '../plugin/analyse/failure-diagnostics.ts';
 import { AppLoadError } from '../plugin/load-app.ts';
 import { resolveConfig } from '../runtime/config/resolve-config.ts';
 

@@ -20,8 +20,11 @@ export interface RuntimeOptions extends Omit<RuntimeHandlerOptions, 'app' | 'db'
   db: FwDatabase;
   /** Live queries: the hub's limits, retention and polling (default on, with its defaults); `false` serves none. */
   live?: LiveOptions | false;
-  /** Run the outbox worker in this process (default false), with its settings (AI: the handler's unless given). */
-  worker?: boolean | Omit<OutboxWorkerOptions, 'app' | 'db'>;
+  /**
+   * Run the outbox worker in this process (default false), with its settings (AI: the handler's unless
+   * given). `start: false` makes it without starting it: its caller runs it (`runOnce`, `fwjs/testing`).
+   */
+  worker?: boolean | (Omit<OutboxWorkerOptions, 'app' | 'db'> & { start?: boolean });
   /** Close the database with the runtime (default true). */
   closeDatabase?: boolean;
 }
@@ -73,8 +76,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await hub?.start();
     if (workerOptions) {
       const shared = { ...(handlerOptions.ai ? { ai: handlerOptions.ai } : {}), ...(handlerOptions.clock ? { clock: handlerOptions.clock } : {}) };
-      worker = createOutboxWorker({ ...shared, ...(workerOptions === true ? {} : workerOptions), app, db });
-      worker.start();
+      const { start = true, ...settings } = workerOptions === true ? {} : workerOptions;
+      worker = createOutboxWorker({ ...shared, ...settings, app, db });
+      if (start) worker.start();
     }
   } catch (error) {
     await hub?.close().catch(() => undefined);

@@ -12,7 +12,6 @@ import { loadAppOnce } from '../plugin/load-app-once.ts';
 import { createMemoryRuntime } from '../plugin/dev-server/memory-runtime.ts';
 import { defaultModelResolver } from '../runtime/ai/models.ts';
 import type { AiRuntimeOptions } from '../runtime/ai/ai-runtime.ts';
-import { createOutboxWorker } from '../runtime/app/outbox-worker.ts';
 import { type OutboxOutcome, type OutboxRunSummary } from '../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
 import type { Clock } from '../runtime/core/clock.ts';
@@ -80,7 +79,15 @@ export async function startTestApp<A extends ApiShape = ApiShape>(options: TestA
   // A clock the test moves (advanceTime), ahead of the database so rows written at its now() are due.
   let now = Date.now() + 60_000;
   const clock: Clock = { now: () => now, at: () => () => {} };
-  const runtime = await createMemoryRuntime(root, app, { auth: 'dev-headers', ai, clock });
+  const outcomes: OutboxOutcome[] = [];
+  // The runtime's own worker, not started: deliverEvents() runs it.
+  const runtime = await createMemoryRuntime(root, app, {
+    auth: 'dev-headers',
+    ai,
+    clock,
+    worker: { start: false, onOutcome: (outcome) => outcomes.push(outcome), onError: () => {} },
+  });
+  const worker = runtime.worker!;
   let server;
   try {
     server = await startApiServer({ root, port: 0, runtime });
@@ -88,8 +95,6 @@ export async function startTestApp<A extends ApiShape = ApiShape>(options: TestA
     await runtime.close();
     throw error;
   }
-  const outcomes: OutboxOutcome[] = [];
-  const worker = createOutboxWorker({ app, db: runtime.db, ai, clock, onOutcome: (outcome) => outcomes.push(outcome), onError: () => {} });
   const { url } = server;
   const close = async () => {
     await server.close();

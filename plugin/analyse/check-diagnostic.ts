@@ -1,4 +1,4 @@
-import type { SeverityDiagnostic } from '../failure-diagnostics.ts';
+import type { SeverityDiagnostic } from './failure-diagnostics.ts';
 
 /** Something generation noticed: `path` is `file` or `file:line:column`, relative to the app root. */
 export interface GenerateDiagnostic {

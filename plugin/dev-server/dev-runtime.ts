@@ -14,7 +14,7 @@ import type { OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../database-target.ts';
-import { type SeverityDiagnostic, toFailureDiagnostics } from '../failure-diagnostics.ts';
+import { type SeverityDiagnostic, toFailureDiagnostics } from '../analyse/failure-diagnostics.ts';
 import { generateFromApp } from '../generate/generate.ts';
 import { createAppLoader } from '../load-app.ts';
 import { locateSchemaDiagnostics } from '../schema-locations.ts';

@@ -2,7 +2,7 @@ import { createDatabase } from '../../runtime/db/database.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import type { RuntimeHandlerOptions } from '../../runtime/http/handler.ts';
-import { createRuntime } from '../../runtime/create-runtime.ts';
+import { createRuntime, type RuntimeOptions } from '../../runtime/create-runtime.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import type { DevRuntime } from './dev-runtime.ts';
 
@@ -14,7 +14,7 @@ import type { DevRuntime } from './dev-runtime.ts';
 export async function createMemoryRuntime(
   root: string,
   app: AppDefinition,
-  options: Pick<RuntimeHandlerOptions, 'auth' | 'ai' | 'onError' | 'clock'> = {},
+  options: Pick<RuntimeHandlerOptions, 'auth' | 'ai' | 'onError' | 'clock'> & Pick<RuntimeOptions, 'worker'> = {},
 ): Promise<DevRuntime> {
   const db = await createDatabase({ dataDir: 'memory://' });
   try {
@@ -28,6 +28,7 @@ export async function createMemoryRuntime(
       db,
       handler: runtime.handler,
       live: runtime.live!,
+      ...(runtime.worker ? { worker: runtime.worker } : {}),
       app: () => app,
       diagnostics: () => [],
       onServerError: () => () => {},

@@ -83,6 +83,12 @@ describe('the one home of the environment', () => {
     expect(readers).toEqual([]);
   });
 
+  it('only resolveConfig reads the environment as configuration (the others copy it for a child process)', () => {
+    const copiesForChildren = ['runtime/external/bridge.ts', 'toolchain/test/test-run.ts'];
+    const readers = shippedSources().filter((file) => !file.startsWith('runtime/config/') && /\breadEnvironment\(/.test(readFileSync(path.join(repoRoot, file), 'utf8')));
+    expect(readers.sort()).toEqual(copiesForChildren);
+  });
+
   it('every FW_ variable the shipped code names is in the table', () => {
     // Names that are not variables fw reads: constants, prefixes in messages, the app's own VITE_/NUXT_
     // variables, and the canary secret the red team plants (and looks for in outputs).

@@ -117,6 +117,11 @@ export const VARIABLES = {
     emptyIsValue: true,
     doc: '`0`/`false`: never colour; any other value: colour even when the output is not a terminal (wins over `NO_COLOR`, as in Node).',
   },
+  CI: {
+    type: 'text',
+    group: 'dev',
+    doc: 'Set by CI services. `true`: `fw dev` leaves stdin alone, as Vite does (no keyboard shortcuts).',
+  },
   FW_DEV_WORKER: { type: 'flag', group: 'dev', default: true, doc: "The Nuxt module's dev server runs the outbox worker (`0` turns it off)." },
   FW_DEV_TYPECHECK: {
     type: 'flag',

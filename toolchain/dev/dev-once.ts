@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../../runtime/core/errors.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
-import { toFailureDiagnostics } from '../../plugin/failure-diagnostics.ts';
+import { toFailureDiagnostics } from '../../plugin/analyse/failure-diagnostics.ts';
 import { AppLoadError } from '../../plugin/load-app.ts';
 import { startApiServer } from '../../plugin/dev-server/api-server.ts';
 

@@ -7,7 +7,7 @@
  * `configureServer` after.
  */
 import type { Plugin } from 'vite';
-import { readEnvironment } from '../../runtime/config/environment.ts';
+import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 
 type Listener = (...args: unknown[]) => void;
 
@@ -15,7 +15,7 @@ export function fwDevOwnsExit(): Plugin {
   let sigterm = new Set<Listener>();
   let stdinEnd = new Set<Listener>();
   // Vite only listens on stdin outside CI; looking at process.stdin would otherwise open it for nothing.
-  const watchesStdin = () => readEnvironment().CI !== 'true';
+  const watchesStdin = () => resolveConfig().given('CI') !== 'true';
   return {
     name: 'fw:dev-owns-exit',
     config() {

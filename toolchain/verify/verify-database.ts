@@ -5,9 +5,9 @@ import { applyMigration, planMigration } from '../../runtime/db/migrate.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { type ApiServer, startApiServer } from '../../plugin/dev-server/api-server.ts';
-import { toFailureDiagnostics } from '../../plugin/failure-diagnostics.ts';
+import { toFailureDiagnostics } from '../../plugin/analyse/failure-diagnostics.ts';
 import { createMemoryRuntime } from '../../plugin/dev-server/memory-runtime.ts';
-import type { VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
+import type { VerifyDiagnostic } from '../../plugin/analyse/failure-diagnostics.ts';
 import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 
 // The two gates of `fw verify` that need a database. A PGlite data directory has one owner at a time

@@ -8,7 +8,7 @@ import { analyseApp } from '../../plugin/analyse/app-model.ts';
 import { buildServer, buildWeb } from '../build/build.ts';
 import { runChecks } from '../check/check.ts';
 import { typecheckOnce } from '../dev/typecheck-once.ts';
-import { type SeverityDiagnostic, toFailureDiagnostics, type VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
+import { type SeverityDiagnostic, toFailureDiagnostics, type VerifyDiagnostic } from '../../plugin/analyse/failure-diagnostics.ts';
 import { keepingGenerated } from '../../plugin/generate/build-generation.ts';
 import { generateFromApp } from '../../plugin/generate/generate.ts';
 import { driftHint, summariseDrift } from '../../plugin/generate/sync-files.ts';
@@ -43,7 +43,7 @@ export function resolveVerifyLevel(name: string): VerifyLevel {
 
 export type GateName = 'generated' | 'check' | 'typecheck' | 'migrations' | 'boot' | 'tests' | 'redteam' | 'web-build' | 'backend-build';
 
-export type { VerifyDiagnostic } from '../../plugin/failure-diagnostics.ts';
+export type { VerifyDiagnostic } from '../../plugin/analyse/failure-diagnostics.ts';
 
 export interface GateResult {
   name: GateName;
