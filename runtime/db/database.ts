@@ -215,9 +215,9 @@ async function runTransaction<R>(transaction: RequestTransaction, kysely: Kysely
 }
 
 /**
- * Proves at start-up that a request transaction can prove its identity to the policies (the owner
- * must be able to read the login's session start: a superuser, a member of the login, or
- * pg_read_all_stats), so a misconfigured server fails here and not on every request.
+ * Proves at start-up that a request transaction can prove its identity to the policies (the claim
+ * opens the session's counter as the owner, a temporary sequence, so the owner needs TEMPORARY on the
+ * database), so a misconfigured server fails here and not on every request.
  */
 async function selfTest(database: FwDatabase): Promise<void> {
   const tenantId = randomUUID();
@@ -227,10 +227,11 @@ async function selfTest(database: FwDatabase): Promise<void> {
     );
     if (row?.tenant !== tenantId) throw new Error(`_fw.tenant_id() answered ${row?.tenant ?? 'null'}`);
   } catch (error) {
-    const owner = (await sql<{ owner: string }>`select current_user as owner`.execute(database.admin)).rows[0]?.owner ?? 'the owner';
+    const names = (await sql<{ owner: string; name: string }>`select current_user as owner, current_database() as name`.execute(database.admin)).rows[0];
+    const [owner, name] = [names?.owner ?? 'the owner', names?.name ?? 'the database'];
     throw new FwFailure('database_role', `Request transactions cannot prove their identity to row-level security: ${(error as Error).message}.`, {
       cause: error,
-      suggestions: [`As a superuser: GRANT pg_read_all_stats TO "${owner}"; (the owner must read the request login's session start time)`],
+      suggestions: [`As a superuser: GRANT TEMPORARY ON DATABASE "${name}" TO "${owner}"; (the claim keeps its counter in the session's temporary schema)`],
     });
   }
 }

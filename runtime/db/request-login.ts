@@ -49,9 +49,7 @@ export async function ensureRequestLogin(admin: Kysely<any>): Promise<RequestLog
   } catch (error) {
     throw loginFailure(database.owner, role, error);
   }
-  // Best effort: a superuser owner needs neither, and the start-up self-test names what is missing.
-  // The owner reads the login's sessions (their start time binds the identity proof) only as a member.
-  await bestEffort(admin, `grant "${role}" to "${database.owner.replaceAll('"', '""')}"`);
+  // Best effort: a superuser owner does not need it, and the start-up self-test names what is missing.
   await bestEffort(admin, `grant connect on database "${database.name.replaceAll('"', '""')}" to "${role}"`);
   return { role, password };
 }
