@@ -20,6 +20,7 @@ import { logBounds } from './log.ts';
  */
 const schema = defineSchema({
   items: table({ id: t.uuid().primaryKey().defaultRandom(), list: t.integer(), rank: t.integer(), title: t.text() }),
+  posts: table({ id: t.uuid().primaryKey().defaultRandom(), at: t.timestamptz(), title: t.text() }),
 });
 
 function testApp(): AppDefinition {
@@ -35,6 +36,14 @@ function testApp(): AppDefinition {
     deleteItem: command({
       args: { rank: z.number().int() },
       handler: (ctx, args) => ctx.db.deleteFrom('items').where('rank', '=', args.rank).execute().then(() => 'ok'),
+    }),
+    addPost: command({
+      args: { at: z.string(), title: z.string() },
+      handler: (ctx, args) => ctx.db.insertInto('posts').values({ at: new Date(args.at), title: args.title }).execute().then(() => 'ok'),
+    }),
+    posts: liveQuery({
+      args: { page: paginationArgs },
+      handler: (ctx, args) => paginate(ctx.db.selectFrom('posts').select(['at', 'title', 'id']), { orderBy: [['at', 'desc'], ['id', 'desc']] }, args),
     }),
     items: liveQuery({
       args: { list: z.number().int(), page: paginationArgs },
@@ -132,6 +141,51 @@ for (const target of databaseTargets) {
       const otherArgs = await read({ list: 3, page: { cursor: first.continueCursor, numItems: 1 } }, headers);
       expect(otherArgs.status).toBe(400);
       expect(otherArgs.body.error.code).toBe('invalid_cursor');
+    });
+
+    it('pages ordered by a timestamptz read ranges too: a write in page 2 reruns page 2 only', async () => {
+      const { tenantId, headers } = member();
+      const at = (minute: number) => `2026-11-27T10:${String(minute).padStart(2, '0')}:00.123456Z`;
+      for (let minute = 1; minute <= 6; minute++) await call('addPost', { at: at(minute * 5), title: `m${minute * 5}` }, headers);
+      const readPosts = async (page: PaginationOptions) => {
+        const response = await fetch(`${url}/queries/posts`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ args: { page } }) });
+        return (await response.json()).result;
+      };
+      const one = await readPosts({ cursor: null, numItems: 2 });
+      const two = await readPosts({ cursor: one.continueCursor, numItems: 2 });
+      const pages = [
+        { page: { cursor: null, numItems: 2, endCursor: one.continueCursor } },
+        { page: { cursor: one.continueCursor, numItems: 2, endCursor: two.continueCursor } },
+        { page: { cursor: two.continueCursor, numItems: 2 } },
+      ];
+      const postsGroup = (args: unknown) =>
+        hub
+          .status()
+          .liveQueries.find((q) => q.name === 'posts')
+          ?.groupList.find((group) => group.tenantId === tenantId && JSON.stringify(group.args) === JSON.stringify(args));
+      const titles = (result: { page: Array<{ title: string }> }) => result.page.map((row) => row.title);
+      const streams = await Promise.all(pages.map((args) => openEventStream(`${url}/live/posts?args=${encodeURIComponent(JSON.stringify(args))}`, { headers })));
+      try {
+        expect((await Promise.all(streams.map((stream) => stream.next()))).map((event) => titles(event.json.result))).toEqual([
+          ['m30', 'm25'],
+          ['m20', 'm15'],
+          ['m10', 'm5'],
+        ]);
+        // The cursors carry the rows' text forms: the instants of page boundaries, compared as instants.
+        expect(pages.map((args) => postsGroup(args)?.readSet)).toEqual([
+          { posts: ['at >= "2026-11-27T10:25:00.123+00"'] },
+          { posts: ['at <= "2026-11-27T10:25:00.123+00" and at >= "2026-11-27T10:15:00.123+00"'] },
+          { posts: ['at <= "2026-11-27T10:15:00.123+00"'] },
+        ]);
+        await caughtUp();
+        const runs = pages.map((args) => postsGroup(args)!.runs);
+        await call('addPost', { at: at(17), title: 'm17' }, headers);
+        expect(titles((await streams[1]!.next()).json.result)).toEqual(['m20', 'm17', 'm15']);
+        await caughtUp();
+        expect(pages.map((args, i) => postsGroup(args)!.runs - runs[i]!)).toEqual([0, 1, 0]);
+      } finally {
+        for (const stream of streams) stream.close();
+      }
     });
 
     it('each page reads a range: a write in page 3 reruns page 3 only', async () => {
