@@ -95,6 +95,26 @@ describe('npm create fwjs, from the packed tarballs', () => {
     expect(existsSync(path.join(app, 'src/fw/_generated/api.ts'))).toBe(true);
   }, 180_000);
 
+  it('npm create runs it: npm exec of the packed create-fwjs (what `npm create fwjs` runs) makes the app', async () => {
+    // The real npm: it installs both tarballs and fwjs's dependencies from the registry into its npx
+    // directory (most of them already in npm's cache from this checkout's install), then runs the bin.
+    const cache = (await npm(['config', 'get', 'cache'], work)).stdout.trim();
+    const npx = path.join(cache, '_npx');
+    const before = new Set(existsSync(npx) ? await readdir(npx) : []);
+    const apps = path.join(work, 'npm-create');
+    await mkdir(apps);
+    try {
+      const created = await npm(['exec', '--yes', `--package=${fwTarball}`, `--package=${createTarball}`, '--', 'create-fwjs', 'my-app', '--no-install', '--json'], apps);
+      expect(JSON.parse(created.stdout)).toMatchObject({ ok: true, dir: path.join(apps, 'my-app'), template: 'minimal-web', installed: false });
+      const pkg = JSON.parse(await readFile(path.join(apps, 'my-app/package.json'), 'utf8'));
+      expect(pkg).toMatchObject({ name: 'my-app', dependencies: { fwjs: expect.stringMatching(/^\^/) }, scripts: { dev: 'fw dev' } });
+      expect((await readFile(path.join(apps, 'my-app/.node-version'), 'utf8')).trim()).toBe('24');
+    } finally {
+      // This run's npx directory (~250 MB): the tarballs' paths are new every run, so it is never reused.
+      for (const dir of existsSync(npx) ? await readdir(npx) : []) if (!before.has(dir)) await rm(path.join(npx, dir), { recursive: true, force: true });
+    }
+  }, 300_000);
+
   it('says how to use it when given no directory', async () => {
     const r = await runNode([path.join(work, 'tools/node_modules/create-fwjs/index.js')], { cwd: work });
     expect(r.code).toBe(1);
