@@ -61,6 +61,28 @@ describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', 
     await context.close();
   });
 
+  it('shows loading rows until the ticket list arrives, then the empty state', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await actAsTenant(context, freshTenantId());
+    const page = await context.newPage();
+    // The live stream is held until the test has seen the loading state.
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/live', async (route) => {
+      await released;
+      await route.fallback();
+    });
+    await page.goto(dev.ready.webUrl as string);
+    const loading = page.getByRole('list', { name: 'Loading tickets' });
+    await loading.waitFor({ timeout: 30_000 });
+    expect(await loading.getAttribute('aria-busy')).toBe('true');
+    expect(await page.getByText('No open tickets').count()).toBe(0);
+    release();
+    await expect.poll(() => page.getByText('No open tickets').isVisible(), { timeout: 30_000 }).toBe(true);
+    expect(await page.getByRole('list', { name: 'Loading tickets' }).count()).toBe(0);
+    await context.close();
+  });
+
   it('shows a reply at once, before its command answers, and keeps it', async () => {
     const tenantId = freshTenantId();
     await createTicket(tenantId, 'Cannot export invoices');

@@ -123,6 +123,28 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await context.close();
   });
 
+  it('shows a loading skeleton until the first snapshot arrives, then the empty state', async () => {
+    const context = await asFreshTenant();
+    const page = await context.newPage();
+    // The live stream is held until the test has seen the loading state.
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/live', async (route) => {
+      await released;
+      await route.fallback();
+    });
+    await page.goto(dev.ready.webUrl as string);
+    const loading = page.locator('[aria-busy="true"]');
+    await loading.waitFor({ timeout: 30_000 });
+    expect(await loading.textContent()).toBe('Loading…');
+    expect(await loading.locator('.skeleton').count()).toBe(2);
+    expect(await page.getByText('No notes yet.').count()).toBe(0);
+    release();
+    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    expect(await page.locator('[aria-busy="true"]').count()).toBe(0);
+    await context.close();
+  });
+
   it('lists a note at once, marked pending until the server has it, and submits on Enter', async () => {
     const context = await asFreshTenant();
     const page = await context.newPage();
