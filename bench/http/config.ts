@@ -61,10 +61,13 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
   };
 }
 
-function baselineDir(raw: string): string {
+/** A checkout of fw given as a benchmark's baseline (`variable` names it in the error). */
+export function baselineDir(raw: string, bench: 'http' | 'live' = 'http'): string {
   const dir = path.resolve(raw);
-  if (!existsSync(path.join(dir, 'bench/http/variants/fw.ts'))) {
-    throw new Error(`BENCH_BASELINE: ${dir} is not a checkout of fw (no bench/http/variants/fw.ts); e.g. git worktree add ../fw-before HEAD~1, then npm install there.`);
+  const variant = `bench/${bench}/variants/fw.ts`;
+  if (!existsSync(path.join(dir, variant))) {
+    const variable = bench === 'http' ? 'BENCH_BASELINE' : 'BENCH_LIVE_BASELINE';
+    throw new Error(`${variable}: ${dir} is not a checkout of fw (no ${variant}); e.g. git worktree add ../fw-before HEAD~1, then npm install there.`);
   }
   return dir;
 }

@@ -1,7 +1,8 @@
 /** The benchmark's knobs, all from the environment so `npm run bench:live` needs no flags. */
-import { benchPostgresUrl, positive } from '../http/config.ts';
+import { baselineDir, benchPostgresUrl, positive } from '../http/config.ts';
 
-export type VariantName = 'fw' | 'bare';
+/** `baseline`: the fw variant of another checkout (BENCH_LIVE_BASELINE), on a database its own code prepared. */
+export type VariantName = 'fw' | 'bare' | 'baseline';
 /**
  * How groups map to tenants. `one`: every group in one tenant, so a write to one group's rows wakes
  * every group of the table in fw (its invalidations are table × tenant, not args). `perGroup`: group
@@ -56,6 +57,12 @@ export interface BenchOptions {
   postgresUrl: string;
   /** PostgreSQL connections of each server's query pool (BENCH_POOL_SIZE, default 10, fw's default). */
   poolSize: number;
+  /**
+   * Another checkout of fw (BENCH_LIVE_BASELINE, e.g. `git worktree add ../fw-before <commit>` with its
+   * node_modules): its fw variant runs as `baseline` in the same rounds, so a change is measured against
+   * what it changes in one run.
+   */
+  baselineDir?: string;
   /** Directory for `--cpu-prof` profiles of the server processes, or null (BENCH_LIVE_CPU_PROF). */
   cpuProfDir: string | null;
   quick: boolean;
@@ -98,6 +105,8 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
     if (name !== 'fw' && name !== 'bare') throw new Error(`BENCH_LIVE_VARIANTS: unknown variant "${name}"; use fw, bare or both.`);
     return name as VariantName;
   });
+  const baseline = env.BENCH_LIVE_BASELINE?.trim() ? baselineDir(env.BENCH_LIVE_BASELINE.trim(), 'live') : undefined;
+  if (baseline) variants.push('baseline');
 
   let specs: PointSpec[];
   if (env.BENCH_LIVE_POINTS) {
@@ -148,6 +157,7 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
     postgresUrl: benchPostgresUrl(env),
     poolSize: Math.round(positive(env, 'BENCH_POOL_SIZE', 10)),
     cpuProfDir: env.BENCH_LIVE_CPU_PROF ? env.BENCH_LIVE_CPU_PROF : null,
+    ...(baseline ? { baselineDir: baseline } : {}),
     quick,
   };
 }

@@ -54,7 +54,13 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
 
   const perTenant = tenants === 'one' ? total : Math.ceil(total / groups);
   const server = await startServer(
-    { variant, url: context.url, poolSize: options.poolSize, maxSubscriptionsPerTenant: Math.max(DEFAULT_TENANT_LIMIT, perTenant) },
+    {
+      variant,
+      url: context.url,
+      poolSize: options.poolSize,
+      maxSubscriptionsPerTenant: Math.max(DEFAULT_TENANT_LIMIT, perTenant),
+      ...(variant === 'baseline' ? { baselineDir: options.baselineDir! } : {}),
+    },
     options.cpuProfDir,
   );
   const clients: ClientHandle[] = [];

@@ -14,6 +14,8 @@ export interface ServerSpec {
   poolSize: number;
   /** fw: `live.maxSubscriptionsPerTenant` (the default, 10 000, unless one tenant needs more). */
   maxSubscriptionsPerTenant: number;
+  /** `baseline`: the checkout whose fw variant this server runs. */
+  baselineDir?: string;
 }
 
 /** Live counters of a server (monotonic since start, except the gauges). */

@@ -97,11 +97,12 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
   const received = sum(clients.map((c) => c.received));
   const latencies = concat(clients.map((c) => c.latenciesUs)).sort();
   const changed = rowsPerCommit(point.shape);
-  const affected = first.variant === 'fw' && point.tenants === 'one' ? point.groups : changed;
+  const isFw = first.variant !== 'bare';
+  const affected = isFw && point.tenants === 'one' ? point.groups : changed;
   // fw: a notice (early run) or a read of the log wakes every affected group of the commits it carries
   // (a read that follows a notice, or folds two, wakes none or one); bare: a notification wakes one group.
-  const affectedPerWakeup = first.variant === 'fw' ? affected : 1;
-  const wakeups = first.variant === 'fw' ? total((s) => s.logReads + s.notices) : total((s) => s.notifications);
+  const affectedPerWakeup = isFw ? affected : 1;
+  const wakeups = isFw ? total((s) => s.logReads + s.notices) : total((s) => s.notifications);
   const databaseCpu = rounds.every((m) => m.cpu.databaseCpuUs !== null) ? sum(rounds.map((m) => m.cpu.databaseCpuUs!)) : null;
   const writesDatabaseCpu = rounds.every((m) => m.writerDatabaseCpuUs !== null) ? sum(rounds.map((m) => m.writerDatabaseCpuUs!)) : null;
   const machine = rounds.every((m) => m.cpu.machine !== null);
@@ -229,27 +230,32 @@ export interface PointRatios {
     rssPerIdleSubscriber: number | null;
     heapPerIdleSubscriber: number | null;
   };
+  /** With BENCH_LIVE_BASELINE: fw over the baseline checkout's fw (1 means no change). */
+  fwOverBaseline?: PointRatios['fwOverBare'];
 }
 
 export function pointRatios(runs: RunFigures[]): PointRatios[] {
   const out: PointRatios[] = [];
+  const over = (fw: RunFigures, other: RunFigures): PointRatios['fwOverBare'] => ({
+    latencyP50: ratio(fw.latencyMs?.p50, other.latencyMs?.p50),
+    latencyP99: ratio(fw.latencyMs?.p99, other.latencyMs?.p99),
+    snapshotQueriesPerCommit: ratio(fw.snapshotQueriesPerCommit, other.snapshotQueriesPerCommit),
+    cpuPerCommit: ratio(fw.cpuMsPerCommit, other.cpuMsPerCommit),
+    rssPerIdleSubscriber: ratio(fw.rssBytesPerIdleSubscriber, other.rssBytesPerIdleSubscriber),
+    heapPerIdleSubscriber: ratio(fw.heapBytesPerIdleSubscriber, other.heapBytesPerIdleSubscriber),
+  });
   for (const fw of runs.filter((r) => r.variant === 'fw')) {
     const bare = runs.find((r) => r.variant === 'bare' && samePoint(r, fw));
     if (!bare) continue;
+    const baseline = runs.find((r) => r.variant === 'baseline' && samePoint(r, fw));
     out.push({
       subscribers: fw.subscribers,
       groups: fw.groups,
       rate: fw.rate,
       tenants: fw.tenants,
       shape: fw.shape,
-      fwOverBare: {
-        latencyP50: ratio(fw.latencyMs?.p50, bare.latencyMs?.p50),
-        latencyP99: ratio(fw.latencyMs?.p99, bare.latencyMs?.p99),
-        snapshotQueriesPerCommit: ratio(fw.snapshotQueriesPerCommit, bare.snapshotQueriesPerCommit),
-        cpuPerCommit: ratio(fw.cpuMsPerCommit, bare.cpuMsPerCommit),
-        rssPerIdleSubscriber: ratio(fw.rssBytesPerIdleSubscriber, bare.rssBytesPerIdleSubscriber),
-        heapPerIdleSubscriber: ratio(fw.heapBytesPerIdleSubscriber, bare.heapBytesPerIdleSubscriber),
-      },
+      fwOverBare: over(fw, bare),
+      ...(baseline ? { fwOverBaseline: over(fw, baseline) } : {}),
     });
   }
   return out;

@@ -17,6 +17,7 @@ import { describe, pointRatios, type RunFigures, runFigures, targets } from './r
 
 const log = (line: string) => process.stderr.write(`bench/live: ${line}\n`);
 let postgres: BenchPostgres | undefined;
+let baselinePostgres: BenchPostgres | undefined;
 
 async function main(): Promise<void> {
   const options = resolveBenchOptions();
@@ -28,6 +29,13 @@ async function main(): Promise<void> {
   postgres = await createBenchPostgres(options.postgresUrl);
   postgresVersion = postgres.serverVersion;
   log(`postgres ${postgres.serverVersion}: created and migrated database ${postgres.name}`);
+  if (options.baselineDir) {
+    // A database of its own, made and migrated by the baseline's own code: two versions of fw's
+    // functions and triggers never share one.
+    const { createBenchPostgres: createBaselinePostgres } = (await import(`${options.baselineDir}/bench/live/postgres.ts`)) as { createBenchPostgres: typeof createBenchPostgres };
+    baselinePostgres = await createBaselinePostgres(options.postgresUrl);
+    log(`baseline ${options.baselineDir}: created and migrated database ${baselinePostgres.name}`);
+  }
 
   const measurements = new Map<string, RunMeasurement[]>();
   try {
@@ -36,7 +44,8 @@ async function main(): Promise<void> {
         // Alternate who goes first, so drift (table growth, autovacuum, heat) does not always favour one variant.
         const order = (index + round) % 2 === 0 ? options.variants : [...options.variants].reverse();
         for (const variant of order) {
-          const measurement = await measureRun(variant, point, { url: postgres.url, databaseName: postgres.name, options, log });
+          const database = variant === 'baseline' ? baselinePostgres! : postgres;
+          const measurement = await measureRun(variant, point, { url: database.url, databaseName: database.name, options, log });
           const key = JSON.stringify([point, variant]);
           measurements.set(key, [...(measurements.get(key) ?? []), measurement]);
           const figures = runFigures([measurement]);
@@ -48,6 +57,8 @@ async function main(): Promise<void> {
   } finally {
     await postgres.drop().catch((error: Error) => log(`could not drop ${postgres!.name}: ${error.message}`));
     postgres = undefined;
+    await baselinePostgres?.drop().catch((error: Error) => log(`could not drop ${baselinePostgres!.name}: ${error.message}`));
+    baselinePostgres = undefined;
   }
   const runs: RunFigures[] = options.points.flatMap((point) =>
     options.variants.map((variant) => runFigures(measurements.get(JSON.stringify([point, variant]))!)),
@@ -104,7 +115,7 @@ function summary(f: RunFigures): string {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     log(`${signal}: dropping the benchmark database`);
-    (postgres ? postgres.drop() : Promise.resolve()).catch(() => undefined).finally(() => process.exit(130));
+    Promise.allSettled([postgres?.drop(), baselinePostgres?.drop()]).finally(() => process.exit(130));
   });
 }
 

@@ -12,12 +12,19 @@ import { countDatabaseCalls } from '../http/instrument.ts';
 import type { GcKind, MemorySample, Ready, Reply, Request, ServerRequest, ServerSpec, ServerStats } from './protocol.ts';
 import { createBareVariant } from './variants/bare.ts';
 import { createFwVariant } from './variants/fw.ts';
+import type { CreateVariant } from './variants/types.ts';
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2]!) as ServerSpec;
   // Installed before any pool exists, so every statement of the process is counted.
   const calls = await countDatabaseCalls('postgres');
-  const variant = await (spec.variant === 'fw' ? createFwVariant : createBareVariant)(spec);
+  const create: CreateVariant =
+    spec.variant === 'baseline'
+      ? ((await import(`${spec.baselineDir!}/bench/live/variants/fw.ts`)) as { createFwVariant: CreateVariant }).createFwVariant
+      : spec.variant === 'fw'
+        ? createFwVariant
+        : createBareVariant;
+  const variant = await create(spec);
 
   const server = createServer(variant.listener);
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
