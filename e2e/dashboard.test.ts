@@ -1,12 +1,17 @@
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
+import { cliPath, createTestApp, post, type RunningFw, startFw } from './support/app.ts';
 import { hasChromium, launchChromium } from './support/browser.ts';
 import { dashboardAppFiles } from './support/dashboard-app.ts';
 import { freshTenantId } from './support/dev-tenant.ts';
+import { until } from './support/until.ts';
 
 // Each view of the dashboard in Chromium, served by a real `fw dev` (the built CLI: run `npm run build`
-// first), with assertions on what it shows. Screenshots go to /tmp/fw-dashboard-*.png for a look.
+// first), with assertions on what it shows. Screenshots go to /tmp/fw-dashboard-*.png for a look
+// (FW_DASHBOARD_SHOTS picks another folder).
 const WAIT = 45_000;
 const shots = process.env.FW_DASHBOARD_SHOTS ?? '/tmp';
 
@@ -22,7 +27,8 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
 
   beforeAll(async () => {
     app = await createTestApp('minimal-web', dashboardAppFiles);
-    dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir, timeoutMs: 120_000 });
+    // Tool calls' inputs and outputs are kept in AI traces only when the app opts in: the AI view shows them.
+    dev = await startFw(['dev', '--api-only', '--port', '0', '--json'], { cwd: app.dir, timeoutMs: 120_000, env: { FW_AI_RECORD_CONTENT: '1' } });
     serverUrl = String(dev.ready.serverUrl);
     dashboardUrl = String(dev.ready.dashboardUrl);
     browser = await launchChromium();
@@ -41,6 +47,8 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     await page.goto(`${dashboardUrl}#/${hash}`);
   };
   const shoot = (name: string) => page.screenshot({ path: `${shots}/fw-dashboard-${name}.png`, fullPage: true });
+  const logged = async (text: string) => ((await fetch(`${serverUrl}/_fw/dashboard/api/logs`).then((r) => r.json())) as { lines: Array<{ text: string }> }).lines.some((l) => l.text.includes(text));
+  const acceptDialogs = () => page.once('dialog', (dialog) => void dialog.accept());
 
   it('is served by fw dev on its API port, and says where', async () => {
     expect(dashboardUrl).toBe(`${serverUrl}/_fw/dashboard/`);
@@ -153,7 +161,7 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
 
     const deadRow = async () => ((await fetch(`${serverUrl}/_fw/dashboard/api/outbox?status=dead`).then((r) => r.json())) as { rows: Array<{ id: string; deadAt: string }> }).rows.find((r) => r.id === id);
     const firstDeath = (await deadRow())!.deadAt;
-    const notice = page.locator('.view [role=status]');
+    const notice = page.getByRole('article', { name: 'Outbox', exact: true }).getByRole('status');
     await page.getByRole('button', { name: `Retry row ${id}` }).click();
     await expect.poll(() => notice.innerText(), { timeout: WAIT }).toContain(`Retried row ${id}`);
     // The worker delivers it again; its payload is still refused, so it dies a second time.
@@ -173,6 +181,102 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     expect(await steps.innerText()).toContain('deliver');
     expect(await page.getByRole('button', { name: 'Cancel run' }).isDisabled()).toBe(true);
     await shoot('outbox');
+  });
+
+  it('Outbox: a scheduled call with its time, attempts, caller and state, cancelled through fw and logged; the crons with their next run', async () => {
+    const scheduled = await post(serverUrl, '/commands/remindLater', { text: 'call back' }, as);
+    expect(scheduled.status).toBe(200);
+    const callId = String(scheduled.body.result.callId);
+    const short = callId.slice(0, 8);
+    const call = ((await fetch(`${serverUrl}/_fw/schedule`).then((r) => r.json())) as { calls: Array<{ id: string; runAt: string; traceId: string }> }).calls.find((c) => c.id === callId)!;
+    await open('outbox');
+    const calls = page.getByRole('region', { name: 'Scheduled calls (pending)' });
+    const cancel = page.getByRole('button', { name: `Cancel call sendReminder ${short}` });
+    const row = calls.locator('tbody tr').filter({ has: cancel });
+    await expect.poll(() => row.innerText().catch(() => ''), { timeout: WAIT }).toContain('sendReminder');
+    // Due in an hour, by the call's own time (hover: the ISO time), not run yet, as the caller who scheduled it.
+    expect(await row.locator('.time').getAttribute('title')).toBe(call.runAt);
+    const cells = async () => (await row.locator('td').allInnerTexts()).map((text) => text.trim());
+    const [name, runsAt, attempts, caller, state, trace, action] = await cells();
+    expect(name).toBe('sendReminder');
+    expect(runsAt).toMatch(/^in (59|60) min\n\S/);
+    expect([attempts, caller, state, trace, action]).toEqual(['0', `dash · tenant ${tenant.slice(0, 8)}…`, 'pending', call.traceId.slice(0, 8), 'Cancel']);
+
+    // The cron's next tick waits in the same list, as the system; the crons show their next run.
+    const hour = () => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    const crons = page.getByRole('region', { name: 'Crons' });
+    await expect.poll(async () => (await crons.locator('tbody tr').first().locator('td').allInnerTexts().catch(() => [])).slice(0, 4), { timeout: WAIT }).toEqual(['hourlyDigest', 'every 1h', 'sendDigest', 'none']);
+    await expect.poll(async () => (await crons.locator('.time').getAttribute('title')) === hour(), { timeout: WAIT }).toBe(true);
+    // (Within a minute of the hour it says seconds.)
+    const soon = /^(now|in \d{1,2} (s|min))\n\S/;
+    expect(await crons.locator('tbody tr td').nth(4).innerText()).toMatch(soon);
+    const tick = calls.locator('tbody tr').filter({ hasText: 'cron hourlyDigest' });
+    await expect.poll(async () => (await tick.locator('td').allInnerTexts().catch(() => [])).map((t) => t.trim()), { timeout: WAIT }).toEqual([
+      'sendDigest cron hourlyDigest',
+      expect.stringMatching(soon),
+      '0',
+      'system',
+      'pending',
+      '—',
+      'src/crons.ts',
+    ]);
+    await shoot('schedules');
+
+    acceptDialogs();
+    await cancel.click();
+    const notice = page.getByRole('article', { name: 'Scheduled calls' }).getByRole('status');
+    await expect.poll(() => notice.innerText(), { timeout: WAIT }).toBe(`Cancelled the call of sendReminder (${short}).`);
+    await expect.poll(() => cancel.count(), { timeout: WAIT }).toBe(0);
+    // Through fw's own cancel (what fw schedule cancel does), and logged.
+    const cancelled = ((await fetch(`${serverUrl}/_fw/schedule?status=cancelled`).then((r) => r.json())) as { calls: Array<{ id: string; status: string }> }).calls.find((c) => c.id === callId);
+    expect(cancelled?.status).toBe('cancelled');
+    await expect.poll(() => logged(`fw dashboard: cancelled scheduled call ${callId} [trace `), { timeout: WAIT }).toBe(true);
+    await page.getByRole('button', { name: 'Cancelled', exact: true }).click();
+    const gone = page.getByRole('region', { name: 'Scheduled calls (cancelled)' }).locator('tbody tr').filter({ has: page.getByRole('link', { name: call.traceId.slice(0, 8) }) });
+    await expect.poll(async () => (await gone.locator('td').allInnerTexts().catch(() => [])).map((t) => t.trim()), { timeout: WAIT }).toEqual([
+      'sendReminder',
+      expect.stringMatching(/^in (59|60) min\n\S/),
+      '0',
+      `dash · tenant ${tenant.slice(0, 8)}…`,
+      'cancelled',
+      call.traceId.slice(0, 8),
+      '—',
+    ]);
+  });
+
+  it('Outbox: what a workflow run waits for — a sleep until a time, a signal with its timeout — and cancelling a sleeping run', async () => {
+    const started = await post(serverUrl, '/commands/startWaits', { name: `order-${tenant.slice(0, 6)}` }, as);
+    expect(started.status).toBe(200);
+    const napId = String(started.body.result.nap.runId);
+    const waitId = String(started.body.result.approval.runId);
+    const runOf = async (id: string) => (await fetch(`${serverUrl}/_fw/workflows/${id}`).then((r) => r.json())) as { status: string; waitingFor: { until: string } | null };
+    await until(async () => (await runOf(napId)).status === 'sleeping' && (await runOf(waitId)).status === 'sleeping', 'both runs to wait', { timeoutMs: WAIT });
+    await open('outbox');
+    const runs = page.getByRole('region', { name: 'Workflow runs' });
+    const cellsOf = async (id: string, workflow: string) =>
+      (await runs.locator('tbody tr').filter({ has: page.getByRole('link', { name: `Run ${id.slice(0, 8)} of ${workflow}` }) }).locator('td').allInnerTexts().catch(() => [])).map((t) => t.trim()).slice(0, 5);
+    await expect.poll(() => cellsOf(napId, 'nap'), { timeout: WAIT }).toEqual([napId.slice(0, 8), 'nap', 'sleeping', expect.stringMatching(/^sleep · in (59|60) min$/), '1']);
+    expect(await cellsOf(waitId, 'awaitApproval')).toEqual([waitId.slice(0, 8), 'awaitApproval', 'sleeping', 'signal order.approved · times out in 2 d', '1']);
+
+    await page.getByRole('link', { name: `Run ${napId.slice(0, 8)} of nap` }).click();
+    const until_ = (await runOf(napId)).waitingFor!.until;
+    const local = await page.evaluate((iso) => new Date(iso).toLocaleString(), until_);
+    const wait = page.getByTestId('run-wait');
+    await expect.poll(() => wait.innerText().catch(() => ''), { timeout: WAIT }).toMatch(new RegExp(`^Sleeping in step nap until ${local.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(in (59|60) min\\)\\.$`));
+    expect(await page.getByRole('region', { name: 'Steps' }).innerText()).toContain('wake-up');
+    await shoot('workflow-wait');
+
+    acceptDialogs();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    const notice = page.getByRole('article', { name: 'Workflow runs' }).getByRole('status');
+    await expect.poll(() => notice.innerText(), { timeout: WAIT }).toBe(`Cancelled run ${napId.slice(0, 8)} of nap.`);
+    expect((await runOf(napId)).status).toBe('cancelled');
+    await expect.poll(() => page.getByRole('button', { name: 'Cancel run' }).isDisabled(), { timeout: WAIT }).toBe(true);
+    expect(await wait.count()).toBe(0);
+    await expect.poll(() => cellsOf(napId, 'nap'), { timeout: WAIT }).toEqual([napId.slice(0, 8), 'nap', 'cancelled', '—', '1']);
+    await expect.poll(() => logged(`fw dashboard: cancelled workflow run nap ${napId} [trace `), { timeout: WAIT }).toBe(true);
+    // The other run still waits; it is this test's own and is cancelled too.
+    expect((await fetch(`${serverUrl}/_fw/dashboard/api/workflows/${waitId}/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(200);
   });
 
   it('Requests: the last requests with status, entry and duration, and a waterfall of their spans', async () => {
@@ -217,6 +321,50 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     expect(await page.locator('article.card').innerText()).toContain('assistant');
   });
 
+  it('AI runs: an agent run’s messages, tool calls with input and output, approvals pending, used and refused, and its tokens', async () => {
+    const who = { 'x-fw-user-id': 'agent-user', 'x-fw-tenant-id': freshTenantId() };
+    const runAgent = async (body: unknown) => {
+      const res = await fetch(`${serverUrl}/ai/agents/run`, { method: 'POST', headers: { 'content-type': 'application/json', ...who }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { traceId: string; result: { status: string; messages: unknown[]; pendingApprovals: Array<{ approvalId: string; toolCallId: string }> } };
+    };
+    const prompt = 'call listNotes and createNote {"title":"from the agent"}';
+    const asked = await runAgent({ agent: 'assistant', prompt, maxSteps: 3 });
+    expect(asked.result.status).toBe('awaiting-approval');
+    const [approval] = asked.result.pendingApprovals;
+    const [recorded] = ((await fetch(`${serverUrl}/_fw/ai/traces/${asked.traceId}`).then((r) => r.json())) as { runs: Array<{ inputTokens: number; outputTokens: number }> }).runs;
+
+    await open(`ai/${asked.traceId}`);
+    const card = page.getByRole('article', { name: 'AI trace' });
+    const rows = async (name: string) => Promise.all((await card.getByRole('region', { name }).locator('tbody tr').all()).map(async (tr) => (await tr.locator('td').allInnerTexts()).map((t) => t.trim())));
+    await expect.poll(() => rows('Tool calls').catch(() => []), { timeout: WAIT }).toEqual([
+      ['0', 'listNotes', '{}', '[]', 'ok', expect.stringMatching(/^\d+(\.\d+)? ms$/)],
+      ['0', 'createNote', '{"title":"from the agent"}', '—', 'awaiting approval', '—'],
+    ]);
+    expect(await card.getByRole('list', { name: 'Messages' }).locator('li').allInnerTexts()).toEqual([`User\n${prompt}`, 'Assistant\n(no text: waits for approval)']);
+    expect(await card.getByTestId('ai-tokens').innerText()).toBe(`${recorded!.inputTokens} in · ${recorded!.outputTokens} out · ${recorded!.inputTokens + recorded!.outputTokens} total`);
+    const approvals = await rows('Approvals');
+    expect(approvals.map((r) => r.slice(0, 3))).toEqual([['createNote', approval!.toolCallId, 'pending']]);
+    expect(approvals[0]![4]).toMatch(/^expires \S/);
+
+    // Approved by a later request: the open trace follows the ledger, and links to the request that decided.
+    const approved = await runAgent({ agent: 'assistant', messages: asked.result.messages, approvals: [{ approvalId: approval!.approvalId, approved: true }] });
+    await expect.poll(async () => (await rows('Approvals'))[0]?.[2], { timeout: WAIT }).toBe('used');
+    await shoot('ai');
+    await card.getByRole('region', { name: 'Approvals' }).getByRole('link').click();
+    await expect.poll(() => page.getByRole('article', { name: 'AI trace' }).locator('code.muted').first().innerText().catch(() => ''), { timeout: WAIT }).toBe(approved.traceId);
+    await expect.poll(async () => (await rows('Tool calls').catch(() => []))[0]?.slice(0, 3), { timeout: WAIT }).toEqual(['approved', 'createNote', '{"title":"from the agent"}']);
+    const [, , , output, outcome] = (await rows('Tool calls'))[0]!;
+    expect(JSON.parse(output!)).toMatchObject({ title: 'from the agent', tenant_id: who['x-fw-tenant-id'] });
+    expect(outcome).toBe('ok');
+
+    // Refused: the approval says so, and the tool never ran.
+    const again = await runAgent({ agent: 'assistant', prompt: 'call createNote {"title":"not this one"}', maxSteps: 3 });
+    await runAgent({ agent: 'assistant', messages: again.result.messages, approvals: [{ approvalId: again.result.pendingApprovals[0]!.approvalId, approved: false }] });
+    await open(`ai/${again.traceId}`);
+    await expect.poll(async () => (await rows('Approvals').catch(() => []))[0]?.slice(0, 3), { timeout: WAIT }).toEqual(['createNote', again.result.pendingApprovals[0]!.toolCallId, 'refused']);
+  });
+
   it('reads at phone width and in dark mode, and moves between views with the keyboard', async () => {
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
     try {
@@ -234,3 +382,39 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     }
   });
 });
+
+// `fw dev --open` opens the dashboard as it starts, and `d` + enter on its terminal opens it again: through
+// BROWSER (the convention Vite follows), here a script that writes down the URL it is given instead of a
+// browser. A real terminal: util-linux's `script` gives fw dev a pseudo-terminal, and what the test
+// writes to it is typed there (Ctrl-C included).
+describe('fw dev --open and the d key', () => {
+  it('opens the dashboard at start and when d + enter is typed, and prints the key with the address', async () => {
+    const app = await createTestApp('minimal-web');
+    const opened = path.join(app.dir, 'opened.txt');
+    const recorder = path.join(app.dir, 'record-browser.js');
+    await writeFile(recorder, `import('node:fs').then((fs) => fs.appendFileSync(${JSON.stringify(opened)}, process.argv[2] + '\\n'));\n`);
+    const command = [process.execPath, cliPath, 'dev', '--api-only', '--port', '0', '--open', '--no-typecheck'].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: app.dir, env: { ...process.env, NO_COLOR: '1', FW_AI: 'mock', BROWSER: recorder }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (screen += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const read = () => readFile(opened, 'utf8').catch(() => '');
+    try {
+      const url = await until(async () => /fw dev: dashboard on (http:\/\/127\.0\.0\.1:\d+\/_fw\/dashboard\/) \(press d \+ enter to open it\)/.exec(screen)?.[1], 'the dashboard line', { timeoutMs: 120_000 });
+      await until(async () => (await read()) === `${url}\n`, 'the dashboard opened at start', { timeoutMs: WAIT });
+      child.stdin.write('d\n');
+      await until(async () => (await read()) === `${url}\n${url}\n`, 'the dashboard opened by the key', { timeoutMs: WAIT });
+      child.stdin.write('\u0003');
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([exited, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('fw dev did not stop on Ctrl-C')), WAIT)))]);
+      clearTimeout(timer);
+      expect(stopped).toBe(0);
+      expect(await read()).toBe(`${url}\n${url}\n`);
+    } finally {
+      child.kill();
+      await app.remove();
+    }
+  }, 240_000);
+});
+

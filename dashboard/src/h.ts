@@ -54,12 +54,33 @@ export function ago(iso: string | number | null | undefined): string {
   return new Date(t).toLocaleString();
 }
 
+/** A time that may be ahead: `in 59 min`, `in 3 h` (then `ago` once it has passed). */
+export function when(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined) return '—';
+  const s = Math.round((Date.parse(iso) - Date.now()) / 1000);
+  if (s < 0) return ago(iso);
+  if (s < 5) return 'now';
+  if (s < 60) return `in ${s} s`;
+  if (s < 3600) return `in ${Math.round(s / 60)} min`;
+  if (s < 86400) return `in ${Math.round(s / 3600)} h`;
+  return `in ${Math.round(s / 86400)} d`;
+}
+
+/** A time to read at a glance and exactly on hover: `in 59 min` over `14:02:10`, the ISO time as its title. */
+export function time(iso: string | null | undefined): HTMLElement | string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  const sameDay = date.toDateString() === new Date().toDateString();
+  return h('span', { class: 'time', title: iso }, when(iso), h('span', { class: 'muted' }, sameDay ? date.toLocaleTimeString() : date.toLocaleString()));
+}
+
 /** A table with a caption (its accessible name) and a row per item; `empty` when there is none. */
-export function table<T>(caption: string, columns: Array<[string, (item: T) => Child]>, items: readonly T[], empty: string, options: { rowClass?: (item: T) => string } = {}): HTMLElement {
+export function table<T>(caption: string, columns: Array<[string, (item: T) => Child]>, items: readonly T[], empty: string, options: { rowClass?: (item: T) => string; nowrap?: boolean } = {}): HTMLElement {
   if (items.length === 0) return h('p', { class: 'empty' }, empty);
   return h(
     'div',
-    { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: 0 },
+    // `nowrap`: rows stay one line (long cells are cut with `.cell`) and the table scrolls sideways on a phone.
+    { class: options.nowrap ? 'table-wrap nowrap' : 'table-wrap', role: 'region', 'aria-label': caption, tabindex: 0 },
     h(
       'table',
       null,

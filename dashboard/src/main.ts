@@ -35,9 +35,21 @@ const identityField = (key: keyof Identity, label: string, placeholder: string) 
       change: (event: Event) => {
         identity = { ...identity, [key]: (event.target as HTMLInputElement).value.trim() };
         localStorage.setItem(IDENTITY_KEY, JSON.stringify(identity));
+        renderIdentitySummary();
       },
     },
   }));
+
+/** On a phone the identity folds to one line: `dash · 799b5789… · admin`. */
+const identitySummary = h('summary', { 'aria-label': 'Act as' });
+function renderIdentitySummary(): void {
+  const parts = [identity.userId || 'anonymous', identity.tenantId ? `${identity.tenantId.slice(0, 4)}…` : null, identity.role || null].filter(Boolean);
+  mount(identitySummary, h('span', null, 'Act as'), h('code', null, parts.join(' · ')));
+}
+renderIdentitySummary();
+const wide = matchMedia('(min-width: 701px)');
+const identityFold = h('details', { class: 'identity-fold', open: wide.matches });
+wide.addEventListener('change', () => (identityFold.open = wide.matches));
 
 const nav = h('nav', { class: 'nav', 'aria-label': 'Views' }, h('ul', null, views.map((view, i) => h('li', null, h('a', { href: `#/${view.id}`, 'data-view': view.id, title: `${view.title} (key ${i + 1})` }, view.title)))));
 const main = h('main', { id: 'main', class: 'main', tabindex: -1 });
@@ -50,15 +62,20 @@ mount(
     'header',
     { class: 'top' },
     h('div', { class: 'brand' }, h('span', { class: 'logo', 'aria-hidden': 'true' }, 'fw'), h('span', null, 'dashboard')),
-    h(
-      'form',
-      { class: 'identity', 'aria-label': 'Act as (dev auth headers)', on: { submit: (e: Event) => e.preventDefault() } },
-      identityField('userId', 'User', 'anonymous'),
-      identityField('tenantId', 'Tenant', 'no tenant'),
-      identityField('role', 'Role', 'none'),
-    ),
+    identityFold,
   ),
   h('div', { class: 'layout' }, nav, h('div', { class: 'content' }, main, status)),
+);
+
+identityFold.append(
+  identitySummary,
+  h(
+    'form',
+    { class: 'identity', 'aria-label': 'Act as (dev auth headers)', on: { submit: (e: Event) => e.preventDefault() } },
+    identityField('userId', 'User', 'anonymous'),
+    identityField('tenantId', 'Tenant', 'no tenant'),
+    identityField('role', 'Role', 'none'),
+  ),
 );
 
 let current: { view: View; param: string; instance: ViewInstance } | undefined;
@@ -76,6 +93,8 @@ function route(): void {
     if (link.dataset.view === view.id) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
+  // On a phone the nav scrolls sideways: keep the current view in sight.
+  nav.querySelector('[aria-current]')?.scrollIntoView({ inline: 'nearest', block: 'nearest' });
   document.title = `${view.title} · fw dashboard`;
   const container = h('section', { class: 'view', 'aria-labelledby': `title-${view.id}` }, h('h1', { id: `title-${view.id}` }, view.title));
   const body = h('div', { class: 'view-body' });

@@ -32,7 +32,7 @@ import { defaultModelResolver, type ModelResolver, type ResolvedModel } from './
 import { tracedModel } from './traced-model.ts';
 import { buildToolSet, permittedTools, type ToolCallRecord, type ToolSetOptions } from './tool-set.ts';
 import type { EntryServices } from '../entry/pipeline.ts';
-import { type AiTrace, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
+import { type AiTrace, type RecordedToolCall, recordTrace, type TraceApproval, type TraceStep } from './traces.ts';
 
 export type { AgentRunRequest, AgentRunResult, AiContext, ApprovalDecision, GenerateRequest } from '../core/ai-context.ts';
 
@@ -47,7 +47,7 @@ export interface AiRuntimeOptions {
    * approval, once, before it expires, is kept in the approval ledger (approval-ledger.ts).
    */
   approvalSecret?: string;
-  /** Keep prompts and final texts in traces (default: `FW_AI_RECORD_CONTENT=1`; off). */
+  /** Keep prompts, final texts and tool calls' inputs and outputs in traces (default: `FW_AI_RECORD_CONTENT=1`; off). */
   recordContent?: boolean;
   /** The environment fw's AI variables and aiTools' declared secrets come from (default: the process's). */
   env?: Environment;
@@ -218,7 +218,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
         steps,
         approvals,
         latencyMs: elapsedSince(started),
-        content: recordContent ? { prompt: request.prompt ?? null, text: result.text } : null,
+        content: recordContent ? { prompt: request.prompt ?? null, text: result.text, toolCalls: recordedToolCalls(result.steps, prepared.calls, messages) } : null,
       }),
       costUsd: costOf(result.steps, prepared.resolved),
     });
@@ -339,7 +339,7 @@ export function createAiRuntime(options: AiRuntimeOptions): AiRuntime {
               steps,
               approvals,
               latencyMs: elapsedSince(started),
-              content: recordContent ? { prompt: lastUserText(uiMessages), text: event.text } : null,
+              content: recordContent ? { prompt: lastUserText(uiMessages), text: event.text, toolCalls: recordedToolCalls(event.steps, prepared.calls, messages) } : null,
             }),
             costUsd: costOf(event.steps, prepared.resolved),
           });
@@ -497,6 +497,30 @@ function traceStep(step: StepResult<ToolSet>, records: readonly ToolCallRecord[]
       return { toolCallId: call.toolCallId, tool: call.toolName, outcome: pendingIds.has(call.toolCallId) ? ('awaiting-approval' as const) : ('denied' as const) };
     }),
   };
+}
+
+/**
+ * The run's tool calls with their input and output, for a trace that keeps content: those the model
+ * made in this run's steps, and those an approval sent with the request let run first (their input is
+ * in the history).
+ */
+function recordedToolCalls(
+  steps: ReadonlyArray<StepResult<ToolSet>>,
+  calls: ReadonlyArray<{ record: ToolCallRecord; outcome: { output: unknown } | { error: FwError } }>,
+  history: readonly ModelMessage[],
+): RecordedToolCall[] {
+  const made = steps.flatMap((step) => step.toolCalls.map((c) => ({ toolCallId: c.toolCallId, tool: c.toolName, input: c.input })));
+  const earlier = new Map<string, unknown>();
+  for (const message of history) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+    for (const part of message.content) if (part.type === 'tool-call') earlier.set(part.toolCallId, part.input);
+  }
+  const resumed = calls.filter((c) => !made.some((m) => m.toolCallId === c.record.toolCallId)).map((c) => ({ toolCallId: c.record.toolCallId, tool: c.record.tool, input: earlier.get(c.record.toolCallId) }));
+  return [...resumed, ...made].map((call) => {
+    const outcome = calls.find((c) => c.record.toolCallId === call.toolCallId)?.outcome;
+    const ran = outcome === undefined ? {} : 'output' in outcome ? { output: outcome.output ?? null } : { error: { code: outcome.error.code, message: outcome.error.message } };
+    return { toolCallId: call.toolCallId, tool: call.tool, input: call.input ?? null, ...ran };
+  });
 }
 
 function baseTrace(

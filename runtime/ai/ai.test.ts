@@ -17,6 +17,7 @@ import { createAiRuntime } from './ai-runtime.ts';
 import { agent, aiTool, DEFAULT_MAX_STEPS } from '../core/ai-definitions.ts';
 import { createMockModel } from './mock-model.ts';
 import { readTrace } from './traces.ts';
+import { approvalsOfTrace } from './approval-ledger.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-0000000000a1';
 const alice = { 'x-fw-user-id': 'alice', 'x-fw-tenant-id': TENANT_A, 'x-fw-role': 'member' };
@@ -413,7 +414,7 @@ describe('ctx.ai and ctx.agent', () => {
     }
   });
 
-  it('keeps prompts and final texts in traces only when FW_AI_RECORD_CONTENT is on', async () => {
+  it('keeps prompts, final texts and tool calls\' inputs and outputs in traces only when FW_AI_RECORD_CONTENT is on', async () => {
     const db = await createDatabase({ dataDir: 'memory://' });
     try {
       const app = testApp();
@@ -434,9 +435,20 @@ describe('ctx.ai and ctx.agent', () => {
       expect(() => createAiRuntime({ app, db, env: { FW_AI_RECORD_CONTENT: 'please' } })).toThrow('FW_AI_RECORD_CONTENT must be 1 or 0 (true/false), got "please".');
       const on = await contentOf({ FW_AI_RECORD_CONTENT: '1' }, 'content-on');
       expect(on.contents).toEqual([
-        { prompt: `${SECRET_PROMPT} call noteCount`, text: 'noteCount: {"count":0}' },
+        { prompt: `${SECRET_PROMPT} call noteCount`, text: 'noteCount: {"count":0}', toolCalls: [{ toolCallId: 'mock-0-0', tool: 'noteCount', input: {}, output: { count: 0 } }] },
         { prompt: SECRET_PROMPT, text: 'Mock answer: no tool was requested.' },
       ]);
+      // A call that waits for approval is kept with its input; the request that approves it keeps its output,
+      // and the ledger says where the approval stands (the dashboard's AI view).
+      const ai = createAiRuntime({ app, db, env: { FW_AI: 'mock', FW_AI_RECORD_CONTENT: '1' } });
+      const paused = await ai.context({ auth: aliceAuth, traceId: 'content-ask' }).ai.runAgent({ agent: 'notes', prompt: 'call createNote {"title":"kept"}' });
+      const { approvalId, toolCallId } = paused.pendingApprovals[0]!;
+      expect((await readTrace(db, 'content-ask'))[0]!.content!.toolCalls).toEqual([{ toolCallId, tool: 'createNote', input: { title: 'kept' } }]);
+      expect(await approvalsOfTrace(db, 'content-ask')).toEqual([expect.objectContaining({ approvalId, tool: 'createNote', toolCallId, state: 'pending', decidedAt: null, issuedTraceId: 'content-ask', decidedTraceId: null })]);
+      await ai.context({ auth: aliceAuth, traceId: 'content-approve' }).ai.runAgent({ agent: 'notes', messages: paused.messages, approvals: [{ approvalId, approved: true }] });
+      expect((await readTrace(db, 'content-approve'))[0]!.content!.toolCalls).toEqual([{ toolCallId, tool: 'createNote', input: { title: 'kept' }, output: expect.objectContaining({ title: 'kept' }) }]);
+      expect(await approvalsOfTrace(db, 'content-ask')).toEqual([expect.objectContaining({ approvalId, state: 'used', issuedTraceId: 'content-ask', decidedTraceId: 'content-approve' })]);
+      expect((await approvalsOfTrace(db, 'content-approve')).map((a) => a.approvalId)).toEqual([approvalId]);
     } finally {
       await db.close();
     }

@@ -102,6 +102,43 @@ export async function decideApprovals(
   });
 }
 
+/** Where an approval stands: asked and waiting, approved (its tool ran), refused, or expired undecided. */
+export type ApprovalState = 'pending' | 'used' | 'refused' | 'expired';
+
+export interface ApprovalRecord {
+  approvalId: string;
+  agent: string;
+  tool: string;
+  toolCallId: string;
+  state: ApprovalState;
+  issuedAt: string;
+  expiresAt: string;
+  decidedAt: string | null;
+  /** The request that asked, and the one that decided (a later one: the run resumed with the decision). */
+  issuedTraceId: string | null;
+  decidedTraceId: string | null;
+}
+
+/** The approvals asked for or decided in the request `traceId`, oldest first (the dashboard's AI view). */
+export async function approvalsOfTrace(db: FwDatabase, traceId: string): Promise<ApprovalRecord[]> {
+  const result = await sql<{ approval_id: string; agent: string; tool: string; tool_call_id: string; issued_at: Date; expires_at: Date; decided_at: Date | null; approved: boolean | null; expired: boolean; issued_trace_id: string | null; decided_trace_id: string | null }>`
+    select approval_id, agent, tool, tool_call_id, issued_at, expires_at, decided_at, approved, expires_at <= now() as expired, issued_trace_id, decided_trace_id
+    from "_fw"."ai_approvals" where issued_trace_id = ${traceId} or decided_trace_id = ${traceId}
+    order by issued_at, approval_id`.execute(db.admin);
+  return result.rows.map((row) => ({
+    approvalId: row.approval_id,
+    agent: row.agent,
+    tool: row.tool,
+    toolCallId: row.tool_call_id,
+    state: row.decided_at === null ? (row.expired ? 'expired' : 'pending') : row.approved ? 'used' : 'refused',
+    issuedAt: new Date(row.issued_at).toISOString(),
+    expiresAt: new Date(row.expires_at).toISOString(),
+    decidedAt: row.decided_at === null ? null : new Date(row.decided_at).toISOString(),
+    issuedTraceId: row.issued_trace_id,
+    decidedTraceId: row.decided_trace_id,
+  }));
+}
+
 type Refusal = 'forged_approval' | 'approval_used' | 'approval_wrong_caller' | 'approval_wrong_agent' | 'approval_expired';
 
 function diagnose(

@@ -17,6 +17,17 @@ export interface TraceStep {
   toolCalls: Array<ToolCallRecord | { toolCallId: string; tool: string; outcome: 'awaiting-approval' | 'denied' }>;
 }
 
+/** A tool call with what it was given and what it answered (kept only with `recordContent`). */
+export interface RecordedToolCall {
+  toolCallId: string;
+  tool: string;
+  input: unknown;
+  /** What the tool returned; absent when it failed, waits for approval or was denied. */
+  output?: unknown;
+  /** Its error as the model was told it (redacted: the code and trace id for anything not the caller's). */
+  error?: { code: string; message: string };
+}
+
 /** An approval decision the caller sent with a resumed run. */
 export interface TraceApproval {
   approvalId: string;
@@ -41,8 +52,8 @@ export interface AiTrace {
   latencyMs: number;
   /** USD, when the provider reports it (the AI Gateway does; the mock costs 0). */
   costUsd: number | null;
-  /** Prompt and final text, only when the app opted in (`recordContent`). */
-  content: { prompt: string | null; text: string | null } | null;
+  /** Prompt and final text, and an agent's tool calls with their input and output, only when the app opted in (`recordContent`). */
+  content: { prompt: string | null; text: string | null; toolCalls?: RecordedToolCall[] } | null;
   createdAt?: string;
 }
 

@@ -5,7 +5,12 @@ import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { invokeEntry, type EntryServices } from '../entry/pipeline.ts';
+import { approvalsOfTrace } from '../ai/approval-ledger.ts';
+import { readTrace } from '../ai/traces.ts';
 import { discardOutboxRow, listOutboxRows, type OutboxFilter, retryOutboxRow } from '../outbox/admin.ts';
+import { nextCronTicks } from '../schedule/cron-ticks.ts';
+import { cancelCall } from '../schedule/store.ts';
+import { cancelRun } from '../workflows/store.ts';
 import { recentLogs } from '../telemetry/recent-logs.ts';
 import { noteCaller, recentTraces } from '../telemetry/recent-spans.ts';
 import { parseJsonBody, readBody } from './body.ts';
@@ -26,15 +31,17 @@ export interface DashboardApiContext {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The dashboard's own read routes and its writes (run an entry, retry or discard an outbox row), behind
- * the admin check (dev mode or `FW_ADMIN_TOKEN`). Every write is a POST with a JSON body, so a page of
- * another origin cannot send one without a CORS preflight, and each is logged on the server.
+ * The dashboard's own read routes and its writes (run an entry, retry or discard an outbox row, cancel a
+ * scheduled call or a workflow run), behind the admin check (dev mode or `FW_ADMIN_TOKEN`). Every write
+ * is a POST with a JSON body, so a page of another origin cannot send one without a CORS preflight, and
+ * each is logged on the server. The cancels are the admin routes' own (`fw schedule cancel`, `fw workflows cancel`).
  */
 export async function serveDashboardApi(req: IncomingMessage, path: string, context: DashboardApiContext): Promise<unknown> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const route = path.slice(DASHBOARD_API.length);
   const outbox = /^outbox\/(\d{1,19})\/(retry|discard)$/.exec(route);
-  const method = route === 'run' || outbox ? 'POST' : 'GET';
+  const cancel = /^(schedule|workflows)\/([^/]{1,100})\/cancel$/.exec(route);
+  const method = route === 'run' || outbox || cancel ? 'POST' : 'GET';
   if (req.method !== method) throw new FwError('method_not_allowed', `${path} answers ${method} only.`, { headers: { allow: method } });
   if (method === 'POST' && !/^application\/json\b/i.test(String(req.headers['content-type'] ?? ''))) {
     throw new FwError('unsupported_media_type', `POST ${path} needs Content-Type: application/json.`);
@@ -74,9 +81,46 @@ export async function serveDashboardApi(req: IncomingMessage, path: string, cont
     console.info(`fw dashboard: ${what === 'retry' ? 'retried' : 'discarded'} outbox row ${id} [trace ${context.traceId}]`);
     return { id, [what === 'retry' ? 'retried' : 'discarded']: true };
   }
+  if (cancel) return cancelFromDashboard(cancel[1] as 'schedule' | 'workflows', decodeURIComponent(cancel[2]!), context);
+  // The crons of src/crons.ts with their next tick (`fw inspect crons`), by this process's clock.
+  if (route === 'crons') return { crons: nextCronTicks(context.app, Date.now()) };
+  const ai = /^ai\/([^/]{1,200})$/.exec(route);
+  if (ai) {
+    // A trace's AI runs (`/_fw/ai/traces/:traceId`) with the approvals it asked for or decided, from the ledger.
+    const traceId = decodeURIComponent(ai[1]!);
+    return { traceId, runs: await readTrace(context.db, traceId), approvals: await approvalsOfTrace(context.db, traceId) };
+  }
   if (route === 'traces') return { traces: recentTraces() };
   if (route === 'logs') return { lines: recentLogs(wholeParam(url, 'since', 0, Number.MAX_SAFE_INTEGER)) };
   throw new FwError('not_found', `No dashboard route ${path}.`);
+}
+
+/**
+ * Cancels a scheduled call or a workflow run with the functions the admin routes use, and logs it:
+ * a call that had not started is `cancelled`; a run between attempts is cancelled at once, a running one
+ * stops before its next step.
+ */
+async function cancelFromDashboard(what: 'schedule' | 'workflows', id: string, context: DashboardApiContext) {
+  const noun = what === 'schedule' ? 'scheduled call' : 'workflow run';
+  if (!UUID.test(id)) {
+    throw new FwError('validation_failed', `A ${noun}'s id is a UUID, got "${id.slice(0, 40)}".`, { diagnostics: [{ path: 'url', code: what === 'schedule' ? 'invalid_call_id' : 'invalid_run_id', message: 'The Outbox view lists them.' }] });
+  }
+  if (what === 'schedule') {
+    const result = await cancelCall(context.db.admin, id);
+    if (!result) throw new FwError('not_found', `No scheduled call ${id}.`, { diagnostics: [{ path: 'url', code: 'unknown_call', message: 'The Outbox view lists the calls.' }] });
+    if (!result.cancelled) {
+      throw new FwError('conflict', `Scheduled call ${id} is ${result.status}: only a call that has not started can be cancelled.`, { diagnostics: [{ path: 'url', code: 'call_not_pending', message: 'Reload the outbox view.' }] });
+    }
+    console.info(`fw dashboard: cancelled scheduled call ${id} [trace ${context.traceId}]`);
+    return result;
+  }
+  const result = await cancelRun(context.db.admin, id);
+  if (!result) throw new FwError('not_found', `No workflow run ${id}.`, { diagnostics: [{ path: 'url', code: 'unknown_run', message: 'The Outbox view lists the runs.' }] });
+  if (!result.cancelRequested) {
+    throw new FwError('conflict', `Workflow run ${id} has ended (${result.status}); nothing to cancel.`, { diagnostics: [{ path: 'url', code: 'run_ended', message: 'Reload the outbox view.' }] });
+  }
+  console.info(`fw dashboard: ${result.status === 'cancelled' ? 'cancelled' : 'asked to cancel (stops before its next step)'} workflow run ${result.workflow} ${id} [trace ${context.traceId}]`);
+  return result;
 }
 
 /** Every entry with what the Functions view shows: kind, policy, route, description, args as JSON Schema, source file. */

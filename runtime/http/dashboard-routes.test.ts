@@ -24,6 +24,7 @@ const app: AppDefinition = {
     ['boom', command({ handler: () => { throw new Error('boom'); } })],
   ]),
   sources: { root: '.', files: new Map([['createNote', 'src/commands/createNote.ts']]) },
+  crons: new Map([['daily', { cron: '0 7 * * *', timezone: 'Europe/Berlin', call: 'createNote', args: { title: 'daily' } }]]),
 };
 
 describe('the dashboard routes', () => {
@@ -111,5 +112,31 @@ describe('the dashboard routes', () => {
     expect((await (await get(`${url}/_fw/dashboard/api/outbox?status=pending`)).json()).rows).toEqual([expect.objectContaining({ id: dead.id, status: 'pending', attempts: 0 })]);
     expect(await (await post('discard')).json()).toEqual({ id: dead.id, discarded: true });
     expect((await post('discard')).status).toBe(409);
+  });
+
+  it('cancels scheduled calls and workflow runs with the admin routes\' functions, and lists the crons with their next run', async () => {
+    const url = await serve({ dev: true, config: resolveConfig({}) });
+    const post = (path: string) => fetch(`${url}/_fw/dashboard/api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const callId = '00000000-0000-4000-8000-0000000000c1';
+    await db.admin.insertInto('_fw_outbox').values({ event: 'fw.call:createNote', payload: JSON.stringify({ args: { title: 'later' } }), idempotency_key: `call:${callId}`, available_at: new Date(Date.now() + 3_600_000) }).execute();
+    expect((await fetch(`${url}/_fw/dashboard/api/schedule/${callId}/cancel`)).status).toBe(405);
+    expect((await fetch(`${url}/_fw/dashboard/api/schedule/${callId}/cancel`, { method: 'POST' })).status).toBe(415);
+    expect((await post('schedule/not-a-uuid/cancel')).status).toBe(400);
+    expect((await post('schedule/00000000-0000-4000-8000-0000000000ff/cancel')).status).toBe(404);
+    expect(await (await post(`schedule/${callId}/cancel`)).json()).toEqual({ id: callId, cancelled: true, status: 'cancelled' });
+    const again = await post(`schedule/${callId}/cancel`);
+    expect(again.status).toBe(409);
+    expect((await again.json()).error.message).toBe(`Scheduled call ${callId} is cancelled: only a call that has not started can be cancelled.`);
+    expect((await post('workflows/00000000-0000-4000-8000-0000000000ff/cancel')).status).toBe(404);
+    // A run whose start row waits (as a sleeping one's does) is cancelled at once; an ended one is a conflict.
+    const runId = '00000000-0000-4000-8000-0000000000d1';
+    await db.admin.insertInto('_fw_outbox').values({ event: 'fw.workflow:greet', payload: JSON.stringify({ runId, args: {} }), idempotency_key: `workflow:${runId}`, available_at: new Date(Date.now() + 3_600_000) }).execute();
+    expect(await (await post(`workflows/${runId}/cancel`)).json()).toEqual({ runId, workflow: 'greet', status: 'cancelled', cancelRequested: true });
+    expect((await post(`workflows/${runId}/cancel`)).status).toBe(409);
+
+    const { crons } = await (await get(`${url}/_fw/dashboard/api/crons`)).json();
+    expect(crons).toEqual([{ name: 'daily', call: 'createNote', schedule: '0 7 * * * (Europe/Berlin)', tenant: null, nextRun: expect.stringMatching(/^\d{4}-\d\d-\d\dT0[56]:00:00\.000Z$/) }]);
+    expect(Date.parse(crons[0].nextRun)).toBeGreaterThan(Date.now());
+    expect(await (await get(`${url}/_fw/dashboard/api/ai/no-such-trace`)).json()).toEqual({ traceId: 'no-such-trace', runs: [], approvals: [] });
   });
 });

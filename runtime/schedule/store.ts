@@ -3,6 +3,7 @@
  * outbox, read and cancelled as the owner (`db.admin`).
  */
 import { type Kysely, sql } from 'kysely';
+import { CRON_KEY_PREFIX } from './cron-ticks.ts';
 import { CALL_EVENT_PREFIX, callKey } from './plan.ts';
 
 export type CallStatus = 'pending' | 'running' | 'delivered' | 'dead' | 'cancelled';
@@ -11,6 +12,8 @@ export interface CallSummary {
   id: string;
   /** The command or action it calls. */
   entry: string;
+  /** The cron (src/crons.ts) whose tick this is; null for a call a handler scheduled. */
+  cron: string | null;
   status: CallStatus;
   runAt: string;
   attempts: number;
@@ -69,6 +72,7 @@ function summary(row: RawCall): CallSummary {
   return {
     id: row.idempotency_key.slice('call:'.length),
     entry: row.event.slice(CALL_EVENT_PREFIX.length),
+    cron: row.idempotency_key.startsWith(CRON_KEY_PREFIX) ? row.idempotency_key.slice(CRON_KEY_PREFIX.length).split(':')[0]! : null,
     status: row.status === 'pending' && row.running ? 'running' : (row.status as CallStatus),
     runAt: new Date(row.available_at).toISOString(),
     attempts: Number(row.attempts),

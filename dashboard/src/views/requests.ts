@@ -27,11 +27,19 @@ function who(t: Trace): string {
   return [c.userId ?? c.kind, c.tenantId ? `tenant ${c.tenantId.slice(0, 8)}…` : null, c.role].filter(Boolean).join(' · ');
 }
 
+/** The HTTP status the request answered; none for a dashboard run (200 whatever the entry did) or a delivery. */
+function httpStatus(t: Trace): string | number | boolean | undefined {
+  const root = rootOf(t);
+  return root?.attributes['http.route'] === '/_fw/dashboard/api/*' ? undefined : root?.attributes['http.response.status_code'];
+}
+
 /** The trace's first span without a parent in it: the request (or the rerun, the delivery). */
 function rootOf(trace: Trace): Span | undefined {
   const ids = new Set(trace.spans.map((s) => s.spanId));
   return trace.spans.find((s) => !s.parentId || !ids.has(s.parentId));
 }
+
+const PAGE = 25;
 
 export const requestsView: View = {
   id: 'requests',
@@ -39,11 +47,15 @@ export const requestsView: View = {
   render(container, context) {
     let selected = context.param;
     let traces: Trace[] = [];
+    let limit = PAGE;
     const search = h('input', { type: 'search', placeholder: 'Filter by route, entry or trace id', 'aria-label': 'Filter requests', style: 'width:min(420px,100%)' });
     const listBox = h('div');
     const detailBox = h('div');
     mount(container, h('div', { class: 'toolbar' }, search), detailBox, listBox);
-    search.addEventListener('input', () => renderList());
+    search.addEventListener('input', () => {
+      limit = PAGE;
+      renderList();
+    });
 
     /** What the trace was: the request line, or the entry a dashboard run ran. */
     const label = (t: Trace) => {
@@ -55,7 +67,8 @@ export const requestsView: View = {
     const failure = (t: Trace) => t.spans.find((s) => s.error)?.error ?? null;
     const renderList = () => {
       const q = search.value.trim().toLowerCase();
-      const shown = traces.slice(0, 100).filter((t) => !q || t.traceId.includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
+      const matching = traces.filter((t) => !q || t.traceId.includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
+      const shown = matching.slice(0, limit);
       mount(
         listBox,
         table(
@@ -63,29 +76,40 @@ export const requestsView: View = {
           [
             ['Request', (t) => h('a', { href: `#/requests/${t.traceId}`, class: 'mono' }, label(t))],
             [
-              'Status',
+              // The HTTP status of a request (none for a dashboard run, which answers 200 whatever the entry did, nor for a delivery).
+              'HTTP',
               (t) => {
-                const root = rootOf(t);
-                // A dashboard run answers 200 whatever the entry did: its own outcome is what counts.
-                const code = root?.attributes['http.route'] === '/_fw/dashboard/api/*' ? undefined : root?.attributes['http.response.status_code'];
-                const outcome = t.spans.find((s) => s.attributes['fw.outbox.outcome'] !== undefined)?.attributes['fw.outbox.outcome'];
-                const error = failure(t) ?? (outcome === 'dead' || outcome === 'retry' ? String(outcome) : null);
-                return [
-                  code !== undefined ? badge(String(code), Number(code) >= 500 ? 'bad' : Number(code) >= 400 ? 'warn' : 'good') : null,
-                  error ? [' ', badge(error, 'bad')] : code === undefined ? badge('ok', 'good') : null,
-                ];
+                const code = httpStatus(t);
+                return code !== undefined ? badge(String(code), Number(code) >= 500 ? 'bad' : Number(code) >= 400 ? 'warn' : 'good') : h('span', { class: 'muted' }, '—');
               },
             ],
-            ['Caller', (t) => h('span', { title: t.caller ? JSON.stringify(t.caller) : '' }, who(t))],
+            [
+              // fw's own outcome: ok, or the error code (a delivery's dead or retry).
+              'Outcome',
+              (t) => {
+                const outcome = t.spans.find((s) => s.attributes['fw.outbox.outcome'] !== undefined)?.attributes['fw.outbox.outcome'];
+                const error = failure(t) ?? (outcome === 'dead' || outcome === 'retry' ? String(outcome) : null);
+                return error ? badge(error, 'bad') : badge('ok', 'good');
+              },
+            ],
+            ['Caller', (t) => h('span', { class: 'clip', title: t.caller ? `${who(t)}\n${JSON.stringify(t.caller)}` : '' }, who(t))],
             ['Entry', (t) => { const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined); return entry ? h('code', null, String(entry.attributes['fw.entry'])) : '—'; }],
-            ['Duration', (t) => `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`],
+            ['Duration', (t) => h('span', { class: 'nowrap' }, `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`)],
             ['Spans', (t) => t.spans.length],
-            ['When', (t) => ago(t.start)],
+            ['When', (t) => h('span', { class: 'nowrap', title: new Date(t.start).toISOString() }, ago(t.start))],
           ],
           shown,
           traces.length === 0 ? 'No request yet. Call an entry (the Functions view runs one) and it appears here.' : 'No request matches.',
-          { rowClass: (t) => (t.traceId === selected ? 'selected' : '') },
+          { rowClass: (t) => (t.traceId === selected ? 'selected' : ''), nowrap: true },
         ),
+        matching.length > shown.length
+          ? h(
+              'div',
+              { class: 'pager' },
+              h('button', { type: 'button', on: { click: () => { limit += PAGE; renderList(); } } }, 'Show more'),
+              h('span', { 'data-testid': 'requests-shown' }, `${shown.length} of ${matching.length}`),
+            )
+          : null,
       );
     };
 
