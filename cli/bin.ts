@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-import { unsupportedNodeMessage } from '../runtime/core/node-version.ts';
+import { installNote, unsupportedNodeMessage } from '../runtime/core/node-version.ts';
 
+// `fw postinstall`, an app's npm postinstall: at most one line about the Node npm ran on (an older
+// one included, so before the check below), and never a failed install.
+if (process.argv[2] === 'postinstall') {
+  const { resolveConfig } = await import('../runtime/config/resolve-config.ts');
+  const note = installNote(resolveConfig().get('npm_config_user_agent'), process.versions.node);
+  if (note) process.stderr.write(`${note}\n`);
+  process.exit(0);
+}
 // Checked before fw's other modules load (they are imported below, dynamically): on an older Node
 // they might not even parse.
 const unsupported = unsupportedNodeMessage(process.versions.node);

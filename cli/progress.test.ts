@@ -58,22 +58,18 @@ describe('startActivity', () => {
     expect(out.written).toHaveLength(count);
   });
 
-  it('elsewhere: plain lines only, the label when it starts, a reminder every 30 s, the summary', () => {
+  it('elsewhere: nothing extra, only the step\'s own lines as they come (no label, no reminders, no summary)', () => {
     vi.useFakeTimers();
     const out = stream(false);
     let now = 0;
     const activity = startActivity('Installing dependencies (npm install)', out, { now: () => now });
     activity.print('npm warn something');
-    now = 30_000;
-    vi.advanceTimersByTime(30_000);
+    now = 120_000;
+    vi.advanceTimersByTime(120_000);
+    expect(activity.elapsed()).toBe('2 min 00 s');
     activity.end(`Installed dependencies in ${activity.elapsed()}.`);
-    expect(out.written).toEqual([
-      'Installing dependencies (npm install)…\n',
-      'npm warn something\n',
-      '… Installing dependencies (npm install): 30 s so far\n',
-      'Installed dependencies in 30 s.\n',
-    ]);
-    expect(out.written.join('')).not.toContain('\u001b');
+    activity.print('after the end');
+    expect(out.written).toEqual(['npm warn something\n', 'after the end\n']);
   });
 });
 
@@ -107,6 +103,56 @@ describe('createStatusLine', () => {
     vi.advanceTimersByTime(10_000);
     status.set('Testing: 2/2 files');
     expect(err.written).toHaveLength(count);
+  });
+
+  it('intercepting a terminal\'s streams: what anything else writes goes above the line, a partial line waits for its end, and the streams are given back at the end', () => {
+    vi.useFakeTimers();
+    const err = stream(true);
+    const out = stream(true);
+    const originals = [err.write, out.write];
+    let now = 0;
+    const status = createStatusLine(err, { delayMs: 2_000, now: () => now, intercept: [err, out] });
+    status.set('fw dev: loading the app');
+    err.write('quick line\n');
+    expect(err.written).toEqual(['quick line\n']);
+    now = 2_000;
+    vi.advanceTimersByTime(2_000);
+    expect(err.written.at(-1)).toBe('\r\u001b[2K… fw dev: loading the app 2 s');
+    // Another writer's line: the status is erased, the line written, the status drawn again below it.
+    err.write('VITE ready\n');
+    expect(err.written.slice(-3)).toEqual(['\r\u001b[2K', 'VITE ready\n', '\r\u001b[2K… fw dev: loading the app 2 s']);
+    out.write('on stdout\n');
+    expect(err.written.slice(-2)).toEqual(['\r\u001b[2K', '\r\u001b[2K… fw dev: loading the app 2 s']);
+    expect(out.written).toEqual(['on stdout\n']);
+    // A partial line: no redraw (it would overwrite it) until the line ends, the ticks included.
+    err.write('half a ');
+    const afterPartial = err.written.length;
+    now = 3_000;
+    vi.advanceTimersByTime(1_000);
+    status.set('fw dev: migrating the database');
+    expect(err.written).toHaveLength(afterPartial);
+    err.write('line\n');
+    expect(err.written.slice(-2)).toEqual(['line\n', '\r\u001b[2K… fw dev: migrating the database 3 s']);
+    status.print('printed');
+    expect(err.written.slice(-3)).toEqual(['\r\u001b[2K', 'printed\n', '\r\u001b[2K… fw dev: migrating the database 3 s']);
+    status.end();
+    expect(err.written.at(-1)).toBe('\r\u001b[2K');
+    expect([err.write, out.write]).toEqual(originals);
+    err.write('after\n');
+    expect(err.written.at(-1)).toBe('after\n');
+  });
+
+  it('intercepting streams that are not a terminal: nothing drawn, nothing touched', () => {
+    vi.useFakeTimers();
+    const err = stream(false);
+    const write = err.write;
+    const status = createStatusLine(err, { intercept: [err] });
+    expect(err.write).toBe(write);
+    status.set('fw dev: loading the app');
+    vi.advanceTimersByTime(60_000);
+    err.write('a line\n');
+    status.end();
+    expect(err.written).toEqual(['a line\n']);
   });
 
   it('elsewhere: never draws, and passes the lines through', () => {

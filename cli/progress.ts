@@ -39,8 +39,8 @@ export function createProgress(stream: { isTTY?: boolean; write(text: string): u
 /**
  * A step that takes a while and prints as it goes (an install), said while it runs. On a terminal: one
  * status line with the elapsed time (`… Installing dependencies (npm install) 12 s`), redrawn every
- * second below whatever the step prints. Elsewhere (CI logs, pipes): `label…` when it starts, a plain
- * reminder every `reminderMs`, and the step's own lines as they come. `end` replaces it with a summary.
+ * second below whatever the step prints, which `end` replaces with a summary. Elsewhere (CI logs,
+ * pipes): nothing extra — the step's own lines as they come, no status, no reminders, no summary.
  *
  * @example
  *   const activity = startActivity('Installing dependencies (npm install)');
@@ -57,40 +57,32 @@ export interface Activity {
 export function startActivity(
   label: string,
   stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr,
-  options: { tickMs?: number; reminderMs?: number; now?: () => number } = {},
+  options: { tickMs?: number; now?: () => number } = {},
 ): Activity {
   const now = options.now ?? Date.now;
   const started = now();
   const elapsed = () => formatElapsed(now() - started);
-  const terminal = stream.isTTY === true;
+  if (stream.isTTY !== true) return { print: (line) => void stream.write(`${line}\n`), elapsed, end: () => undefined };
   // Carriage return and erase-line: a terminal-only redraw of the one status line.
   const draw = () => void stream.write(`\r\u001b[2K… ${label} ${elapsed()}`);
   const clear = () => void stream.write('\r\u001b[2K');
   let ended = false;
-  let timer: NodeJS.Timeout;
-  if (terminal) {
-    draw();
-    timer = setInterval(draw, options.tickMs ?? 1_000);
-  } else {
-    stream.write(`${label}…\n`);
-    timer = setInterval(() => void stream.write(`… ${label}: ${elapsed()} so far\n`), options.reminderMs ?? 30_000);
-  }
+  draw();
+  const timer = setInterval(draw, options.tickMs ?? 1_000);
   timer.unref();
   return {
     print(line) {
       if (ended) return void stream.write(`${line}\n`);
-      if (terminal) {
-        clear();
-        stream.write(`${line}\n`);
-        draw();
-      } else stream.write(`${line}\n`);
+      clear();
+      stream.write(`${line}\n`);
+      draw();
     },
     elapsed,
     end(summary) {
       if (ended) return;
       ended = true;
       clearInterval(timer);
-      if (terminal) clear();
+      clear();
       stream.write(`${summary}\n`);
     },
   };
@@ -109,6 +101,11 @@ export function formatElapsed(ms: number): string {
  * go above it (to `to`, stdout or stderr of the same terminal). Elsewhere it draws nothing and `print`
  * passes lines through. `end` erases it.
  *
+ * `intercept` (streams of the same terminal, e.g. process.stderr and process.stdout): until `end`, what
+ * anything else writes to them goes above the line too — for work whose output fw does not route
+ * (`fw dev`'s start: Vite's logger, the app's own console). A partial line waits for its end before the
+ * status is drawn again.
+ *
  * @example
  *   const status = createStatusLine();
  *   status.set('Testing: 0/4 files');
@@ -123,7 +120,7 @@ export interface StatusLine {
 
 export function createStatusLine(
   stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr,
-  options: { delayMs?: number; tickMs?: number; now?: () => number } = {},
+  options: { delayMs?: number; tickMs?: number; now?: () => number; intercept?: ReadonlyArray<Interceptable> } = {},
 ): StatusLine {
   const terminal = stream.isTTY === true;
   const now = options.now ?? Date.now;
@@ -131,17 +128,46 @@ export function createStatusLine(
   let text = '';
   let shown = false;
   let ended = false;
+  /** Drawn from the end of the delay on. */
+  let visible = false;
+  /** Something else left a line unfinished on the terminal: the status waits below it for its end. */
+  let partial = false;
+  // The line's own writes bypass the interception below.
+  const restores: Array<() => void> = [];
+  const intercepted = new Set<unknown>();
+  let ownWrite: ((chunk: string) => unknown) | undefined;
+  const writeOwn = (chunk: string) => void (ownWrite ? ownWrite(chunk) : stream.write(chunk));
   // Carriage return and erase-line: a terminal-only redraw of the one status line.
   const draw = () => {
-    if (!text) return;
+    if (!text || partial) return;
     shown = true;
-    stream.write(`\r\u001b[2K… ${text} ${formatElapsed(now() - started)}`);
+    writeOwn(`\r\u001b[2K… ${text} ${formatElapsed(now() - started)}`);
   };
   const clear = () => {
-    if (shown) stream.write('\r\u001b[2K');
+    if (shown) writeOwn('\r\u001b[2K');
     shown = false;
   };
-  let visible = false;
+  if (terminal) {
+    for (const target of options.intercept ?? []) {
+      const original = target.write;
+      const passThrough = (...args: unknown[]) => (original as (...a: unknown[]) => boolean).apply(target, args);
+      if (target === stream) ownWrite = (chunk) => passThrough(chunk);
+      const wrapper = (...args: unknown[]) => {
+        clear();
+        const result = passThrough(...args);
+        const chunk = args[0];
+        const written = typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : '';
+        if (written.length > 0) partial = !written.endsWith('\n');
+        if (visible && !ended) draw();
+        return result;
+      };
+      target.write = wrapper as Interceptable['write'];
+      intercepted.add(target);
+      restores.push(() => {
+        if (target.write === wrapper) target.write = original;
+      });
+    }
+  }
   let ticker: NodeJS.Timeout | undefined;
   const delay = terminal
     ? setTimeout(() => {
@@ -158,7 +184,8 @@ export function createStatusLine(
       if (visible && !ended) draw();
     },
     print(line, to = stream) {
-      if (!shown) return void to.write(`${line}\n`);
+      // An intercepted stream puts the line above the status by itself.
+      if (!shown || (intercepted.has(to) && !ended)) return void to.write(`${line}\n`);
       clear();
       to.write(`${line}\n`);
       draw();
@@ -169,6 +196,13 @@ export function createStatusLine(
       clearTimeout(delay);
       clearInterval(ticker);
       clear();
+      for (const restore of restores) restore();
     },
   };
+}
+
+/** A stream whose writes a status line can route above itself (process.stderr, process.stdout). */
+export interface Interceptable {
+  isTTY?: boolean;
+  write(...args: any[]): unknown;
 }

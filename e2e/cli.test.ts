@@ -163,16 +163,24 @@ describe('fw create', () => {
   // A real npm install that fails on its own (the fw tarball does not exist) after resolving the rest.
   const failingInstall = (name: string) => ['create', name, '--install', '--fw-spec', 'file:/nonexistent/fw-0.0.0.tgz'];
 
-  it('says what --install is doing while npm runs, in plain lines when not on a terminal', async () => {
-    const r = await runFw([...failingInstall('install-plain'), '--json'], { cwd: parent });
-    expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: 'install_failed' });
-    const lines = r.stderr.split('\n');
-    expect(lines[0]).toBe('Installing dependencies (npm install)…');
-    // npm's own lines follow as they come (here its error), then how long it took.
-    expect(r.stderr).toContain('npm error');
-    expect(lines.some((line) => /^npm install failed after \d+ s\.$/.test(line))).toBe(true);
-    expect(r.stderr).not.toContain('\u001b');
+  it('adds nothing to piped output while npm runs, with --json or without: npm\'s own lines, then the failure', async () => {
+    const json = await runFw([...failingInstall('install-piped-json'), '--json'], { cwd: parent });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, kind: 'install_failed' });
+    // Only npm's own lines (here its warnings and error), as they come: no status, no reminder, no summary.
+    expect(json.stderr.split('\n').filter((line) => line !== '')).toEqual(json.stderr.split('\n').filter((line) => line.startsWith('npm ')));
+    expect(json.stderr).toContain('npm error');
+    const plain = await runFw(failingInstall('install-piped'), { cwd: parent });
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toBe('');
+    const fw = plain.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('npm '));
+    expect(fw).toHaveLength(2);
+    expect(fw[0]).toBe(`✖ npm install exited with ${/exited with (\d+) in/.exec(fw[0]!)?.[1]} in ${path.join(parent, 'install-piped')}.`);
+    expect(fw[1]).toBe(`  → cd ${path.join(parent, 'install-piped')} && npm install`);
+    for (const output of [json.stderr, plain.stderr]) {
+      expect(output).not.toContain('Installing dependencies');
+      expect(output).not.toContain('\u001b');
+    }
   }, 180_000);
 
   it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, shows one status line with the elapsed time while npm runs', async () => {
@@ -182,6 +190,17 @@ describe('fw create', () => {
     const transcript = r.stdout;
     expect(transcript).toContain('\r\u001b[2K… Installing dependencies (npm install) 0 s');
     expect(transcript).toMatch(/\r\u001b\[2Knpm install failed after \d+ s\./);
+  }, 180_000);
+
+  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal with --json, shows no status line: one JSON document on stdout, npm\'s own lines on stderr', async () => {
+    const command = [process.execPath, path.join(repoRoot, 'dist/cli/bin.js'), ...failingInstall('install-tty-json'), '--json'].map((a) => `'${a}'`).join(' ');
+    const r = await runNode(['-e', `require('node:child_process').spawnSync('script', ['-qec', ${JSON.stringify(command)}, '/dev/null'], { stdio: 'inherit' })`], { cwd: parent, env: { FW_AI: 'mock' } });
+    const transcript = r.stdout;
+    expect(transcript).toContain('npm error');
+    expect(transcript).not.toContain('Installing dependencies');
+    expect(transcript).not.toContain('\u001b[2K');
+    const documents = transcript.split(/\r?\n/).filter((line) => line.startsWith('{'));
+    expect(documents.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ ok: false, kind: 'install_failed' })]);
   }, 180_000);
 
   it('uses --fw-spec when given', async () => {

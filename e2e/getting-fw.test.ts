@@ -1,14 +1,17 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unsupportedNodeMessage } from '../runtime/core/node-version.ts';
 import { repoRoot, runNode } from './support/app.ts';
 
 const run = promisify(execFile);
 const npm = (args: string[], cwd: string) => run('npm', args, { cwd, maxBuffer: 16 * 1024 * 1024 });
+/** An .npmrc's settings, without comments and blank lines. */
+const settingsOf = (npmrc: string) => npmrc.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
 
 /**
  * Getting fw as a user does (#30.2): the published tarballs (`npm pack`), `npm create fwjs my-app` in a
@@ -53,7 +56,9 @@ describe('npm create fwjs, from the packed tarballs', () => {
     expect(create).toMatchObject({ name: 'create-fwjs', version: pkg.version, dependencies: { fwjs: pkg.version }, bin: { 'create-fwjs': './index.js' }, engines: pkg.engines });
     expect(path.basename(fwTarball)).toBe(`fwjs-${pkg.version}.tgz`);
     const listed = (await run('tar', ['-tzf', fwTarball])).stdout.split('\n');
-    expect(listed).toEqual(expect.arrayContaining(['package/dist/cli/bin.js', 'package/dist/runtime/index.js', 'package/dist/runtime/index.d.ts', 'package/templates/minimal-web/package.json', 'package/templates/minimal-web/.node-version', 'package/schemas/fw-manifest.schema.json']));
+    expect(listed).toEqual(expect.arrayContaining(['package/dist/cli/bin.js', 'package/dist/runtime/index.js', 'package/dist/runtime/index.d.ts', 'package/templates/minimal-web/package.json', 'package/templates/minimal-web/.node-version', 'package/templates/minimal-web/_npmrc', 'package/schemas/fw-manifest.schema.json']));
+    // npm leaves every .npmrc out of a package: the templates' ship as _npmrc, which fw create renames.
+    expect(listed.filter((f) => f.endsWith('.npmrc'))).toEqual([]);
     // Sources and fw's own tests stay home; the templates' tests are part of the apps they make.
     expect(listed.filter((f) => /^package\/(runtime|plugin|toolchain|cli|client|e2e|bench|packages)\/|^package\/dist\/.*\.test\.js$/.test(f))).toEqual([]);
   });
@@ -75,11 +80,14 @@ describe('npm create fwjs, from the packed tarballs', () => {
       engines: { node: own.engines.node },
       dependencies: { fwjs: `file:${fwTarball}` },
       devDependencies: { node: own.devDependencies.node },
-      scripts: { dev: 'fw dev', test: 'fw test', build: 'fw build', start: 'fw start' },
+      scripts: { dev: 'fw dev', test: 'fw test', build: 'fw build', start: 'fw start', postinstall: 'fw postinstall' },
       allowScripts: { node: true },
     });
     expect(pkg.dependencies.fw).toBeUndefined();
     expect((await readFile(path.join(app, '.node-version'), 'utf8')).trim()).toBe('24');
+    // npm on an older Node: quiet about engines (no setting for engine warnings alone), errors still shown.
+    expect(settingsOf(await readFile(path.join(app, '.npmrc'), 'utf8'))).toEqual(['engine-strict=false', 'loglevel=error']);
+    expect(existsSync(path.join(app, '_npmrc'))).toBe(false);
     const schema = await readFile(path.join(app, 'src/fw/schema.ts'), 'utf8');
     expect(schema).toContain("import { defineSchema, t, table } from 'fwjs';");
     expect(schema).toContain("declare module 'fwjs' {");
@@ -114,6 +122,51 @@ describe('npm create fwjs, from the packed tarballs', () => {
       for (const dir of existsSync(npx) ? await readdir(npx) : []) if (!before.has(dir)) await rm(path.join(npx, dir), { recursive: true, force: true });
     }
   }, 300_000);
+
+  // The machine's system Node when it is older than fw supports (20 here), and its npm.
+  const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((candidate) => {
+    try {
+      return unsupportedNodeMessage(execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim()) !== undefined && existsSync(path.join(path.dirname(candidate), 'npm'));
+    } catch {
+      return false;
+    }
+  });
+
+  it.skipIf(!oldNode)('npm install of a created app on an older Node: no engine warnings, one line from fw postinstall, then the app runs fw on its pinned Node 24', async () => {
+    // The real install from the registry (most packages already in npm's cache from this checkout's):
+    // npm itself on the system's Node 20; its scripts get the `node` devDependency's Node 24 on PATH.
+    const apps = path.join(work, 'node20');
+    await mkdir(apps);
+    const created = await runNode([path.join(work, 'tools/node_modules/create-fwjs/index.js'), 'my-app', '--no-install', '--fw-spec', `file:${fwTarball}`, '--json'], { cwd: apps });
+    expect(created.code, created.stderr).toBe(0);
+    const app = path.join(apps, 'my-app');
+    const env = { ...process.env, PATH: [path.dirname(oldNode!), ...(process.env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.includes('node_modules'))].join(path.delimiter) };
+    const npmVersion = execFileSync('npm', ['--version'], { cwd: app, env, encoding: 'utf8' }).trim();
+    const nodeVersion = execFileSync('node', ['-p', 'process.versions.node'], { cwd: app, env, encoding: 'utf8' }).trim();
+    expect(unsupportedNodeMessage(nodeVersion)).toBeDefined();
+    const install = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn('npm', ['install', '--no-audit', '--no-fund'], { cwd: app, env });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      child.on('close', (code) => resolve({ code, output }));
+    });
+    expect(install.code, install.output).toBe(0);
+    expect(install.output).not.toContain('EBADENGINE');
+    expect(install.output).not.toContain('npm warn');
+    const fwLines = install.output.split('\n').filter((line) => line.startsWith('fw'));
+    const pinned = execFileSync(path.join(app, 'node_modules/.bin/node'), ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+    expect(pinned).toMatch(/^24\./);
+    // Beside npm's banner for the root script (`> postinstall`, `> fw postinstall`), one line of fw's.
+    expect(fwLines).toEqual([
+      `fw: npm ran on Node.js ${nodeVersion}, older than fw supports (22.12), and .npmrc hides its engine warnings: nothing failed — this app's npm scripts and npx fw run on Node.js ${pinned}, its "node" devDependency.`,
+    ]);
+    expect(install.output).toMatch(/^added \d+ packages in /m);
+    // …and the app's fw runs on that Node, under the same npm.
+    const version = JSON.parse(execFileSync('npm', ['exec', '--', 'fw', '--version', '--json'], { cwd: app, env, encoding: 'utf8' })) as { node: string };
+    expect(version.node).toBe(pinned);
+    expect(Number(npmVersion.split('.')[0])).toBeGreaterThanOrEqual(11);
+  }, 600_000);
 
   it('says how to use it when given no directory', async () => {
     const r = await runNode([path.join(work, 'tools/node_modules/create-fwjs/index.js')], { cwd: work });

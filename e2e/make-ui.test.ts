@@ -108,7 +108,7 @@ describe('fw make ui', () => {
     expect(form).toContain('<input v-model="v0" required />');
     const pkg = JSON.parse(await readFile(path.join(app.dir, 'package.json'), 'utf8'));
     expect(pkg.dependencies).toMatchObject({ nuxt: expect.any(String), vue: expect.any(String) });
-    expect(pkg.scripts).toMatchObject({ build: 'fw build && nuxt build web', postinstall: 'nuxt prepare web' });
+    expect(pkg.scripts).toMatchObject({ build: 'fw build && nuxt build web', postinstall: 'fw postinstall && nuxt prepare web' });
   });
 
   it('names the frameworks it knows', async () => {

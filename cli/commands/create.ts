@@ -18,8 +18,10 @@ export default defineCommand({
       template: args.template,
       ...(args['fw-spec'] ? { fwSpec: args['fw-spec'] } : {}),
       install: Boolean(args.install),
-      // Said while it runs (an install takes a while): on stderr, so --json's stdout stays one document.
+      // Said while it runs (an install takes a while), on a terminal's stderr only: piped output and
+      // --json get the install's own lines on stderr and nothing more (stdout stays one document).
       reportInstall: (command) => {
+        if (args.json || process.stderr.isTTY !== true) return { line: log, end: () => undefined };
         const activity = startActivity(`Installing dependencies (${command})`);
         return {
           line: activity.print,

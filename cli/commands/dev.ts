@@ -2,9 +2,11 @@ import path from 'node:path';
 import { defineCommand } from 'citty';
 import { runDevOnce } from '../../toolchain/dev/dev-once.ts';
 import { startDev } from '../../toolchain/dev/dev-server.ts';
+import { bindDevKeys, openBrowser } from '../../toolchain/dev/open-browser.ts';
 import { parseAllowedHosts } from '../../plugin/dev-server/host-check.ts';
 import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printFailure, printJson, toFailureReport, untilSignal } from '../output.ts';
+import { createStatusLine } from '../progress.ts';
 
 export default defineCommand({
   meta: { name: 'dev', description: 'Start the API runtime and, if the app has web/, the web dev server' },
@@ -21,6 +23,7 @@ export default defineCommand({
     'allowed-hosts': { type: 'string', description: 'Host names the dev ports answer besides localhost and IPs, comma-separated (".example.test": and subdomains; "true": any); default FW_ALLOWED_HOSTS' },
     root: { type: 'string', description: 'The app directory', default: '.' },
     json: { type: 'boolean', description: 'Print one JSON line with "serverUrl" (and "webUrl") once serving' },
+    open: { type: 'boolean', description: 'Open the dashboard in the browser once serving (BROWSER chooses the browser; on a terminal, d + enter opens it too)' },
   },
   async run({ args }) {
     const root = path.resolve(args.root);
@@ -43,6 +46,14 @@ export default defineCommand({
     // Listened for from here on: a signal while starting stops fw dev once started, with its children
     // (Vite, services, the worker) closed, instead of ending the process around them.
     const stopped = untilSignal();
+    // The first start can take a while (the embedded database, migrations, Vite's first build): on a
+    // terminal, after 2 s, one status line says what it is doing, below anything printed meanwhile.
+    // --json and piped output get nothing extra.
+    const status =
+      !args.json && process.stderr.isTTY === true
+        ? createStatusLine(process.stderr, { intercept: process.stdout.isTTY === true ? [process.stderr, process.stdout] : [process.stderr] })
+        : undefined;
+    status?.set('fw dev: starting');
     const session = await startDev({
       root,
       port: parsePort(args.port, '--port'),
@@ -55,6 +66,7 @@ export default defineCommand({
       worker: args.worker !== false,
       typecheck: args.typecheck !== false,
       viteLogLevel: args.json ? 'warn' : 'info',
+      ...(status ? { onStep: (step: string) => status.set(`fw dev: ${step}`) } : {}),
       onReload: (outcome, files) => {
         if (outcome.ok) {
           lastFailure = undefined;
@@ -66,19 +78,24 @@ export default defineCommand({
         if (report !== lastFailure) printFailure(outcome.error, false);
         lastFailure = report;
       },
-    });
+    }).finally(() => status?.end());
     // The dashboard is served by the runtime, on the API port (or the web port that serves it).
     const runtimeUrl = session.serverUrl ?? session.webUrl;
     const dashboardUrl = runtimeUrl ? `${runtimeUrl}/_fw/dashboard/` : undefined;
     const summary = { ok: true, ...(session.serverUrl ? { serverUrl: session.serverUrl } : {}), ...(session.webUrl ? { webUrl: session.webUrl } : {}), ...(dashboardUrl ? { dashboardUrl } : {}), ...session.summary };
+    // On a terminal, `d` + enter opens the dashboard (as Vite's own keys are read: a line at a time).
+    const open = dashboardUrl ? () => openBrowser(dashboardUrl, { log }) : undefined;
+    const stopKeys = open ? bindDevKeys([{ key: 'd', description: 'open the dashboard', action: open }]) : undefined;
     if (args.json) printJson(summary);
     else {
       const where = session.webUrl && session.webUrl === session.serverUrl ? `web and API on ${session.webUrl} ` : `${session.webUrl ? `web on ${session.webUrl}, ` : ''}${session.serverUrl ? `API on ${session.serverUrl} ` : ''}`;
       log(`fw dev: ${where}(${summary.database}, ${summary.entries} entries). Ctrl-C to stop.`);
       if (summary.services?.length) log(`fw dev: started ${summary.services.join(', ')} (service.dev in its manifest); its output is prefixed with its name.`);
-      if (dashboardUrl) log(`fw dev: dashboard on ${dashboardUrl}`);
+      if (dashboardUrl) log(`fw dev: dashboard on ${dashboardUrl}${stopKeys ? ' (press d + enter to open it)' : ''}`);
     }
+    if (args.open) open?.();
     await stopped;
+    stopKeys?.();
     await session.close();
   },
 });

@@ -33,6 +33,11 @@ export interface DevRuntimeOptions extends DatabaseTarget {
    * on unless `--no-worker`). Options tune it (polling, leases, retries).
    */
   worker?: boolean | Omit<OutboxWorkerOptions, 'app' | 'db'>;
+  /**
+   * Told what the first start is doing as it goes (`loading the app`, `migrating the database`, …): `fw
+   * dev` shows it on a terminal. Reloads are not reported here (`onReload`).
+   */
+  onStep?: (step: string) => void;
 }
 
 export type ReloadOutcome = { ok: true; app: AppDefinition } | { ok: false; error: unknown };
@@ -63,9 +68,13 @@ export interface DevRuntime {
  */
 export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevRuntime> {
   const root = path.resolve(options.root);
+  // Only the first start is told: afterwards, reloads report themselves.
+  let step = options.onStep ?? (() => {});
+  step('loading the app');
   const loader = await createAppLoader(root);
   let db: FwDatabase | undefined;
   try {
+    step('opening the database');
     const openedDb = (db = await openAppDatabase(root, options));
     const dev = options.dev ?? true;
     // The app as last loaded, served or held: what `fw db status` and `fw db migrate` compare the database with.
@@ -79,8 +88,10 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     let migrateRequest: MigrateOptions | undefined;
     let migrated: MigrationResult | undefined;
     const prepare = async (migrate: MigrateOptions = {}) => {
+      step('loading the app');
       const app = await loader.load();
       latest = app;
+      step('migrating the database');
       const migration = (migrated = await applyMigration(openedDb, app.schema, migrate));
       if (migration.blocked.length > 0) {
         const failure = schemaBlockedFailure(root, migration.blocked, serving);
@@ -88,6 +99,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
         throw failure;
       }
       hold = undefined;
+      if (options.generate !== false) step('generating src/fw/_generated');
       const generated = options.generate === false ? undefined : await generateFromApp(app, { root });
       // Generation notes plus the contract checks (frontend, agent boundaries): `fw dev --once` reports both.
       const diagnostics: SeverityDiagnostic[] = generated ? [...generated.diagnostics, ...generated.checks] : [];
@@ -95,6 +107,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     };
     let current = await prepare();
     serving = true;
+    step('starting the runtime');
     const database: AdminDatabase = {
       status: async () => {
         const status = await migrationStatus(openedDb, latest!.schema);
@@ -131,6 +144,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       worker: options.worker ?? false,
       ...(options.cors ? { cors: options.cors } : {}),
     });
+    step = () => {};
 
     // Reloads never overlap and are not debounced: one runs at once; edits that arrive meanwhile are
     // folded into a single follow-up (core/single-flight.ts).

@@ -88,7 +88,7 @@ export const VARIABLES = {
     see: 'ai.md',
   },
   FW_AI_APPROVAL_TTL_MS: { type: 'whole', group: 'ai', default: 15 * 60_000, doc: 'How long an approval request may wait for its decision.', see: 'ai.md' },
-  FW_AI_RECORD_CONTENT: { type: 'flag', group: 'ai', default: false, doc: 'Keep prompts and final texts in AI traces (off: counts and timings only).', see: 'ai.md' },
+  FW_AI_RECORD_CONTENT: { type: 'flag', group: 'ai', default: false, doc: "Keep prompts, final texts and tool calls' inputs and outputs in AI traces (off: counts and timings only; the dashboard's AI view shows them).", see: 'ai.md' },
 
   OTEL_SDK_DISABLED: { type: 'text', group: 'telemetry', doc: '`true` turns telemetry off whatever else is set.', see: 'observability.md' },
   OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'text', group: 'telemetry', doc: 'Export traces and metrics over OTLP/HTTP to this collector (e.g. `http://127.0.0.1:4318`).', see: 'observability.md' },
@@ -122,6 +122,18 @@ export const VARIABLES = {
     group: 'dev',
     doc: 'Set by CI services. `true`: `fw dev` leaves stdin alone, as Vite does (no keyboard shortcuts).',
   },
+  npm_config_user_agent: {
+    type: 'text',
+    group: 'dev',
+    doc: "Set by npm (and pnpm) for an app's scripts: `fw postinstall` reads the Node.js npm runs on from it, and says in one line when that is older than 22.12 (the app's scripts run on its pinned Node 24).",
+  },
+  BROWSER: {
+    type: 'text',
+    group: 'dev',
+    doc: "`fw dev --open` and its `d` key: the browser that opens the dashboard (a command or app name; a `.js` file is run with Node and given the URL; `none`: open nothing), as Vite reads it. Unset: the system's default browser.",
+    see: 'dashboard.md',
+  },
+  BROWSER_ARGS: { type: 'text', group: 'dev', doc: 'Arguments for `BROWSER`, space-separated (e.g. `--incognito`).', see: 'dashboard.md' },
   FW_DEV_WORKER: { type: 'flag', group: 'dev', default: true, doc: "The Nuxt module's dev server runs the outbox worker (`0` turns it off)." },
   FW_DEV_TYPECHECK: {
     type: 'flag',

@@ -53,8 +53,11 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   const source = path.join(fwPackageRoot(), 'templates', options.template);
   // Judged by the path inside the template: an installed fw's templates are themselves under node_modules/.
   await cp(source, dir, { recursive: true, filter: (src) => !/(^|[\\/])(node_modules|\.fw|dist)([\\/]|$)/.test(path.relative(source, src)) });
-  // npm strips .gitignore from published packages, so templates ship it as _gitignore.
-  if (existsSync(path.join(dir, '_gitignore'))) await rename(path.join(dir, '_gitignore'), path.join(dir, '.gitignore'));
+  // npm leaves .gitignore and .npmrc out of published packages, so templates ship them as _gitignore
+  // and _npmrc (.npmrc: npm on an older Node quiet about engines, templates/*/_npmrc).
+  for (const name of ['gitignore', 'npmrc']) {
+    if (existsSync(path.join(dir, `_${name}`))) await rename(path.join(dir, `_${name}`), path.join(dir, `.${name}`));
+  }
 
   const fwSpec = options.fwSpec ?? defaultFwSpec();
   const pkgFile = path.join(dir, 'package.json');

@@ -88,7 +88,17 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
   const allowedHosts = options.allowedHosts ?? allowedHostsFromEnv();
 
   if (options.apiOnly || !hasWeb) {
-    const api = await startApiServer({ root, port: options.port, host: options.host, watch, worker, allowedHosts, onReload: options.onReload, command: options.apiOnly ? 'fw dev --api-only' : 'fw dev' });
+    const api = await startApiServer({
+      root,
+      port: options.port,
+      host: options.host,
+      watch,
+      worker,
+      allowedHosts,
+      onReload: options.onReload,
+      command: options.apiOnly ? 'fw dev --api-only' : 'fw dev',
+      ...(options.onStep ? { onStep: options.onStep } : {}),
+    });
     const forget = writeRuntimeFile(root, { serverUrl: api.url });
     return {
       serverUrl: api.url,
@@ -122,7 +132,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
     await runtime?.close();
   };
   try {
-    const starting = createDevRuntime({ root, worker });
+    const starting = createDevRuntime({ root, worker, ...(options.onStep ? { onStep: options.onStep } : {}) });
     if (!options.webOnly) {
       api = await startApiServer({ root, port: options.port, host: options.host, runtime: starting, allowedHosts: () => mergeAllowedHosts(allowedHosts, viteHosts) }).catch((error: unknown) => {
         void starting.then((r) => r.close(), () => undefined);
@@ -131,6 +141,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
     }
     runtime = await starting;
     withdraw = shareRuntime(runtime);
+    options.onStep?.('starting Vite');
     const vite = await importAppVite(root);
     // Where the typecheck's errors show, kept on the server's websocket across Vite's restarts.
     const overlay = viteOverlayChannel();
@@ -153,6 +164,7 @@ async function startDevSession(options: DevOptions): Promise<DevSession> {
     viteHosts = web.config.server.allowedHosts;
     await web.listen();
     // Ready means edits are seen: every folder of web/ and of the backend is watched.
+    options.onStep?.('watching files');
     await untilWatched(web, await sourceDirs(root));
     const webUrl = (web.resolvedUrls?.local[0] ?? '').replace(/\/$/, '');
     const served = runtime;

@@ -30,6 +30,8 @@ export interface DevOptions {
   /** Vite's own log level (default 'info'); `fw dev --json` keeps it quiet. */
   viteLogLevel?: 'info' | 'warn' | 'error' | 'silent';
   onReload?: (outcome: ReloadOutcome, files: readonly string[]) => void;
+  /** Told what the start is doing as it goes (`loading the app`, `starting Vite`, …); `fw dev` shows it on a terminal. */
+  onStep?: (step: string) => void;
 }
 
 export interface DevSession {

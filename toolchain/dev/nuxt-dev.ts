@@ -43,6 +43,7 @@ export async function startNuxtDev(root: string, options: DevOptions): Promise<D
   if (usesFwNuxtModule(root)) {
     // The module's Vite plugin typechecks too: Nuxt's overlay lives in that process (typecheck-overlay.ts).
     const typecheck = options.typecheck ?? true;
+    options.onStep?.('starting nuxt dev (it loads the app)');
     const nuxt = startNuxt(nuxtBin, root, webPort, host, { ...nuxtEnv, [NUXT_WORKER_ENV]: worker ? '1' : '0', [NUXT_TYPECHECK_ENV]: typecheck ? '1' : '0' }, quiet);
     try {
       // Ready when the runtime answers on Nuxt's origin: the module's Vite plugin has loaded the app.
@@ -84,6 +85,7 @@ export async function startNuxtDev(root: string, options: DevOptions): Promise<D
     // The API port's Host allow-list; Nuxt's own port follows nuxt.config's vite.server.allowedHosts.
     ...(options.allowedHosts !== undefined ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.onReload ? { onReload: options.onReload } : {}),
+    ...(options.onStep ? { onStep: options.onStep } : {}),
   });
   let nuxt: RunningNuxt | undefined;
   let forget = () => {};
@@ -93,6 +95,7 @@ export async function startNuxtDev(root: string, options: DevOptions): Promise<D
     await api.close();
   };
   try {
+    options.onStep?.('starting nuxt dev');
     nuxt = startNuxt(nuxtBin, root, webPort, host, { ...nuxtEnv, NUXT_PUBLIC_FW_URL: api.url }, quiet);
     // Nuxt serves a 503 loading page while it builds.
     await waitForNuxt(nuxt, webUrl, async () => true);

@@ -17,10 +17,10 @@ export default query({
     const since = new Date(ctx.now().getTime() - FAILED_SIGN_IN_WINDOW_MS);
     const failures = await ctx.db
       .selectFrom('sign_in_failures')
-      .select((eb) => [eb.fn.countAll<string>().as('count'), eb.fn.min('failed_at').as('oldest')])
+      .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('failed_at').as('oldest')])
       .where('email', '=', args.email)
       .where('failed_at', '>', since)
       .executeTakeFirstOrThrow();
-    return { user, failures: { count: Number(failures.count), oldest: failures.oldest === null ? null : new Date(failures.oldest) } };
+    return { user, failures: { count: failures.count, oldest: failures.oldest === null ? null : new Date(failures.oldest) } };
   },
 });
