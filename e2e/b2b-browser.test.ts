@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
-import { hasChromium, launchChromium } from './support/browser.ts';
+import { hasChromium, holdRequests, launchChromium } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 
 /**
@@ -66,12 +66,7 @@ describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', 
     await actAsTenant(context, freshTenantId());
     const page = await context.newPage();
     // The live stream is held until the test has seen the loading state.
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    await page.route('**/live', async (route) => {
-      await released;
-      await route.fallback();
-    });
+    const release = await holdRequests(page, '**/live');
     await page.goto(dev.ready.webUrl as string);
     const loading = page.getByRole('list', { name: 'Loading tickets' });
     await loading.waitFor({ timeout: 30_000 });

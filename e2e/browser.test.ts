@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
-import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
+import { hasChromium, holdRequests, launchChromium, viteConnected } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 
 // Every test acts as a tenant of its own (a fresh id in the dev auth headers), so the notes it reads
@@ -127,12 +127,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     const context = await asFreshTenant();
     const page = await context.newPage();
     // The live stream is held until the test has seen the loading state.
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    await page.route('**/live', async (route) => {
-      await released;
-      await route.fallback();
-    });
+    const release = await holdRequests(page, '**/live');
     await page.goto(dev.ready.webUrl as string);
     const loading = page.locator('[aria-busy="true"]');
     await loading.waitFor({ timeout: 30_000 });
@@ -148,13 +143,8 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
   it('lists a note at once, marked pending until the server has it, and submits on Enter', async () => {
     const context = await asFreshTenant();
     const page = await context.newPage();
-    let answer: () => void = () => {};
-    const answered = new Promise<void>((resolve) => (answer = resolve));
     // The command's request waits until the test lets it through: meanwhile the note is only on the page.
-    await page.route('**/commands/createNote', async (route) => {
-      await answered;
-      await route.fallback();
-    });
+    const answer = await holdRequests(page, '**/commands/createNote');
     await page.goto(dev.ready.webUrl as string);
     await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
     await page.getByLabel('Title').fill('Shown before the answer');

@@ -1,11 +1,11 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { SignJWT } from 'jose';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openEventStream } from './support/live-server.ts';
-import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
-import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
+import { createTestApp, post, runFw } from './support/app.ts';
+import { processCluster } from './support/cluster.ts';
+import { hs256Token } from './support/hs256-token.ts';
+import { testDatabaseUrl } from './support/postgres.ts';
 import { until } from './support/until.ts';
 
 // N `fw start` processes on one PostgreSQL, as docs/deploy.md describes: the same DATABASE_URL, JWT
@@ -110,44 +110,19 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
     FW_AI_APPROVAL_SECRET: 'scale-out-approvals',
     FW_AI: 'mock',
   };
-  /** What a test started (processes, a client, its database), undone after it, newest first. */
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  /** A fresh database for one test, a client on it, and `fw` processes on it that end with the test. */
-  const cluster = async () => {
-    const database = await createTestPostgresDatabase();
-    cleanups.push(() => database.drop());
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    cleanups.push(() => client.end());
-    const env = { ...baseEnv, DATABASE_URL: database.url };
-    return {
-      start: async (args: string[]): Promise<RunningFw> => {
-        const child = await startFw(args, { cwd: app.dir, env });
-        cleanups.push(() => child.stop());
-        return child;
-      },
-      rows: async (text: string) => (await client.query(text)).rows,
-    };
-  };
+  const cluster = processCluster({ dir: () => app.dir, env: baseEnv });
 
   beforeAll(async () => {
     app = await createTestApp('minimal-web', files);
     // The API only: fw build then bundles the backend alone.
     await rm(path.join(app.dir, 'web'), { recursive: true, force: true });
-    token = await new SignJWT({ tenant_id: TENANT, role: 'member' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject('user-1')
-      .setIssuer(baseEnv.FW_JWT_ISSUER!)
-      .setAudience(baseEnv.FW_JWT_AUDIENCE!)
-      .setExpirationTime('10m')
-      .sign(new TextEncoder().encode(SECRET));
+    token = await hs256Token({ FW_JWT_ISSUER: baseEnv.FW_JWT_ISSUER!, FW_JWT_AUDIENCE: baseEnv.FW_JWT_AUDIENCE!, FW_JWT_HS_SECRET: SECRET }, 'user-1', TENANT);
     const built = await runFw(['build', '--json'], { cwd: app.dir, env: baseEnv });
     expect(built.code, built.stderr).toBe(0);
   }, 120_000);
 
   afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await cluster.close();
   });
 
   afterAll(async () => {
@@ -155,7 +130,7 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
   });
 
   it('live updates, outbox deliveries and workflow runs are shared across processes', async () => {
-    const { start, rows } = await cluster();
+    const { start, rows } = await cluster.open();
     const one = await start(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--json']);
     const two = await start(['start', '--port', '0', '--host', '127.0.0.1', '--json']);
     expect(one.ready).toMatchObject({ ok: true, database: 'postgres', worker: true });
@@ -207,7 +182,7 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
   }, 180_000);
 
   it('a stopping process ends its live streams with a reconnect hint', async () => {
-    const { start } = await cluster();
+    const { start } = await cluster.open();
     const one = await start(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--no-worker', '--json']);
     const response = await fetch(`${one.ready.serverUrl as string}/live/liveNotes`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(200);
@@ -227,7 +202,7 @@ describe.skipIf(!testDatabaseUrl)('several fw start processes on one PostgreSQL'
   }, 60_000);
 
   it('a workflow resumes on another worker after its process is killed, without re-running finished steps', async () => {
-    const { start, rows } = await cluster();
+    const { start, rows } = await cluster.open();
     const api = await start(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--no-worker', '--json']);
     const url = api.ready.serverUrl as string;
     // Renewed every second: a busy machine does not let the lease run out under the living worker.

@@ -1,10 +1,10 @@
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { SignJWT } from 'jose';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, post, runFw, type RunningFw, startFw } from './support/app.ts';
-import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
+import { createTestApp, post, runFw } from './support/app.ts';
+import { processCluster } from './support/cluster.ts';
+import { hs256Token } from './support/hs256-token.ts';
+import { testDatabaseUrl } from './support/postgres.ts';
 import { until } from './support/until.ts';
 
 // Scheduled calls, a cron and a sleeping workflow (docs/scheduling.md, docs/workflows.md#sleeping) in
@@ -123,47 +123,21 @@ describe.skipIf(!testDatabaseUrl)('scheduled calls, crons and sleeping workflows
     FW_ADMIN_TOKEN: ADMIN_TOKEN,
     FW_AI: 'mock',
   };
-  /** What a test started (processes, a client, its database), undone after it, newest first. */
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  /** A fresh database for one test, a client on it, and `fw` processes on it that end with the test. */
-  const cluster = async () => {
-    const database = await createTestPostgresDatabase();
-    cleanups.push(() => database.drop());
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    cleanups.push(() => client.end());
-    const env = { ...baseEnv, DATABASE_URL: database.url };
-    return {
-      env,
-      start: async (args: string[]): Promise<RunningFw> => {
-        const child = await startFw(args, { cwd: app.dir, env });
-        cleanups.push(() => child.stop());
-        return child;
-      },
-      rows: async (text: string) => (await client.query(text)).rows,
-    };
-  };
+  const cluster = processCluster({ dir: () => app.dir, env: baseEnv });
   /** The `started-<key>-<pid>` files: which process reached which gate. */
   const started = async () => (await readdir(app.dir)).filter((f) => f.startsWith('started-')).sort();
 
   beforeAll(async () => {
     app = await createTestApp('minimal-web', files);
     await rm(path.join(app.dir, 'web'), { recursive: true, force: true }); // the API only
-    const token = await new SignJWT({ tenant_id: TENANT, role: 'member' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject('user-1')
-      .setIssuer(baseEnv.FW_JWT_ISSUER!)
-      .setAudience(baseEnv.FW_JWT_AUDIENCE!)
-      .setExpirationTime('10m')
-      .sign(new TextEncoder().encode(SECRET));
+    const token = await hs256Token({ FW_JWT_ISSUER: baseEnv.FW_JWT_ISSUER!, FW_JWT_AUDIENCE: baseEnv.FW_JWT_AUDIENCE!, FW_JWT_HS_SECRET: SECRET }, 'user-1', TENANT);
     auth = { authorization: `Bearer ${token}` };
     const built = await runFw(['build', '--json'], { cwd: app.dir, env: baseEnv });
     expect(built.code, built.stderr).toBe(0);
   }, 120_000);
 
   afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await cluster.close();
     await rm(path.join(app.dir, 'hold'), { force: true });
     for (const file of await started()) await rm(path.join(app.dir, file), { force: true });
   });
@@ -173,7 +147,7 @@ describe.skipIf(!testDatabaseUrl)('scheduled calls, crons and sleeping workflows
   });
 
   it('a worker killed while it runs a due call, a cron tick and a woken workflow: the other process runs each exactly once', async () => {
-    const { start, rows } = await cluster();
+    const { start, rows } = await cluster.open();
     await writeFile(path.join(app.dir, 'hold'), '');
     const api = await start(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--no-worker', '--json']);
     const url = api.ready.serverUrl as string;
@@ -240,7 +214,7 @@ describe.skipIf(!testDatabaseUrl)('scheduled calls, crons and sleeping workflows
   }, 120_000);
 
   it('fw schedule list/cancel and fw workflows show print what the running runtime has', async () => {
-    const { start, env } = await cluster();
+    const { start, env } = await cluster.open();
     const api = await start(['start', '--port', '0', '--host', '127.0.0.1', '--migrate', '--no-worker', '--json']);
     const url = api.ready.serverUrl as string;
     const fw = async (args: string[]) => {

@@ -27,3 +27,17 @@ export function viteConnected(page: Page): Promise<void> {
     page.on('console', listener);
   });
 }
+
+/**
+ * Holds `page`'s requests to `pattern` until the returned function is called; then they (and later
+ * ones) go on as usual. For states that last only until an answer arrives (loading, pending).
+ */
+export async function holdRequests(page: Page, pattern: string): Promise<() => void> {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await page.route(pattern, async (route) => {
+    await released;
+    await route.fallback();
+  });
+  return release;
+}
