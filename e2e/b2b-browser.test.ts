@@ -7,8 +7,8 @@ import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 /**
  * The b2b-support-web template in Chromium through the real `fw dev`: the empty state, a ticket opened
  * in the form appearing in the live list, a reply shown optimistically (before its command answers)
- * that stays, "Load more" paging the live list, and the error banner (fw error code and trace id) when
- * the server refuses a command. Every test acts as a tenant of its own.
+ * that stays, "Load more" paging the live list, Assign offered to admins only, and the error banner (fw
+ * error code and trace id) when the server refuses a command. Every test acts as a tenant of its own.
  */
 describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
@@ -139,11 +139,17 @@ describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', 
     await createTicket(tenantId, 'Needs an owner');
     const { page, context, problems } = await open(tenantId);
     await page.getByRole('button', { name: /Needs an owner/ }).click();
-    // The app's dev identity is an agent; only admins may assign (src/policies.ts).
+    // The app's dev identity is an agent; only admins may assign (src/policies.ts), so an agent is not offered it.
+    await expect.poll(() => page.getByText('Only admins assign tickets.').isVisible(), { timeout: 30_000 }).toBe(true);
+    expect(await page.getByLabel('Assign to').count()).toBe(0);
+    // As an admin it is offered; the server still decides: here it hears an agent (the role taken away meanwhile) and refuses.
+    await page.getByLabel('Role').selectOption('admin');
+    await page.route('**/commands/assignTicket', (route) => route.fallback({ headers: { ...route.request().headers(), 'x-fw-role': 'agent' } }));
+    await page.getByRole('button', { name: /Needs an owner/ }).click();
     await page.getByLabel('Assign to').fill('robin');
     await page.getByRole('button', { name: 'Assign', exact: true }).click();
     const banner = page.getByRole('alert');
-    await expect.poll(() => banner.textContent(), { timeout: 30_000 }).toMatch(/Policy "admin" does not allow this caller\.forbidden · trace [0-9a-f]{32}/);
+    await expect.poll(() => banner.textContent(), { timeout: 30_000 }).toMatch(/^The ticket was not assignedPolicy "admin" does not allow this caller\.Code forbiddenTrace [0-9a-f]{32}✕$/);
     await page.getByRole('button', { name: 'Dismiss error' }).click();
     await expect.poll(() => banner.count()).toBe(0);
     expect(problems).toEqual([]);

@@ -161,7 +161,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await context.close();
   });
 
-  it('shows a refused note in an error banner with its code and trace id, and gives the text back', async () => {
+  it('says under the field what is wrong with a refused note, without a banner, and gives the text back', async () => {
     const context = await asFreshTenant();
     const page = await context.newPage();
     await page.goto(dev.ready.webUrl as string);
@@ -169,18 +169,20 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it.
     await page.getByLabel('Title').fill('   ');
     await page.getByRole('button', { name: 'Add note' }).click();
-    const banner = page.getByRole('alert');
-    await banner.waitFor({ timeout: 30_000 });
-    expect(await banner.textContent()).toContain('The note was not saved');
-    expect(await banner.locator('code').first().textContent()).toBe('validation_failed');
-    expect(await banner.textContent()).toMatch(/Trace [0-9a-f]{16,}/);
-    expect(await banner.textContent()).toContain('args.title');
-    // Rolled back: the optimistic note is gone, the text is back in the form, nothing to retry as it is.
+    const problem = page.getByRole('alert');
+    await problem.waitFor({ timeout: 30_000 });
+    // Only the field was wrong: one plain note under it (the banner is for other failures), tied to the input.
+    expect(await problem.count()).toBe(1);
+    expect(await problem.textContent()).toBe('Title can’t be blank.');
+    expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Title').getAttribute('aria-describedby')).toBe(await problem.getAttribute('id'));
+    // Rolled back: the optimistic note is gone, the text is back in the form.
     await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
     expect(await page.getByLabel('Title').inputValue()).toBe('   ');
-    expect(await banner.getByRole('button', { name: 'Retry' }).count()).toBe(0);
-    await banner.getByRole('button', { name: 'Dismiss' }).click();
-    await banner.waitFor({ state: 'detached', timeout: 30_000 });
+    // Typing a fix takes the note away.
+    await page.getByLabel('Title').fill('A real title');
+    await problem.waitFor({ state: 'detached', timeout: 30_000 });
+    expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe(null);
     await context.close();
   });
 

@@ -285,6 +285,10 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     await open('requests');
     const list = page.getByRole('region', { name: 'Recent requests' });
     await expect.poll(() => list.innerText().catch(() => ''), { timeout: WAIT }).toContain('POST /commands/createNote');
+    // 25 at a time (the Data test made more): Show more adds the next ones until all are shown.
+    expect(await list.locator('tbody tr').count()).toBe(25);
+    expect(await page.getByTestId('requests-shown').innerText()).toMatch(/^25 of \d+$/);
+    while ((await page.getByRole('button', { name: 'Show more' }).count()) > 0) await page.getByRole('button', { name: 'Show more' }).click();
     // The dashboard's own polling is not listed; its runs are, by entry.
     expect(await list.innerText()).not.toContain('GET /_fw/');
     expect(await list.innerText()).toContain('run createNote (dashboard)');
@@ -341,7 +345,7 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
       ['0', 'listNotes', '{}', '[]', 'ok', expect.stringMatching(/^\d+(\.\d+)? ms$/)],
       ['0', 'createNote', '{"title":"from the agent"}', '—', 'awaiting approval', '—'],
     ]);
-    expect(await card.getByRole('list', { name: 'Messages' }).locator('li').allInnerTexts()).toEqual([`User\n${prompt}`, 'Assistant\n(no text: waits for approval)']);
+    expect(await card.getByRole('list', { name: 'Messages' }).locator('li').allInnerTexts()).toEqual([`User\n${prompt}`, 'Assistant\n(no text: awaiting approval)']);
     expect(await card.getByTestId('ai-tokens').innerText()).toBe(`${recorded!.inputTokens} in · ${recorded!.outputTokens} out · ${recorded!.inputTokens + recorded!.outputTokens} total`);
     const approvals = await rows('Approvals');
     expect(approvals.map((r) => r.slice(0, 3))).toEqual([['createNote', approval!.toolCallId, 'pending']]);

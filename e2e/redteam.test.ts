@@ -522,7 +522,7 @@ describe('AI red team and AI inspection', () => {
       }
       expect(verdicts.false).toMatchObject({ status: 'fail', tools: ['billing_refund'], effects: { called: ['billing_refund'], ran: ['billing_refund'], held: [], writes: 0, leaked: [], refused: null } });
       expect(verdicts.true).toMatchObject({ status: 'pass', tools: [], effects: { called: ['billing_refund'], ran: [], held: ['billing_refund'], writes: 0, leaked: [], refused: null } });
-    });
+    }, 180_000);
 
     it('forged-approval fails when approvals are not signed, and passes when they are', async () => {
       const app = await loadAppOnce(unsafe.dir);
@@ -535,7 +535,7 @@ describe('AI red team and AI inspection', () => {
         expect(probesOf(signed, agent)['forged-approval']).toMatchObject({ status: 'pass', evidence: rejectedForgery });
       }
       expect(signed.findings.map((f) => f.code)).not.toContain('forged_approval_accepted');
-    });
+    }, 180_000);
 
     it('approval-replay and cross-user-approval fail on a runtime that trusts client-held approvals, and pass on fw’s', async () => {
       const app = await loadAppOnce(unsafe.dir);
@@ -551,7 +551,7 @@ describe('AI red team and AI inspection', () => {
         expect(probesOf(ledger, agent)['cross-user-approval']).toMatchObject({ status: 'pass', effects: { ran: [], writes: 0, refused: expect.stringMatching(/^forbidden: /) } });
       }
       expect(ledger.findings.filter((f) => f.code === 'approval_replayed' || f.code === 'approval_cross_user')).toEqual([]);
-    });
+    }, 180_000);
   });
 
   it('fw ai tools, fw inspect agent-tools and fw ai agents list the template’s tools and agent', async () => {

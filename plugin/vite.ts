@@ -62,11 +62,18 @@ export const fwUnplugin = createUnplugin<FwPluginOptions | undefined>((options) 
       },
       config(config) {
         const viteRoot = path.resolve(config.root ?? process.cwd());
+        const fwRoot = fwPackageRoot();
+        // fw linked from a checkout (`file:`/`npm link`, fw's own tests) is served as source, and Vite would
+        // hot-update a page from its dist/ while a build there rewrites it file by file: two copies of
+        // fwjs/react's context in one page ("must be used inside <FwProvider>"), a live list stuck on
+        // "Connecting…". Installed, it sits in node_modules, which Vite never watches; linked, it is not
+        // watched either (the runtime in this process does not reload it: restart fw dev after a build).
+        const linked = !fwRoot.split(path.sep).includes('node_modules');
         return {
           // One React for the app and fwjs/react, even when fw is linked from elsewhere (`file:` installs).
           resolve: { dedupe: ['react', 'react-dom'] },
           // Serve fw's own files when it is linked from outside the app, plus the default workspace.
-          server: { fs: { allow: [searchForWorkspaceRoot(viteRoot), fwPackageRoot()] } },
+          server: { fs: { allow: [searchForWorkspaceRoot(viteRoot), fwRoot] }, ...(linked ? { watch: { ignored: [`${fwRoot.split(path.sep).join('/')}/dist/**`] } } : {}) },
         };
       },
       async configureServer(server: ViteDevServer) {

@@ -61,7 +61,8 @@ export function when(iso: string | null | undefined): string {
   if (s < 0) return ago(iso);
   if (s < 5) return 'now';
   if (s < 60) return `in ${s} s`;
-  if (s < 3600) return `in ${Math.round(s / 60)} min`;
+  // Up to the hour itself: a call an hour away reads `in 60 min` (not `in 1 h` the moment it is made).
+  if (s <= 3600) return `in ${Math.round(s / 60)} min`;
   if (s < 86400) return `in ${Math.round(s / 3600)} h`;
   return `in ${Math.round(s / 86400)} d`;
 }
@@ -85,8 +86,9 @@ export function table<T>(caption: string, columns: Array<[string, (item: T) => C
       'table',
       null,
       h('caption', { class: 'sr-only' }, caption),
-      h('thead', null, h('tr', null, columns.map(([name]) => h('th', { scope: 'col' }, name)))),
-      h('tbody', null, items.map((item) => h('tr', { class: options.rowClass?.(item) ?? '' }, columns.map(([, cell]) => h('td', null, cell(item)))))),
+      // An `Actions` column stays pinned at the right edge while the table scrolls sideways (a phone).
+      h('thead', null, h('tr', null, columns.map(([name]) => h('th', { scope: 'col', class: name === 'Actions' ? 'sticky-end' : undefined }, name)))),
+      h('tbody', null, items.map((item) => h('tr', { class: options.rowClass?.(item) ?? '' }, columns.map(([name, cell]) => h('td', { class: name === 'Actions' ? 'sticky-end' : undefined }, cell(item)))))),
     ),
   );
 }

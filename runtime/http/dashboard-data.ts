@@ -73,7 +73,9 @@ export async function readRows(db: FwDatabase, schema: Schema, query: RowsQuery)
       diagnostics: [{ path: 'query.column', code: 'unknown_column', message: `Known: ${columns.join(', ')}` }],
     });
   }
-  const order = Object.entries(table.columns).find(([, c]) => c.spec.primaryKey)?.[0] ?? columns[0]!;
+  const key = Object.entries(table.columns).find(([, c]) => c.spec.primaryKey)?.[0] ?? columns[0]!;
+  // Newest first when the table says when a row was made; the key keeps pages stable.
+  const order = columns.includes('created_at') && key !== 'created_at' ? sql`${sql.ref('created_at')} desc, ${sql.ref(key)}` : sql`${sql.ref(key)}`;
   const conditions = [
     ...(query.tenant && table.tenantScoped && !query.asTenant ? [sql`tenant_id = ${query.tenant}::uuid`] : []),
     ...(query.filter ? [sql`${sql.ref(query.filter.column)}::text ilike ${`%${query.filter.value.replace(/[\\%_]/g, '\\$&')}%`}`] : []),
@@ -81,7 +83,7 @@ export async function readRows(db: FwDatabase, schema: Schema, query: RowsQuery)
   const where = conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``;
   const read = async (k: Kysely<any>) => {
     const total = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(query.table)} ${where}`.execute(k);
-    const rows = await sql`select * from ${sql.table(query.table)} ${where} order by ${sql.ref(order)} limit ${query.limit} offset ${query.offset}`.execute(k);
+    const rows = await sql`select * from ${sql.table(query.table)} ${where} order by ${order} limit ${query.limit} offset ${query.offset}`.execute(k);
     return { rows: rows.rows, total: total.rows[0]?.n ?? 0 };
   };
   if (query.asTenant === undefined) return { ...(await read(db.admin)), as: 'owner' };

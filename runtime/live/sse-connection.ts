@@ -62,6 +62,8 @@ export class SseConnection {
   #open = false;
   #closed = false;
   #blocked = false;
+  /** Holds taken (`hold`): while any is, events wait in their slots and go out together on release. */
+  #holds = 0;
   /** Unsent events by slot, made when the first event has to wait (most streams never need it). */
   #pending: Map<string, Chunk> | undefined;
   #lastWriteAt = 0;
@@ -126,7 +128,7 @@ export class SseConnection {
   send(slot: string, event: SseEvent | PreparedEvent): void {
     if (this.#closed) return;
     const text: Chunk = 'parts' in event ? event : formatEvent(event);
-    if (!this.#open || this.#blocked) {
+    if (!this.#open || this.#blocked || this.#holds > 0) {
       this.#pending ??= new Map();
       if (this.#pending.delete(slot)) this.superseded++;
       this.#pending.set(slot, text);
@@ -136,9 +138,32 @@ export class SseConnection {
     this.written++;
   }
 
+  /**
+   * Holds what is sent until every hold is released (the function returned; calling it again does
+   * nothing), then writes it in one piece: the frames one write causes on several subscriptions of this
+   * stream (a row moving from one page to the next) reach the client together, and it never shows the
+   * state between them.
+   */
+  hold(): () => void {
+    this.#holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds > 0) return;
+      const socket = this.#res.socket;
+      socket?.cork();
+      try {
+        this.#drain();
+      } finally {
+        socket?.uncork();
+      }
+    };
+  }
+
   /** A comment line, if nothing else was written for `quietMs` (keeps proxies from timing out). */
   heartbeat(quietMs: number): void {
-    if (!this.isOpen || this.#blocked || Date.now() - this.#lastWriteAt < quietMs) return;
+    if (!this.isOpen || this.#blocked || this.#holds > 0 || Date.now() - this.#lastWriteAt < quietMs) return;
     this.#write(HEARTBEAT);
   }
 
@@ -170,7 +195,7 @@ export class SseConnection {
 
   #drain(): void {
     this.#blocked = false;
-    if (!this.isOpen || !this.#pending) return;
+    if (!this.isOpen || !this.#pending || this.#holds > 0) return;
     for (const [slot, text] of this.#pending) {
       this.#pending.delete(slot);
       this.#write(text);

@@ -163,7 +163,7 @@ function runSection(run: AiRun, index: number): HTMLElement {
       h('dt', null, 'Tokens'),
       h('dd', { 'data-testid': 'ai-tokens' }, `${run.inputTokens} in · ${run.outputTokens} out · ${total} total`),
       h('dt', null, 'Time'),
-      h('dd', null, `${run.latencyMs} ms · ${run.steps.length} step${run.steps.length === 1 ? '' : 's'}`, run.costUsd !== null ? ` · $${run.costUsd.toFixed(4)}` : ''),
+      h('dd', null, `${run.latencyMs} ms · ${run.steps.length} step${run.steps.length === 1 ? '' : 's'}`, run.costUsd ? ` · $${run.costUsd.toFixed(4)}` : ''),
       h('dt', null, 'Caller'),
       h('dd', null, run.auth.userId ?? 'system', run.auth.tenantId ? h('span', { class: 'muted', title: run.auth.tenantId }, ` · tenant ${run.auth.tenantId.slice(0, 8)}…`) : null, h('span', { class: 'muted', title: run.createdAt }, ` · ${ago(run.createdAt)}`)),
     ),
@@ -173,7 +173,7 @@ function runSection(run: AiRun, index: number): HTMLElement {
           'ol',
           { class: 'messages', 'aria-label': 'Messages' },
           run.content.prompt !== null ? h('li', { class: 'message user' }, h('span', { class: 'who' }, 'User'), h('div', { class: 'text' }, run.content.prompt)) : null,
-          run.content.text !== null ? h('li', { class: 'message assistant' }, h('span', { class: 'who' }, 'Assistant'), run.content.text ? h('div', { class: 'text' }, run.content.text) : h('div', { class: 'text muted' }, run.status === 'awaiting-approval' ? '(no text: waits for approval)' : '(no text)')) : null,
+          run.content.text !== null ? h('li', { class: 'message assistant' }, h('span', { class: 'who' }, 'Assistant'), run.content.text ? h('div', { class: 'text' }, run.content.text) : h('div', { class: 'text muted' }, run.status === 'awaiting-approval' ? '(no text: awaiting approval)' : '(no text)')) : null,
         )
       : h('p', { class: 'empty' }, 'Not kept: prompts, answers and tool payloads are recorded only with FW_AI_RECORD_CONTENT=1.'),
     h('h3', null, 'Tool calls'),

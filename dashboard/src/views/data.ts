@@ -63,7 +63,7 @@ export const dataView: View = {
           h('h2', { id: 'pending-title' }, 'Pending and blocked changes'),
           status.pending.length + status.blocked.length === 0 ? h('p', { class: 'empty' }, 'The database matches src/fw/schema.ts.') : null,
           status.pending.length
-            ? table('Pending changes', [['Change', (c) => c.description], ['Kind', (c) => h('code', null, c.kind)], ['', (c) => (c.destructive ? badge('destructive', 'bad') : null)], ['SQL', (c) => h('code', { class: 'cell', title: c.sql.join(';\n') }, c.sql.join('; '))]], status.pending, '')
+            ? table('Pending changes', [['Change', (c) => c.description], ['Kind', (c) => h('code', { class: 'nowrap' }, c.kind)], ['Risk', (c) => (c.destructive ? badge('destructive', 'bad') : h('span', { class: 'muted' }, 'safe'))], ['SQL', (c) => h('code', { class: 'cell', title: c.sql.join(';\n') }, c.sql.join('; '))]], status.pending, '')
             : null,
           status.blocked.length ? h('ul', { class: 'diagnostics' }, status.blocked.map((b) => h('li', null, badge(b.code, 'bad'), ' ', b.message))) : null,
         ),
@@ -74,7 +74,7 @@ export const dataView: View = {
           h('div', { style: 'margin-top:12px' }),
           table(
             'Applied migrations',
-            [['#', (m) => m.id], ['Applied', (m) => h('span', { title: m.appliedAt }, ago(m.appliedAt))], ['fw', (m) => m.fwVersion], ['Changes', (m) => m.changes.map((c) => c.description).join('; ')]],
+            [['#', (m) => m.id], ['Applied', (m) => h('span', { class: 'nowrap', title: m.appliedAt }, ago(m.appliedAt))], ['fw', (m) => h('span', { class: 'nowrap' }, m.fwVersion)], ['Changes', (m) => m.changes.map((c) => c.description).join('; ')]],
             [...status.applied].reverse(),
             'No migration applied yet.',
           ),
@@ -122,7 +122,7 @@ export const dataView: View = {
           { class: 'card', 'aria-labelledby': 'columns-title' },
           h('h2', { id: 'columns-title' }, 'Columns'),
           h('div', { style: 'margin-top:12px' }),
-          table('Columns', [['Name', (c) => h('code', null, c.name)], ['Type', (c) => c.kind], ['', (c) => [c.primaryKey ? badge('primary key') : null, c.nullable ? badge('nullable') : null]], ['References', (c) => (c.references ? h('code', null, c.references) : '')]], t.columns, ''),
+          table('Columns', [['Name', (c) => h('code', null, c.name)], ['Type', (c) => h('code', null, c.kind)], ['Flags', (c) => [c.primaryKey ? badge('primary key') : null, c.nullable ? badge('nullable') : null]], ['References', (c) => (c.references ? h('code', null, c.references) : '')]], t.columns, ''),
         ),
       );
       for (const select of [asSelect, tenantSelect, columnSelect]) select.addEventListener('change', apply);
@@ -211,8 +211,12 @@ function stat(label: string, value: string | number): HTMLElement {
   return h('div', { class: 'stat' }, h('div', { class: 'value' }, String(value)), h('div', { class: 'label' }, label));
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function cell(value: unknown): Node {
   if (value === null || value === undefined) return h('span', { class: 'muted' }, 'null');
+  // An id reads by its first 8 characters; the whole of it is on hover.
+  if (typeof value === 'string' && UUID.test(value)) return h('span', { class: 'id', title: value }, value.slice(0, 8));
   const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
   return h('span', { class: 'cell', title: typeof value === 'object' ? json(value) : text }, text);
 }

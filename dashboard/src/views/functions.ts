@@ -174,7 +174,14 @@ function argsTable(schema: Record<string, any>): HTMLElement {
       p.pattern ? `matches ${p.pattern}` : '',
       p.default !== undefined ? `default ${JSON.stringify(p.default)}` : '',
     ].filter(Boolean).join(', ');
-  return table('Args', [['Name', ([name]) => h('code', null, name)], ['Type', ([, p]) => h('code', null, typeOf(p))], ['', ([name]) => (required.has(name) ? badge('required') : badge('optional'))], ['Rules', ([, p]) => rules(p) || '—']], props, 'Takes no args.');
+  const columns: Array<[string, (prop: [string, Record<string, any>]) => HTMLElement | string]> = [
+    ['Name', ([name]) => h('code', null, name)],
+    ['Type', ([, p]) => h('code', null, typeOf(p))],
+    ['Required', ([name]) => (required.has(name) ? badge('required') : h('span', { class: 'muted' }, 'optional'))],
+  ];
+  // Rules only when some property has one.
+  if (props.some(([, p]) => rules(p))) columns.push(['Rules', ([, p]) => rules(p) || '—']);
+  return table('Args', columns, props, 'Takes no args.');
 }
 
 function renderAnswer(answer: RunAnswer, navigate: (hash: string) => void): HTMLElement {
@@ -183,14 +190,17 @@ function renderAnswer(answer: RunAnswer, navigate: (hash: string) => void): HTML
     return h('div', { class: 'result ok', 'data-testid': 'run-result' }, h('p', { class: 'result-head' }, badge('ok', 'good'), ` ${answer.durationMs} ms · `, trace), h('pre', { class: 'code', tabindex: 0, 'aria-label': 'Result' }, json(answer.result)));
   }
   const error = answer.error!;
+  // The headline once, the place once: a diagnostic that only repeats them (an entry that threw) is left out.
+  const tail = (text: string) => text.slice(text.lastIndexOf(': ') + 1).trim();
+  const diagnostics = error.diagnostics.filter((d) => !(d.message === error.message || ((!d.path || d.path === error.location) && tail(d.message) === tail(error.message))));
   return h(
     'div',
     { class: 'result error', 'data-testid': 'run-error' },
     h('p', { class: 'result-head' }, badge(error.code, 'bad'), ` ${error.status} · ${answer.durationMs} ms · `, trace),
-    h('p', null, error.message),
+    h('p', null, h('strong', null, error.message)),
     error.location ? h('p', null, 'at ', h('code', null, error.location)) : null,
-    error.diagnostics.length
-      ? h('ul', { class: 'diagnostics' }, error.diagnostics.map((d) => h('li', null, h('code', null, d.path || '(args)'), ' ', d.message, ' ', h('span', { class: 'muted' }, `(${d.code})`))))
+    diagnostics.length
+      ? h('ul', { class: 'diagnostics' }, diagnostics.map((d) => h('li', null, h('code', null, d.path || '(args)'), ' ', d.message, ' ', h('span', { class: 'muted' }, `(${d.code})`))))
       : null,
   );
 }

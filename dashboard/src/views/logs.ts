@@ -12,6 +12,14 @@ interface LogLine {
 
 const KEEP = 500;
 
+/** The line without its trace id (and the "trace" word or brackets around it) when the "request →" link carries it. */
+function withoutTrace(text: string, traceId: string): string {
+  return text
+    .replace(` [trace ${traceId}]`, '')
+    .replace(`, trace ${traceId})`, ')')
+    .replace(` (trace ${traceId})`, '');
+}
+
 export const logsView: View = {
   id: 'logs',
   title: 'Logs',
@@ -35,8 +43,9 @@ export const logsView: View = {
             'div',
             { class: `log-line ${l.level}` },
             h('time', { datetime: new Date(l.at).toISOString() }, new Date(l.at).toLocaleTimeString()),
-            l.level === 'error' || l.level === 'warn' ? badge(l.level, l.level === 'error' ? 'bad' : 'warn') : null,
-            h('span', { class: 'log-text' }, l.text),
+            // A fixed-width level column: the colour is on the badge, the line stays readable.
+            h('span', { class: 'log-level' }, badge(l.level === 'log' ? 'info' : l.level, l.level === 'error' ? 'bad' : l.level === 'warn' ? 'warn' : '')),
+            h('span', { class: 'log-text' }, l.traceId ? withoutTrace(l.text, l.traceId) : l.text),
             l.traceId ? h('a', { href: `#/requests/${l.traceId}`, class: 'log-trace', 'aria-label': `Request of trace ${l.traceId}` }, 'request →') : null,
           ),
         ),

@@ -77,11 +77,15 @@ export const outboxView: View = {
     const runNotice = h('p', { class: 'hint', role: 'status', 'aria-live': 'polite' });
     const tabs = h('div', { class: 'tabs', role: 'group', 'aria-label': 'Outbox rows' });
     const callTabs = h('div', { class: 'tabs', role: 'group', 'aria-label': 'Scheduled calls' });
+    // The counts the overview gives (none for the rows being retried: they are among the pending).
+    let counts: { pending: number; dead: number } | undefined;
     const renderTabs = () => {
+      const label = (f: Filter) => (f === 'dead' ? 'Dead-lettered' : f === 'failed' ? 'Retrying' : 'Pending');
+      const count = (f: Filter) => (counts && f !== 'failed' ? ` (${counts[f]})` : '');
       mount(
         tabs,
         (['pending', 'failed', 'dead'] as const).map((f) =>
-          h('button', { type: 'button', 'aria-pressed': String(f === filter), on: { click: () => { filter = f; renderTabs(); void loadRows(); } } }, f === 'dead' ? 'Dead-lettered' : f === 'failed' ? 'Failed, retrying' : 'Pending'),
+          h('button', { type: 'button', 'aria-pressed': String(f === filter), on: { click: () => { filter = f; renderTabs(); void loadRows(); } } }, label(f), count(f)),
         ),
       );
       mount(
@@ -255,6 +259,10 @@ export const outboxView: View = {
     return {
       async refresh() {
         const [overview, { runs }] = await Promise.all([api<Overview>('/_fw/outbox'), api<{ runs: Run[] }>('/_fw/workflows?limit=50'), loadRows(), loadCalls(), loadCrons()]);
+        if (!counts || counts.pending !== overview.counts.pending || counts.dead !== overview.counts.dead) {
+          counts = { pending: overview.counts.pending, dead: overview.counts.dead };
+          if (!tabs.contains(document.activeElement) && !callTabs.contains(document.activeElement)) renderTabs();
+        }
         mount(stats, stat('Pending', overview.counts.pending), stat('Delivering', overview.leased), stat('Delivered', overview.counts.delivered), stat('Dead-lettered', overview.counts.dead), stat('Workflow runs', runs.length));
         mount(
           runsBox,

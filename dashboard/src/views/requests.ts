@@ -67,14 +67,14 @@ export const requestsView: View = {
     const failure = (t: Trace) => t.spans.find((s) => s.error)?.error ?? null;
     const renderList = () => {
       const q = search.value.trim().toLowerCase();
-      const matching = traces.filter((t) => !q || t.traceId.includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
+      const matching = traces.filter((t) => !q || t.traceId.includes(q) || label(t).toLowerCase().includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
       const shown = matching.slice(0, limit);
       mount(
         listBox,
         table(
           'Recent requests',
           [
-            ['Request', (t) => h('a', { href: `#/requests/${t.traceId}`, class: 'mono' }, label(t))],
+            ['Request', (t) => h('a', { href: `#/requests/${t.traceId}`, class: 'mono clip wide', title: label(t) }, label(t))],
             [
               // The HTTP status of a request (none for a dashboard run, which answers 200 whatever the entry did, nor for a delivery).
               'HTTP',
@@ -94,8 +94,7 @@ export const requestsView: View = {
             ],
             ['Caller', (t) => h('span', { class: 'clip', title: t.caller ? `${who(t)}\n${JSON.stringify(t.caller)}` : '' }, who(t))],
             ['Entry', (t) => { const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined); return entry ? h('code', null, String(entry.attributes['fw.entry'])) : '—'; }],
-            ['Duration', (t) => h('span', { class: 'nowrap' }, `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`)],
-            ['Spans', (t) => t.spans.length],
+            ['Duration', (t) => h('span', { class: 'nowrap', title: `${t.spans.length} spans` }, `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`)],
             ['When', (t) => h('span', { class: 'nowrap', title: new Date(t.start).toISOString() }, ago(t.start))],
           ],
           shown,

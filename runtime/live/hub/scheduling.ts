@@ -8,6 +8,7 @@
 import type { Invalidation } from '../log.ts';
 import { tenantKey } from '../read-index.ts';
 import { readSetMatches, type ReadSet } from '../read-set.ts';
+import type { SseConnection } from '../sse-connection.ts';
 import type { HubContext } from './context.ts';
 import { MAX_COVERS, refreshOf, type Group, type Groups } from './groups.ts';
 
@@ -69,13 +70,13 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
     if (noticed.size >= MAX_NOTICED) noticed.clear(); // the reader is far behind: rows then simply rerun
     noticed.set(row.revision, noticeSeq);
     noticedRevision = Math.max(noticedRevision, row.revision);
-    const runs: Array<Promise<void>> = [];
+    const woken: Group[] = [];
     for (const group of groups.concerned(row)) {
       counters.noticeWakeups++;
       wokenBy(group, row);
-      runs.push(schedule(group));
+      woken.push(group);
     }
-    return runs.length === 0 ? undefined : Promise.allSettled(runs);
+    return woken.length === 0 ? undefined : Promise.allSettled(wakeTogether(woken));
   }
 
   function onInvalidations(rows: readonly Invalidation[], expired: boolean): void {
@@ -105,7 +106,55 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
         wokenBy(group, row);
       }
     });
-    for (const group of affected) void schedule(group);
+    if (affected.size > 0) wakeTogether([...affected]);
+  }
+
+  /**
+   * Wakes groups one write concerns; returns when each one's runs are over. A stream holding several of
+   * their subscriptions (a paginated list's pages) is held until the run of each that covers this
+   * wakeup has ended, so their frames reach it together (SseConnection.hold) — bounded by
+   * `HOLD_LIMIT_MS`, should one of those runs hang.
+   */
+  function wakeTogether(woken: readonly Group[]): Array<Promise<void>> {
+    const shared = woken.length > 1 ? streamsSharedBy(woken) : undefined;
+    const releases = new Map<Group, Array<() => void>>();
+    for (const [connection, members] of shared ?? []) {
+      const release = connection.hold();
+      const timer = setTimeout(release, HOLD_LIMIT_MS);
+      timer.unref();
+      let left = members.size;
+      const done = () => {
+        if (--left > 0) return;
+        clearTimeout(timer);
+        release();
+      };
+      for (const group of members) releases.set(group, [...(releases.get(group) ?? []), done]);
+    }
+    return woken.map((group) => {
+      const covering = group.runs.wake();
+      const dones = releases.get(group);
+      if (dones) {
+        const settled = () => {
+          for (const done of dones) done();
+        };
+        covering.then(settled, settled);
+      }
+      return group.runs.idle();
+    });
+  }
+
+  /** The streams that hold subscriptions of two or more of `woken`, with those groups. */
+  function streamsSharedBy(woken: readonly Group[]): Map<SseConnection, Set<Group>> {
+    const byStream = new Map<SseConnection, Set<Group>>();
+    for (const group of woken) {
+      for (const subscription of group.subscribers) {
+        const members = byStream.get(subscription.connection);
+        if (members) members.add(group);
+        else byStream.set(subscription.connection, new Set([group]));
+      }
+    }
+    for (const [connection, members] of byStream) if (members.size < 2) byStream.delete(connection);
+    return byStream;
   }
 
   /** Keeps the earliest write that woke the group since its run began (the live lag's start), and its revision. */
@@ -187,6 +236,8 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
   return { onNotice, onInvalidations, schedule, runOnce, committedRevision, concerns, missedDuringRun };
 }
 
+/** The longest one stream's frames wait for the other runs one write caused (wakeTogether). */
+const HOLD_LIMIT_MS = 1_000;
 /** Invalidation batches kept for runs in flight (a run older than that reruns: see missedDuringRun). */
 const MAX_HISTORY = 10_000;
 /** Revisions noticed and not read yet, at most (more means the reader is stalled; see `noticed`). */

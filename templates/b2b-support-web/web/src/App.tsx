@@ -58,7 +58,7 @@ export function App({ identity, role }: { identity?: ReactNode; role?: string | 
           )}
           {selection === 'new' && <TicketForm onCreated={(ticketId) => setSelection({ ticketId })} />}
           {selection === 'people' && <AddPersonForm />}
-          {selectedId && <TicketDetail key={selectedId} ticketId={selectedId} />}
+          {selectedId && <TicketDetail key={selectedId} ticketId={selectedId} canAssign={role === 'admin'} />}
           {selection === null && (
             <div className="placeholder">
               <svg aria-hidden="true" viewBox="0 0 24 24" className="placeholder-icon">

@@ -21,6 +21,12 @@ export function App() {
   const [title, setTitle] = useState('');
   const [body, setBody] = useState('');
   const form = useRef<HTMLFormElement>(null);
+  // A refusal about the form's own fields is said under them, in words; anything else gets the banner.
+  const error = createNote.error;
+  const fieldProblems = error?.code === 'validation_failed' ? error.diagnostics.filter((d) => d.path === 'args.title' || d.path === 'args.body') : [];
+  const onlyFields = fieldProblems.length > 0 && fieldProblems.length === error?.diagnostics.length;
+  const titleProblem = fieldProblems.find((d) => d.path === 'args.title');
+  const bodyProblem = fieldProblems.find((d) => d.path === 'args.body');
 
   async function addNote(event: FormEvent) {
     event.preventDefault();
@@ -49,13 +55,23 @@ export function App() {
           Title
           <input
             value={title}
-            onChange={(e) => setTitle(e.target.value)}
+            onChange={(e) => {
+              setTitle(e.target.value);
+              // Being fixed: the note under the field goes.
+              if (onlyFields) createNote.reset();
+            }}
             maxLength={200}
             placeholder="What’s on your mind?"
             required
-            aria-invalid={createNote.error?.diagnostics.some((d) => d.path === 'args.title') || undefined}
+            aria-invalid={titleProblem ? true : undefined}
+            aria-describedby={titleProblem ? 'title-problem' : undefined}
           />
         </label>
+        {titleProblem && (
+          <p id="title-problem" className="field-problem" role="alert">
+            {titleProblem.code === 'too_small' ? 'Title can’t be blank.' : titleProblem.message}
+          </p>
+        )}
         <label className="field">
           <span>
             Details <small>(optional)</small>
@@ -66,8 +82,15 @@ export function App() {
             onKeyDown={(e) => e.key === 'Enter' && (e.metaKey || e.ctrlKey) && e.currentTarget.form?.requestSubmit()}
             maxLength={10_000}
             rows={2}
+            aria-invalid={bodyProblem ? true : undefined}
+            aria-describedby={bodyProblem ? 'body-problem' : undefined}
           />
         </label>
+        {bodyProblem && (
+          <p id="body-problem" className="field-problem" role="alert">
+            {bodyProblem.message}
+          </p>
+        )}
         <div className="composer-actions">
           <span className="hint">
             <kbd>Enter</kbd> in the title or <kbd>Ctrl</kbd>+<kbd>Enter</kbd> adds the note
@@ -76,12 +99,12 @@ export function App() {
         </div>
       </form>
 
-      {createNote.error && (
+      {error && !onlyFields && (
         <ErrorBanner
           title="The note was not saved"
-          error={createNote.error}
+          error={error}
           // The text is back in the form: Retry sends it again.
-          onRetry={isRetryable(createNote.error) ? () => form.current?.requestSubmit() : undefined}
+          onRetry={isRetryable(error) ? () => form.current?.requestSubmit() : undefined}
           onDismiss={createNote.reset}
         />
       )}

@@ -6,7 +6,7 @@ import { ErrorBanner } from './ErrorBanner.tsx';
 let pendingIds = 0;
 
 /** One ticket, live: its details, the conversation, a reply box and the agent's actions. */
-export function TicketDetail({ ticketId }: { ticketId: string }) {
+export function TicketDetail({ ticketId, canAssign }: { ticketId: string; canAssign: boolean }) {
   const live = useLiveQuery('liveTicket', { ticketId });
   // The reply shows at once: the optimistic update adds it to the loaded conversation, and it stays until
   // the server's snapshot includes it (or goes if the command fails). docs/live.md "Optimistic updates".
@@ -26,7 +26,7 @@ export function TicketDetail({ ticketId }: { ticketId: string }) {
   const [assignee, setAssignee] = useState('');
   const actionError = addComment.error ?? assignTicket.error ?? closeTicket.error;
 
-  if (live.error && !live.data) return <ErrorBanner error={live.error} />;
+  if (live.error && !live.data) return <ErrorBanner title="Could not load this ticket" error={live.error} onRetry={live.status === 'closed' ? live.retry : undefined} />;
   if (!live.data) return <p className="muted loading">Loading ticket…</p>;
   const { ticket, comments } = live.data;
   if (!ticket) return <p className="muted">This ticket does not exist in this organisation.</p>;
@@ -67,6 +67,7 @@ export function TicketDetail({ ticketId }: { ticketId: string }) {
 
       {actionError && (
         <ErrorBanner
+          title={addComment.error ? 'The reply was not sent' : assignTicket.error ? 'The ticket was not assigned' : 'The ticket was not closed'}
           error={actionError}
           onDismiss={() => {
             addComment.reset();
@@ -117,15 +118,20 @@ export function TicketDetail({ ticketId }: { ticketId: string }) {
       )}
 
       <footer className="ticket-actions">
-        <form onSubmit={assign} className="assign">
-          <label className="field inline">
-            <span>Assign to</span>
-            <input value={assignee} onChange={(e) => setAssignee(e.target.value)} maxLength={200} required placeholder="name" />
-          </label>
-          <button type="submit" className="button" disabled={assignTicket.isPending}>
-            Assign
-          </button>
-        </form>
+        {/* Only admins may assign (src/policies.ts): agents are not offered what the server would refuse. */}
+        {canAssign ? (
+          <form onSubmit={assign} className="assign">
+            <label className="field inline">
+              <span>Assign to</span>
+              <input value={assignee} onChange={(e) => setAssignee(e.target.value)} maxLength={200} required placeholder="name" />
+            </label>
+            <button type="submit" className="button" disabled={assignTicket.isPending}>
+              Assign
+            </button>
+          </form>
+        ) : (
+          <p className="muted hint">Only admins assign tickets.</p>
+        )}
         {!closed && (
           <button type="button" className="button danger" onClick={() => closeTicket.mutate({ ticketId })} disabled={closeTicket.isPending}>
             Close ticket

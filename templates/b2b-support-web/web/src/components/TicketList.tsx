@@ -29,7 +29,8 @@ export function TicketList({ view, onView, tickets, selectedId, onSelect, onNew 
           ))}
         </div>
       </div>
-      {tickets.error && <ErrorBanner error={tickets.error} />}
+      {/* The subscription ended (e.g. the sign-in expired): Retry reopens it. */}
+      {tickets.error && <ErrorBanner title="Could not load tickets" error={tickets.error} onRetry={tickets.liveStatus === 'closed' ? tickets.retry : undefined} />}
       {tickets.isLoading && !tickets.error && <LoadingRows />}
       {!tickets.isLoading && tickets.results.length === 0 && (
         <div className="empty">
