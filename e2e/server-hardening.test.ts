@@ -274,7 +274,7 @@ describe.skipIf(!hasChromium)('fw start: the b2b-support-web build under the def
     await page.goto(server!.ready.serverUrl as string);
     await signIn(page, 'not the password');
     const banner = page.getByRole('alert');
-    await expect.poll(() => banner.locator('.banner-text').textContent(), { timeout: 15_000 }).toMatch(/^Wrong workspace, email or password\.unauthenticated · invalid_credentials · trace [0-9a-f]{32}$/);
+    await expect.poll(() => banner.locator('.banner-text').textContent(), { timeout: 15_000 }).toMatch(/^Wrong workspace, email or password\.Code unauthenticatedReason invalid_credentialsTrace [0-9a-f]{32}$/);
     expect(await page.getByLabel('Password').inputValue()).toBe('');
     expect(await page.getByRole('button', { name: 'New ticket' }).count()).toBe(0);
     // The refused sign-in is the only failed request (Chromium logs it as a console error too).
