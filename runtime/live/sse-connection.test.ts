@@ -48,6 +48,30 @@ describe('an SSE connection', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
+  it('holds what is sent until every hold is released, then writes it in one piece', async () => {
+    const { connection, socket, server, received } = await openPair();
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => void socket.destroy(), () => connection.end());
+    const pieces: string[] = [];
+    socket.on('data', (chunk) => pieces.push(chunk.toString('utf8')));
+    connection.open({});
+    await until(() => received().includes('fw live'), 'the preamble');
+    const releaseOne = connection.hold();
+    const releaseTwo = connection.hold();
+    connection.send('p1', { event: 'snapshot', id: 1, data: '{"key":"p1"}' });
+    connection.send('p2', { event: 'snapshot', id: 2, data: '{"key":"p2"}' });
+    releaseOne();
+    releaseOne(); // a second call of the same release does nothing
+    expect(connection.pendingSlots).toBe(2);
+    expect(connection.written).toBe(0);
+    const start = pieces.length;
+    releaseTwo();
+    expect(connection.written).toBe(2);
+    await until(() => events(received()).length === 2, 'both held events');
+    expect(events(received()).map((e) => e.data)).toEqual(['{"key":"p1"}', '{"key":"p2"}']);
+    // Both in one read: written while the socket was corked.
+    expect(pieces.slice(start).filter((piece) => piece.includes('event: snapshot')).length).toBe(1);
+  });
+
   it('keeps only the latest unsent event per slot while the client does not read', async () => {
     const { connection, socket, server, received } = await openPair();
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => void socket.destroy(), () => connection.end());

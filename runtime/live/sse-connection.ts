@@ -150,7 +150,8 @@ export class SseConnection {
     return () => {
       if (released) return;
       released = true;
-      if (--this.#holds > 0) return;
+      // A slow client's socket still full: its 'drain' writes what waits, as it would without a hold.
+      if (--this.#holds > 0 || this.#blocked) return;
       const socket = this.#res.socket;
       socket?.cork();
       try {
