@@ -402,10 +402,21 @@ describe('fw dev --open and the d key', () => {
     let screen = '';
     child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (screen += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    let exitCode: number | null | undefined;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve((exitCode = code))));
     const read = () => readFile(opened, 'utf8').catch(() => '');
     try {
-      const url = await until(async () => /fw dev: dashboard on (http:\/\/127\.0\.0\.1:\d+\/_fw\/dashboard\/) \(press d \+ enter to open it\)/.exec(screen)?.[1], 'the dashboard line', { timeoutMs: 120_000 });
+      // Fails as soon as fw dev ends early, and either way with what it printed.
+      const url = await until(
+        async () => {
+          if (exitCode !== undefined) throw new Error(`fw dev ended (exit code ${exitCode}) before its dashboard line`);
+          return /fw dev: dashboard on (http:\/\/127\.0\.0\.1:\d+\/_fw\/dashboard\/) \(press d \+ enter to open it\)/.exec(screen)?.[1];
+        },
+        'the dashboard line',
+        { timeoutMs: 120_000 },
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}; fw dev printed:\n${screen}`);
+      });
       await until(async () => (await read()) === `${url}\n`, 'the dashboard opened at start', { timeoutMs: WAIT });
       child.stdin.write('d\n');
       await until(async () => (await read()) === `${url}\n${url}\n`, 'the dashboard opened by the key', { timeoutMs: WAIT });
