@@ -140,7 +140,10 @@ describe('npm create fwjs, from the packed tarballs', () => {
     const created = await runNode([path.join(work, 'tools/node_modules/create-fwjs/index.js'), 'my-app', '--no-install', '--fw-spec', `file:${fwTarball}`, '--json'], { cwd: apps });
     expect(created.code, created.stderr).toBe(0);
     const app = path.join(apps, 'my-app');
-    const env = { ...process.env, PATH: [path.dirname(oldNode!), ...(process.env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.includes('node_modules'))].join(path.delimiter) };
+    // A user's shell: none of the npm_* variables `npm test` gives this suite, which the inner npm would
+    // take as its own config (npm_config_user_agent naming the outer npm's Node 24, for one).
+    const shell = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+    const env = { ...shell, PATH: [path.dirname(oldNode!), ...(process.env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.includes('node_modules'))].join(path.delimiter) };
     const npmVersion = execFileSync('npm', ['--version'], { cwd: app, env, encoding: 'utf8' }).trim();
     const nodeVersion = execFileSync('node', ['-p', 'process.versions.node'], { cwd: app, env, encoding: 'utf8' }).trim();
     expect(unsupportedNodeMessage(nodeVersion)).toBeDefined();
@@ -158,7 +161,7 @@ describe('npm create fwjs, from the packed tarballs', () => {
     const pinned = execFileSync(path.join(app, 'node_modules/.bin/node'), ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
     expect(pinned).toMatch(/^24\./);
     // Beside npm's banner for the root script (`> postinstall`, `> fw postinstall`), one line of fw's.
-    expect(fwLines).toEqual([
+    expect(fwLines, install.output).toEqual([
       `fw: npm ran on Node.js ${nodeVersion}, older than fw supports (22.12), and .npmrc hides its engine warnings: nothing failed — this app's npm scripts and npx fw run on Node.js ${pinned}, its "node" devDependency.`,
     ]);
     expect(install.output).toMatch(/^added \d+ packages in /m);
