@@ -211,7 +211,7 @@ describe('the nuxt-web template', () => {
       await context.close();
     });
 
-    it('shows its states: live indicator, a pending note before the answer, a refused note\'s code and trace id, a refused subscription', async () => {
+    it('shows its states: live indicator, a refused field said under it, a failure\'s code and trace id, a pending note before the answer, a refused subscription', async () => {
       const context = await browser.newContext();
       await actAsTenant(context, freshTenantId());
       const page = await context.newPage();
@@ -221,18 +221,39 @@ describe('the nuxt-web template', () => {
       await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
       await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
 
-      // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it.
+      // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it. Only
+      // the field was wrong: one plain note under it, tied to the input, no banner; the text is back.
       await page.getByLabel('Title').fill('   ');
+      await page.getByRole('button', { name: 'Add note' }).click();
+      const problem = page.getByRole('alert');
+      await problem.waitFor({ timeout: 30_000 });
+      expect(await problem.count()).toBe(1);
+      expect(await problem.textContent()).toBe('Title can’t be blank.');
+      expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.getByLabel('Title').getAttribute('aria-describedby')).toBe(await problem.getAttribute('id'));
+      await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+      expect(await page.getByLabel('Title').inputValue()).toBe('   ');
+      // Typing a fix takes the note away.
+      await page.getByLabel('Title').fill('Not sent');
+      await problem.waitFor({ state: 'detached', timeout: 30_000 });
+      expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe(null);
+
+      // Any other failure: the banner, with the code and trace id, Retry (worth sending again) and Dismiss.
+      await page.route('**/commands/createNote', (route) =>
+        route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'The database is restarting.' }, traceId: 'trace0123456789abcdef' }) }),
+      );
       await page.getByRole('button', { name: 'Add note' }).click();
       const banner = page.getByRole('alert');
       await banner.waitFor({ timeout: 30_000 });
       expect(await banner.textContent()).toContain('The note was not saved');
-      expect(await banner.locator('code').first().textContent()).toBe('validation_failed');
-      expect(await banner.textContent()).toMatch(/Trace [0-9a-f]{16,}/);
-      expect(await page.getByLabel('Title').inputValue()).toBe('   ');
-      expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe('true');
+      expect(await banner.textContent()).toContain('The database is restarting.');
+      expect(await banner.locator('code').first().textContent()).toBe('unavailable');
+      expect(await banner.textContent()).toContain('Trace trace0123456789abcdef');
+      expect(await banner.getByRole('button', { name: 'Retry' }).count()).toBe(1);
+      expect(await page.getByLabel('Title').inputValue()).toBe('Not sent');
       await banner.getByRole('button', { name: 'Dismiss' }).click();
       await banner.waitFor({ state: 'detached', timeout: 30_000 });
+      await page.unroute('**/commands/createNote');
       await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
 
       // The command waits until the test lets it through: meanwhile the note is listed, pending.
