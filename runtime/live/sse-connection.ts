@@ -71,6 +71,8 @@ export class SseConnection {
   /** Events written and events replaced while the client was slow (for status and debug). */
   written = 0;
   superseded = 0;
+  /** The live subscriptions this stream carries (the hub counts them): one write can wake two of them only past 1. */
+  subscriptions = 0;
 
   // The response's listeners are shared functions that find their connection on the response: a
   // closure per stream (two, with their contexts) is memory every idle subscriber keeps (bench/live).

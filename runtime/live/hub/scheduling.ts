@@ -148,6 +148,8 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
     const byStream = new Map<SseConnection, Set<Group>>();
     for (const group of woken) {
       for (const subscription of group.subscribers) {
+        // A stream of one subscription (every GET /live) is never shared: no entry for it.
+        if (subscription.connection.subscriptions < 2) continue;
         const members = byStream.get(subscription.connection);
         if (members) members.add(group);
         else byStream.set(subscription.connection, new Set([group]));

@@ -54,6 +54,7 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
   function remove(subscription: Subscription): void {
     if (subscription.ended) return;
     subscription.ended = true;
+    subscription.connection.subscriptions--;
     byId.delete(subscription.id);
     const { group } = subscription;
     const tenantKey = tenantKeyOf(subscription);
@@ -165,6 +166,7 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
       held.set(key, (held.get(key) ?? 0) + 1);
       perCaller.set(caller, held);
       group.subscribers.add(subscription);
+      request.connection.subscriptions++;
       attach(request.connection);
       request.connection.onClose(() => remove(subscription));
       try {
