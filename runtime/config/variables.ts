@@ -55,6 +55,14 @@ export const VARIABLES = {
   FW_KEEP_ALIVE_TIMEOUT_MS: { type: 'whole', group: 'server', default: 5_000, doc: 'An idle keep-alive connection is closed after this.', see: 'deploy.md#server-limits' },
   FW_MAX_CONNECTIONS: { type: 'whole', group: 'server', default: 1_024, doc: 'Open connections per server; further ones are refused.', see: 'deploy.md#server-limits' },
   FW_BODY_LIMIT_BYTES: { type: 'whole', group: 'server', default: 1_048_576, doc: 'The largest request body accepted (a larger one is answered `413 payload_too_large`).', see: 'deploy.md#server-limits' },
+  FW_TRUST_PROXY: {
+    type: 'whole',
+    group: 'server',
+    min: 0,
+    default: 0,
+    doc: "How many proxies of yours stand in front of fw (a load balancer: 1): the client's address is then read from `X-Forwarded-For`, that many hops from the right; 0 takes the socket's peer and ignores the header.",
+    see: 'deploy.md#behind-a-proxy',
+  },
   FW_TRACE_TENANT: { type: 'flag', group: 'telemetry', default: false, doc: 'Entry spans carry the tenant id (`fw.tenant_id`).', see: 'observability.md' },
   FW_DEBUG: { type: 'flag', group: 'dev', default: false, doc: 'The CLI prints the stack of an unexpected error.' },
 

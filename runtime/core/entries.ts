@@ -334,6 +334,12 @@ export interface EndpointContext extends ServerContext {
   /** Request headers, lower-case, without credentials (`authorization`, `cookie`, …). */
   headers: Record<string, string>;
   /**
+   * Who sent the request: the socket's peer, or behind `FW_TRUST_PROXY` proxies of yours the client
+   * they saw (never a header the client could write). What to limit an anonymous caller by, such as a
+   * sign-in's tries per address; an IPv6 client may hold many addresses of one /64.
+   */
+  clientAddress: string;
+  /**
    * Runs the command or query `name` — one declared with `policy: 'system'` — as the system inside
    * `tenantId` (a UUID, or `null`), in its own transaction, and resolves to its result: how trusted code
    * acts in a tenant before a caller is known (a sign-in looking a user up). `ctx.db` stays the caller's.

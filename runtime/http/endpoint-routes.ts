@@ -21,7 +21,7 @@ export function endpointRoutes(app: AppDefinition, services: EntryServices, body
         template: () => path,
         serve: (call) => {
           const params = Object.fromEntries(Object.entries(call.params).map(([param, raw]) => [param, decode(raw)]));
-          return serveEndpoint(call.req, entry, { services, name, auth: callerOf(call).auth, traceId: call.traceId, params, bodyLimit });
+          return serveEndpoint(call.req, entry, { services, name, auth: callerOf(call).auth, traceId: call.traceId, params, bodyLimit, clientAddress: call.clientAddress() });
         },
       };
       return { method: String(entry.options.method), path, route };
@@ -44,6 +44,8 @@ export interface EndpointCall {
   traceId: string;
   params: Record<string, string>;
   bodyLimit: number;
+  /** Who sent it (client-address.ts): `ctx.clientAddress`. */
+  clientAddress: string;
 }
 
 /** Runs one endpoint through the entry pipeline: policy, then the args (query, or JSON body), then the handler; returns the reply to send. */
@@ -73,7 +75,7 @@ export async function serveEndpoint(
     external: true,
     readArgs,
     what: `${method} ${String(entry.options.path)}`,
-    context: { params: call.params, query, headers: safeHeaders(req.headers), runAsSystem: runAsSystem(call.services, traceId) },
+    context: { params: call.params, query, headers: safeHeaders(req.headers), clientAddress: call.clientAddress, runAsSystem: runAsSystem(call.services, traceId) },
   });
   if (isEndpointResponse(result)) {
     return { status: result.status, headers: { ...result.headers }, ...(result.body === undefined ? {} : { body: result.body }) };

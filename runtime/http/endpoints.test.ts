@@ -26,7 +26,7 @@ function testApp(): AppDefinition {
     getTicket: endpoint({
       method: 'GET',
       path: '/api/tickets/:id',
-      handler: (ctx) => ({ id: ctx.params.id, query: ctx.query, user: ctx.auth.userId, sawAuthorization: 'authorization' in ctx.headers, hasAi: typeof ctx.ai.generateText }),
+      handler: (ctx) => ({ id: ctx.params.id, query: ctx.query, user: ctx.auth.userId, sawAuthorization: 'authorization' in ctx.headers, hasAi: typeof ctx.ai.generateText, from: ctx.clientAddress }),
     }),
     newTicketForm: endpoint({ method: 'GET', path: '/api/tickets/new', handler: () => 'the static route wins' }),
     deleteTicket: endpoint({ method: 'DELETE', path: '/api/tickets/:id', handler: () => respond(204) }),
@@ -87,12 +87,13 @@ describe('endpoints', () => {
     await db?.close();
   });
 
-  it('serves GET with a path param and the query string, with fw envelope and no credentials in ctx.headers', async () => {
-    const r = await request(`${dev.url}/api/tickets/t%201?status=open&status=closed&page=2`, 'GET', { ...alice, authorization: 'Bearer x' });
+  it('serves GET with a path param and the query string, with fw envelope, no credentials in ctx.headers and the peer in ctx.clientAddress', async () => {
+    // A client's own X-Forwarded-For is not its address (FW_TRUST_PROXY is 0).
+    const r = await request(`${dev.url}/api/tickets/t%201?status=open&status=closed&page=2`, 'GET', { ...alice, authorization: 'Bearer x', 'x-forwarded-for': '6.6.6.6' });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       ok: true,
-      result: { id: 't 1', query: { status: 'open', page: '2' }, user: 'alice', sawAuthorization: false, hasAi: 'function' },
+      result: { id: 't 1', query: { status: 'open', page: '2' }, user: 'alice', sawAuthorization: false, hasAi: 'function', from: '127.0.0.1' },
       traceId: expect.any(String),
     });
     expect((await request(`${dev.url}/api/tickets/new`, 'GET', alice)).body.result).toBe('the static route wins');

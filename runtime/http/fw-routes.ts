@@ -79,7 +79,7 @@ export function fwRoutes(context: FwRoutesContext): { methods: readonly string[]
     template: () => template,
     serve: () => Promise.reject(new FwError('not_found', 'Live queries are not enabled in this runtime (createRuntime turns them on unless given live: false).')),
   });
-  const liveContext = (hub: LiveHub, call: RouteCall) => ({ hub, ...callerOf(call), clock, traceId: call.traceId, bodyLimit, headers: streamHeaders(call) });
+  const liveContext = (hub: LiveHub, call: RouteCall) => ({ hub, ...callerOf(call), clock, traceId: call.traceId, bodyLimit, headers: streamHeaders(call), clientAddress: call.clientAddress });
   const livePerName: Route = live
     ? {
         auth: 'caller',

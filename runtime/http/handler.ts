@@ -18,6 +18,7 @@ import type { BridgeLimits } from '../external/bridge.ts';
 import { ADMIN_PREFIX, type AdminDatabase, authorizeAdmin, hasAdminToken } from './admin-routes.ts';
 import { endpointRoutes } from './endpoint-routes.ts';
 import { fwRoutes } from './fw-routes.ts';
+import { clientAddressOf } from './client-address.ts';
 import { type Reply, type Route, type RouteCall } from './route.ts';
 import { createRouteTable, type RouteLookup } from './route-table.ts';
 import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
@@ -76,6 +77,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
   const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
   const cors = resolveCorsOptions(options.cors);
   const bodyLimit = options.bodyLimit ?? config.get('FW_BODY_LIMIT_BYTES');
+  const trustedProxies = config.get('FW_TRUST_PROXY');
   const onError = options.onError ?? logServerError;
   const { app, db } = options;
   const { services, ai } = assembleEntryServices(app, db, { ...(options.ai ? { ai: options.ai } : {}), traceTenant: config.get('FW_TRACE_TENANT'), clock });
@@ -119,7 +121,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     const identity = await authenticate(req, found.route);
     // fw dev's dashboard lists who made each request (a flag check when it is not keeping them).
     if (identity.caller) noteCaller(traceId, identity.caller.auth);
-    return found.route.serve({ req, res, params: found.params, traceId, ...identity });
+    return found.route.serve({ req, res, params: found.params, traceId, ...identity, clientAddress: () => clientAddressOf(req, trustedProxies) });
   }
 
   return (req, res, next) => {

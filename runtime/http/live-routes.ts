@@ -20,6 +20,8 @@ export interface LiveRouteContext {
   bodyLimit: number;
   /** Headers every response carries (CORS, trace id). */
   headers: Record<string, string>;
+  /** The client's address (client-address.ts), asked for an anonymous caller only. */
+  clientAddress(): string;
 }
 
 /**
@@ -38,7 +40,7 @@ export async function servePerNameStream(req: IncomingMessage, res: ServerRespon
     auth: context.auth,
     traceId: context.traceId,
     exclusive: true,
-    clientAddress: clientAddressOf(req, context.auth),
+    clientAddress: anonymousAddress(context),
     ...(lastRevision === undefined ? {} : { lastRevision }),
   });
   if (!outcome.ok) {
@@ -101,7 +103,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
       { diagnostics: [{ path: 'subscriptions', code: 'too_many', message: `At most ${maxSubscriptionsPerConnection}.` }] },
     );
   }
-  context.hub.checkCapacity(context.auth, subscriptions.length, clientAddressOf(req, context.auth));
+  context.hub.checkCapacity(context.auth, subscriptions.length, anonymousAddress(context));
 
   const connection = new SseConnection(connectionId(), req, res);
   connection.open(context.headers);
@@ -117,7 +119,7 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
         args: subscription.args ?? {},
         auth: context.auth,
         traceId: context.traceId,
-        clientAddress: clientAddressOf(req, context.auth),
+        clientAddress: anonymousAddress(context),
         ...(subscription.lastRevision === undefined ? {} : { lastRevision: subscription.lastRevision }),
       });
       if (outcome.ok) {
@@ -130,13 +132,13 @@ export async function serveMultiplexedStream(req: IncomingMessage, res: ServerRe
 }
 
 /**
- * The client's address, by which anonymous callers are counted against the live limits. It is the
- * socket's peer: behind a reverse proxy every anonymous caller is the proxy (docs/live.md). A signed-in
- * caller is counted as its user, so its address is not asked for (node keeps a looked-up peer on the
- * socket for the stream's life).
+ * The address by which an anonymous caller is counted against the live limits: the socket's peer, or
+ * behind FW_TRUST_PROXY's proxies the client they saw (docs/live.md). A signed-in caller is counted as
+ * its user, so its address is not asked for (node keeps a looked-up peer on the socket for the
+ * stream's life).
  */
-function clientAddressOf(req: IncomingMessage, auth: Auth): string | undefined {
-  return auth.userId ? undefined : (req.socket.remoteAddress ?? 'unknown');
+function anonymousAddress(context: LiveRouteContext): string | undefined {
+  return context.auth.userId ? undefined : context.clientAddress();
 }
 
 function parseArgsParameter(raw: string | null): unknown {

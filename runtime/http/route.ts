@@ -28,6 +28,8 @@ export interface RouteCall {
   caller?: AuthResult;
   /** Whether an `admin` or `admin-or-caller` route was reached with admin rights (dev mode or the token). */
   admin: boolean;
+  /** Who sent it: the socket's peer, or the client FW_TRUST_PROXY's proxies saw (client-address.ts). Asked for only where used. */
+  clientAddress(): string;
 }
 
 /** A route of the table: what it needs and what it serves. */

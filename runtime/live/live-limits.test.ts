@@ -13,6 +13,7 @@ import { applyMigration } from '../db/migrate.ts';
 import { databaseSecret } from '../db/secrets.ts';
 import { command, liveQuery } from '../core/entries.ts';
 import { createRuntimeHandler } from '../http/handler.ts';
+import { resolveConfig } from '../config/resolve-config.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { createLiveHub, type LiveHub } from './hub.ts';
@@ -44,9 +45,9 @@ function testApp(): AppDefinition {
 }
 
 /** A GET whose status is all we need, from a chosen local address (127.0.0.x are all loopback). */
-function statusFrom(url: string, localAddress: string): Promise<{ status: number; close(): void; body: Promise<string> }> {
+function statusFrom(url: string, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; close(): void; body: Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { localAddress }, (res) => {
+    const req = request(url, { localAddress, headers }, (res) => {
       let body = '';
       const done = new Promise<string>((r) => res.on('end', () => r(body)));
       res.on('data', (d) => (body += d));
@@ -130,6 +131,48 @@ describe(`live limits and revisions (${target.name})`, () => {
     const other = await statusFrom(`${url}/live/publicCount`, '127.0.0.3');
     expect(other.status).toBe(200);
     for (const response of [...held, other]) response.close();
+  });
+
+  it('behind FW_TRUST_PROXY proxies, counts each client the proxy saw; without it, the header is ignored', async () => {
+    // A hub of its own (3 per caller, no tenant budget shared with the other tests), served twice: behind
+    // one load balancer (FW_TRUST_PROXY=1), and as the default (0).
+    const app = testApp();
+    const own = createLiveHub(db, { dev: true, pruneIntervalMs: 0, pollIntervalMs: 200, maxSubscriptionsPerCaller: 3 });
+    own.setApp(app);
+    await own.start();
+    const serve = async (trustProxy: string) => {
+      const server = createServer(createRuntimeHandler({ app, db, dev: true, live: own, config: resolveConfig({ FW_TRUST_PROXY: trustProxy }) }));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/live/publicCount` };
+    };
+    const behind = await serve('1');
+    const direct = await serve('0');
+    const held: Array<{ close(): void }> = [];
+    const hold = async (target: string, from: string, forwardedFor: string) => {
+      const response = await statusFrom(target, from, { 'x-forwarded-for': forwardedFor });
+      held.push(response);
+      return response;
+    };
+    try {
+      // The proxy (127.0.0.4) appends the client it saw; what the client wrote left of it is not read.
+      for (const spoof of ['1.1.1.1', '2.2.2.2', '3.3.3.3']) expect((await hold(behind.url, '127.0.0.4', `${spoof}, 198.51.100.1`)).status).toBe(200);
+      const fourth = await hold(behind.url, '127.0.0.4', '4.4.4.4, 198.51.100.1');
+      expect(fourth.status).toBe(429);
+      expect(JSON.parse(await (fourth as { body: Promise<string> }).body).error.diagnostics[0]).toMatchObject({ code: 'limit_caller' });
+      // Another client behind the same proxy has its own budget.
+      expect((await hold(behind.url, '127.0.0.4', '198.51.100.2')).status).toBe(200);
+
+      // The default: the socket's peer (127.0.0.5), whatever the header says.
+      for (const client of ['198.51.100.3', '198.51.100.4', '198.51.100.5']) expect((await hold(direct.url, '127.0.0.5', client)).status).toBe(200);
+      expect((await hold(direct.url, '127.0.0.5', '198.51.100.6')).status).toBe(429);
+    } finally {
+      for (const response of held) response.close();
+      for (const { server } of [behind, direct]) {
+        server.closeAllConnections();
+        server.close();
+      }
+      await own.close();
+    }
   });
 
   it('gives each tenant opaque revisions: not the log’s, and useless in another tenant, while resume still works', async () => {
