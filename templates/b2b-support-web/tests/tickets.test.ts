@@ -202,12 +202,27 @@ describe('sign-in', () => {
     // About thirty sign-ins, each an scrypt hash of tens of milliseconds (several times that on a busy machine).
   }, 60_000);
 
+  it('stops one address after fifty wrong passwords over any emails (password spraying), for fifteen minutes, even for a right password', async () => {
+    // Every sign-in of this test app comes from 127.0.0.1: a window of its own, past the other tests' failures.
+    fw.advanceTime('15m');
+    const colleague = await addUser(ACME);
+    for (let i = 0; i < 50; i++) expect((await signIn({ workspace: 'acme', email: `guess-${i}-${randomUUID()}@example.com`, password: 'Summer2026!' })).status).toBe(401);
+    const sprayed = await fetch(`${fw.url}/api/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace: 'acme', email: colleague.email, password: 'correct horse battery' }) });
+    expect(sprayed.status).toBe(429);
+    expect(sprayed.headers.get('retry-after')).toBe('900');
+    expect((await sprayed.json()).error).toEqual({ code: 'too_many_requests', reason: 'sign_in_address_locked', message: 'Too many wrong passwords from this address. Try again in 15 minutes.', diagnostics: [] });
+    // Counted per workspace: Globex still answers this address.
+    expect((await signIn({ workspace: 'globex', email: colleague.email, password: 'correct horse battery' })).status).toBe(401);
+    fw.advanceTime('15m');
+    expect((await signIn({ workspace: 'acme', email: colleague.email, password: 'correct horse battery' })).status).toBe(200);
+  }, 180_000);
+
   it('lets only admins add people, never twice with one email, and never shows a password hash', async () => {
     await expect(as('agent').command('addUser', { email: 'x@example.com', name: 'X', password: 'correct horse battery' })).rejects.toMatchObject({ code: 'forbidden' });
     const user = await addUser(ACME);
     await expect(as('admin').command('addUser', { email: user.email, name: 'Again', password: 'correct horse battery' })).rejects.toMatchObject({ code: 'conflict', reason: 'email_taken' });
     await expect(as('admin').command('addUser', { email: `short-${randomUUID()}@example.com`, name: 'Short', password: 'too short' })).rejects.toMatchObject({ code: 'validation_failed' });
     // The lookup sign-in uses is the system's alone: not reachable over HTTP, even by an admin.
-    await expect(as('admin').query('findSignInUser', { email: user.email })).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(as('admin').query('findSignInUser', { email: user.email, address: '127.0.0.1' })).rejects.toMatchObject({ code: 'forbidden' });
   });
 });

@@ -2,10 +2,18 @@
  * How many wrong passwords an email of a workspace may have in a window before sign-in stops trying
  * them: a password guesser gets ten tries per quarter of an hour, not thousands per second (and each
  * try costs the server a key derivation). The counts live in the database (sign_in_failures), so every
- * server process shares them. A right password clears them.
+ * server process shares them. A right password clears the email's.
  */
 export const MAX_FAILED_SIGN_INS = 10;
 export const FAILED_SIGN_IN_WINDOW_MS = 15 * 60_000;
+
+/**
+ * How many wrong passwords one address (`ctx.clientAddress`: behind a load balancer, set FW_TRUST_PROXY)
+ * may give a workspace in the same window, over all emails: one guess for each of many emails (password
+ * spraying) stops here. High enough for an office behind one address; a right password does not clear
+ * it, so a guesser cannot reset it with an account of their own.
+ */
+export const MAX_FAILED_SIGN_INS_PER_ADDRESS = 50;
 
 /** Whole seconds until the oldest failure of a full window leaves it (at least 1). */
 export function secondsUntilRetry(oldestFailure: Date, now: Date): number {

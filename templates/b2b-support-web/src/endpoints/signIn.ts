@@ -1,7 +1,7 @@
 import { endpoint, FwError, tooManyRequests, z } from 'fwjs';
 import { verifyPassword } from '../auth/passwords.ts';
 import { issueToken } from '../auth/tokens.ts';
-import { MAX_FAILED_SIGN_INS, secondsUntilRetry } from '../auth/sign-in-limits.ts';
+import { MAX_FAILED_SIGN_INS, MAX_FAILED_SIGN_INS_PER_ADDRESS, secondsUntilRetry } from '../auth/sign-in-limits.ts';
 import { findWorkspace } from '../auth/workspaces.ts';
 
 interface SignInUser {
@@ -12,9 +12,16 @@ interface SignInUser {
   password_hash: string;
 }
 
+interface Failures {
+  count: number;
+  oldest: Date | null;
+}
+
 interface SignInLookup {
   user: SignInUser | null;
-  failures: { count: number; oldest: Date | null };
+  /** Wrong passwords in the window for this email, and from this address (any email). */
+  failures: Failures;
+  addressFailures: Failures;
 }
 
 /** One answer for every failure, so a caller learns nothing about which workspaces or emails exist. */
@@ -23,6 +30,13 @@ const refused = () =>
     reason: 'invalid_credentials',
     diagnostics: [{ path: 'body', code: 'invalid_credentials', message: 'No user of this workspace has this email and password.' }],
   });
+
+/** 429 until the oldest failure of a full window leaves it. */
+function locked(whose: string, failures: Failures, reason: string, now: Date): FwError {
+  const retryAfterSeconds = secondsUntilRetry(new Date(failures.oldest!), now);
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  return tooManyRequests(`Too many wrong passwords ${whose}. Try again in ${minutes === 1 ? 'a minute' : `${minutes} minutes`}.`, { reason, retryAfterSeconds });
+}
 
 /**
  * Sign-in: checks a workspace's user's password and answers a short-lived access token that fw's
@@ -34,7 +48,9 @@ const refused = () =>
  * can only ever be found, and get a token, in that workspace.
  *
  * An email with ten wrong passwords in fifteen minutes gets 429 `too_many_requests` (with Retry-After)
- * until the oldest is fifteen minutes old, whatever password it brings (src/auth/sign-in-limits.ts).
+ * until the oldest is fifteen minutes old, whatever password it brings; so does an address that gave
+ * the workspace fifty, whatever email it tries (src/auth/sign-in-limits.ts). Behind a load balancer,
+ * FW_TRUST_PROXY makes ctx.clientAddress the client's, not the balancer's.
  */
 export default endpoint({
   method: 'POST',
@@ -56,19 +72,16 @@ export default endpoint({
         throw new FwError('unavailable', 'B2B_DEMO_PASSWORD must be at least 12 characters long.', { reason: 'sign_in_not_configured' });
       }
       if (demoPassword) await ctx.runAsSystem('seedDemoUsers', { workspace: workspace.slug, password: demoPassword }, { tenantId: workspace.tenantId });
-      const found = await ctx.runAsSystem<SignInLookup>('findSignInUser', { email: args.email }, { tenantId: workspace.tenantId });
-      if (found.failures.count >= MAX_FAILED_SIGN_INS) {
-        const retryAfterSeconds = secondsUntilRetry(new Date(found.failures.oldest!), ctx.now());
-        const minutes = Math.ceil(retryAfterSeconds / 60);
-        throw tooManyRequests(`Too many wrong passwords for this email. Try again in ${minutes === 1 ? 'a minute' : `${minutes} minutes`}.`, { reason: 'sign_in_locked', retryAfterSeconds });
-      }
+      const found = await ctx.runAsSystem<SignInLookup>('findSignInUser', { email: args.email, address: ctx.clientAddress }, { tenantId: workspace.tenantId });
+      if (found.failures.count >= MAX_FAILED_SIGN_INS) throw locked('for this email', found.failures, 'sign_in_locked', ctx.now());
+      if (found.addressFailures.count >= MAX_FAILED_SIGN_INS_PER_ADDRESS) throw locked('from this address', found.addressFailures, 'sign_in_address_locked', ctx.now());
       user = found.user;
       failures = found.failures.count;
     }
     // An unknown workspace or email costs the same key derivation as a wrong password.
     const matches = await verifyPassword(args.password, user?.password_hash);
     if (workspace && (!user || !matches || failures > 0)) {
-      await ctx.runAsSystem('recordSignIn', { email: args.email, succeeded: Boolean(user && matches) }, { tenantId: workspace.tenantId });
+      await ctx.runAsSystem('recordSignIn', { email: args.email, address: ctx.clientAddress, succeeded: Boolean(user && matches) }, { tenantId: workspace.tenantId });
     }
     if (!workspace || !user || !matches) throw refused();
     const { token, expiresAt } = await issueToken({ sub: user.id, tenant_id: workspace.tenantId, role: user.role }, ctx.now());

@@ -71,9 +71,11 @@ const schema = defineSchema({
     {
       id: t.uuid().primaryKey().defaultRandom(),
       email: t.text(),
+      /** Who tried (ctx.clientAddress), for the limit per address. */
+      address: t.text().nullable(),
       failed_at: t.timestamptz(),
     },
-    { indexes: [{ columns: ['email', 'failed_at'] }, { columns: ['failed_at'] }] },
+    { indexes: [{ columns: ['email', 'failed_at'] }, { columns: ['address', 'failed_at'] }, { columns: ['failed_at'] }] },
   ),
   // One row per night per tenant, written by the nightlyDigest cron (src/crons.ts).
   digests: table({
