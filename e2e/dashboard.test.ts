@@ -397,7 +397,9 @@ describe('fw dev --open and the d key', () => {
     const opened = path.join(app.dir, 'opened.txt');
     const recorder = path.join(app.dir, 'record-browser.js');
     await writeFile(recorder, `import('node:fs').then((fs) => fs.appendFileSync(${JSON.stringify(opened)}, process.argv[2] + '\\n'));\n`);
-    const command = [process.execPath, cliPath, 'dev', '--api-only', '--port', '0', '--open', '--no-typecheck'].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+    // `exec`: fw dev is the terminal's process, not a child of script's shell ($SHELL, or sh when unset,
+    // which would end on the Ctrl-C itself, by the signal, whatever fw dev answered to it).
+    const command = `exec ${[process.execPath, cliPath, 'dev', '--api-only', '--port', '0', '--open', '--no-typecheck'].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ')}`;
     // A developer's terminal: not CI (under CI=true, as CI machines set it, fw dev leaves stdin alone and binds no key).
     const { CI: _ci, ...terminal } = process.env;
     const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: app.dir, env: { ...terminal, NO_COLOR: '1', FW_AI: 'mock', BROWSER: recorder }, stdio: ['pipe', 'pipe', 'pipe'] });
