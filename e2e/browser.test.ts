@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
 import { hasChromium, holdRequests, launchChromium, viteConnected } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
+import { expectTitleRefusedUnderField } from './support/notes-form.ts';
 
 // Every test acts as a tenant of its own (a fresh id in the dev auth headers), so the notes it reads
 // are exactly the ones it wrote, whatever ran before it on the shared `fw dev`.
@@ -166,23 +167,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     const page = await context.newPage();
     await page.goto(dev.ready.webUrl as string);
     await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
-    // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it.
-    await page.getByLabel('Title').fill('   ');
-    await page.getByRole('button', { name: 'Add note' }).click();
-    const problem = page.getByRole('alert');
-    await problem.waitFor({ timeout: 30_000 });
-    // Only the field was wrong: one plain note under it (the banner is for other failures), tied to the input.
-    expect(await problem.count()).toBe(1);
-    expect(await problem.textContent()).toBe('Title can’t be blank.');
-    expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe('true');
-    expect(await page.getByLabel('Title').getAttribute('aria-describedby')).toBe(await problem.getAttribute('id'));
-    // Rolled back: the optimistic note is gone, the text is back in the form.
-    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
-    expect(await page.getByLabel('Title').inputValue()).toBe('   ');
-    // Typing a fix takes the note away.
-    await page.getByLabel('Title').fill('A real title');
-    await problem.waitFor({ state: 'detached', timeout: 30_000 });
-    expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe(null);
+    await expectTitleRefusedUnderField(page, 'A real title');
     await context.close();
   });
 

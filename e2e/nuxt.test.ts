@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyTestApp, type RunningFw, runFw, runNode, startFw } from './support/app.ts';
 import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
+import { expectTitleRefusedUnderField } from './support/notes-form.ts';
 
 // The template's page with its wiring broken: a deep import from _generated/ and a raw $fetch of a command.
 const brokenNuxtPage = `<script setup lang="ts">
@@ -221,22 +222,7 @@ describe('the nuxt-web template', () => {
       await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
       await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
 
-      // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it. Only
-      // the field was wrong: one plain note under it, tied to the input, no banner; the text is back.
-      await page.getByLabel('Title').fill('   ');
-      await page.getByRole('button', { name: 'Add note' }).click();
-      const problem = page.getByRole('alert');
-      await problem.waitFor({ timeout: 30_000 });
-      expect(await problem.count()).toBe(1);
-      expect(await problem.textContent()).toBe('Title can’t be blank.');
-      expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe('true');
-      expect(await page.getByLabel('Title').getAttribute('aria-describedby')).toBe(await problem.getAttribute('id'));
-      await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
-      expect(await page.getByLabel('Title').inputValue()).toBe('   ');
-      // Typing a fix takes the note away.
-      await page.getByLabel('Title').fill('Not sent');
-      await problem.waitFor({ state: 'detached', timeout: 30_000 });
-      expect(await page.getByLabel('Title').getAttribute('aria-invalid')).toBe(null);
+      await expectTitleRefusedUnderField(page, 'Not sent');
 
       // Any other failure: the banner, with the code and trace id, Retry (worth sending again) and Dismiss.
       await page.route('**/commands/createNote', (route) =>
