@@ -244,6 +244,31 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     ]);
   });
 
+  it('Outbox: a full list pages ("Show more"), a page of 50 at a time', async () => {
+    // 51 calls a month away (after every other test's, soonest first): the first page is full.
+    for (let i = 0; i < 51; i++) expect((await post(serverUrl, '/commands/remindInDays', { text: `paged ${i}`, days: 30 }, as)).status).toBe(200);
+    await open('outbox');
+    await page.getByRole('button', { name: 'Waiting', exact: true }).click();
+    const calls = page.getByRole('region', { name: 'Scheduled calls (pending)' }).locator('tbody tr');
+    const more = page.getByRole('button', { name: 'Show more scheduled calls' });
+    await more.waitFor({ timeout: WAIT });
+    expect(await calls.count()).toBe(50);
+    expect(await more.locator('xpath=..').innerText()).toContain('50 shown');
+    await more.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${shots}/fw-dashboard-show-more.png` });
+    await more.click();
+    // The next page holds the rest: every pending call, and no pager under a list that is not full.
+    const pending = ((await fetch(`${serverUrl}/_fw/schedule?limit=1000`).then((r) => r.json())) as { calls: unknown[] }).calls.length;
+    expect(pending).toBeGreaterThan(50);
+    expect(pending).toBeLessThan(100);
+    await expect.poll(() => calls.count(), { timeout: WAIT }).toBe(pending);
+    expect(await more.count()).toBe(0);
+    // Cleaned up for the other tests: cancelled as fw schedule cancel does.
+    const mine = ((await fetch(`${serverUrl}/_fw/schedule?limit=1000`).then((r) => r.json())) as { calls: Array<{ id: string; runAt: string }> }).calls.filter((c) => Date.parse(c.runAt) > Date.now() + 20 * 86_400_000);
+    expect(mine).toHaveLength(51);
+    for (const call of mine) expect((await post(serverUrl, `/_fw/schedule/${call.id}/cancel`, {}, {})).status).toBe(200);
+  });
+
   it('Outbox: what a workflow run waits for — a sleep until a time, a signal with its timeout — and cancelling a sleeping run', async () => {
     const started = await post(serverUrl, '/commands/startWaits', { name: `order-${tenant.slice(0, 6)}` }, as);
     expect(started.status).toBe(200);

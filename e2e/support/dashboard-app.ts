@@ -58,6 +58,13 @@ export default command({
   handler: async (ctx, args) => ({ callId: await ctx.scheduler.runAfter(3_600_000, 'sendReminder', { text: args.text }) }),
 });
 `,
+  'src/commands/remindInDays.ts': `import { command, z } from 'fwjs';
+export default command({
+  description: 'Schedules sendReminder in some days.',
+  args: { text: z.string(), days: z.number().int().min(1) },
+  handler: async (ctx, args) => ({ callId: await ctx.scheduler.runAfter(args.days * 86_400_000, 'sendReminder', { text: args.text }) }),
+});
+`,
   'src/commands/sendDigest.ts': `import { command } from 'fwjs';
 export default command({
   policy: 'system',

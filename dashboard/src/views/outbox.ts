@@ -59,6 +59,9 @@ interface Cron {
 type Filter = 'pending' | 'failed' | 'dead';
 type CallFilter = 'pending' | 'running' | 'dead' | 'cancelled' | 'delivered';
 const CALL_FILTERS: Array<[CallFilter, string]> = [['pending', 'Waiting'], ['running', 'Running'], ['delivered', 'Done'], ['dead', 'Dead'], ['cancelled', 'Cancelled']];
+/** Rows each list asks for at first, and more with each "Show more", up to `MAX_ROWS` (the dashboard API's cap). */
+const PAGE = 50;
+const MAX_ROWS = 500;
 
 export const outboxView: View = {
   id: 'outbox',
@@ -66,6 +69,10 @@ export const outboxView: View = {
   render(container, context) {
     let filter: Filter = 'dead';
     let callFilter: CallFilter = 'pending';
+    // How many of each list are shown; a tab starts again at one page.
+    let rowsLimit = PAGE;
+    let callsLimit = PAGE;
+    let runsLimit = PAGE;
     const stats = h('div', { class: 'stats' });
     const rowsBox = h('div');
     const callsBox = h('div');
@@ -85,12 +92,12 @@ export const outboxView: View = {
       mount(
         tabs,
         (['pending', 'failed', 'dead'] as const).map((f) =>
-          h('button', { type: 'button', 'aria-pressed': String(f === filter), on: { click: () => { filter = f; renderTabs(); void loadRows(); } } }, label(f), count(f)),
+          h('button', { type: 'button', 'aria-pressed': String(f === filter), on: { click: () => { filter = f; rowsLimit = PAGE; renderTabs(); void loadRows(); } } }, label(f), count(f)),
         ),
       );
       mount(
         callTabs,
-        CALL_FILTERS.map(([f, label]) => h('button', { type: 'button', 'aria-pressed': String(f === callFilter), on: { click: () => { callFilter = f; renderTabs(); void loadCalls(); } } }, label)),
+        CALL_FILTERS.map(([f, label]) => h('button', { type: 'button', 'aria-pressed': String(f === callFilter), on: { click: () => { callFilter = f; callsLimit = PAGE; renderTabs(); void loadCalls(); } } }, label)),
       );
     };
     renderTabs();
@@ -124,7 +131,7 @@ export const outboxView: View = {
     };
 
     const loadRows = async () => {
-      const { rows } = await api<{ rows: Row[] }>(`/_fw/dashboard/api/outbox?status=${filter}`);
+      const { rows } = await api<{ rows: Row[] }>(`/_fw/dashboard/api/outbox?status=${filter}&limit=${rowsLimit}`);
       mount(
         rowsBox,
         table(
@@ -152,6 +159,10 @@ export const outboxView: View = {
           filter === 'dead' ? 'No dead-lettered rows.' : filter === 'failed' ? 'No row is retrying after a failure.' : 'Nothing waiting.',
           { nowrap: true },
         ),
+        pager(rows.length, rowsLimit, 'outbox rows', 'select … from _fw_outbox', () => {
+          rowsLimit += PAGE;
+          void loadRows();
+        }),
       );
     };
 
@@ -167,7 +178,7 @@ export const outboxView: View = {
     };
 
     const loadCalls = async () => {
-      const { calls } = await api<{ calls: Call[] }>(`/_fw/schedule?status=${callFilter}&limit=100`);
+      const { calls } = await api<{ calls: Call[] }>(`/_fw/schedule?status=${callFilter}&limit=${callsLimit}`);
       mount(
         callsBox,
         table(
@@ -193,6 +204,10 @@ export const outboxView: View = {
           callFilter === 'pending' ? 'No call waiting. ctx.scheduler.runAfter and runAt add them; crons add their next tick.' : `No ${CALL_FILTERS.find(([f]) => f === callFilter)![1].toLowerCase()} call.`,
           { nowrap: true },
         ),
+        pager(calls.length, callsLimit, 'scheduled calls', 'fw schedule list --limit 1000', () => {
+          callsLimit += PAGE;
+          void loadCalls();
+        }),
       );
     };
 
@@ -256,14 +271,14 @@ export const outboxView: View = {
     };
 
     let selectedRun = context.param;
-    return {
+    const view = {
       async refresh() {
-        const [overview, { runs }] = await Promise.all([api<Overview>('/_fw/outbox'), api<{ runs: Run[] }>('/_fw/workflows?limit=50'), loadRows(), loadCalls(), loadCrons()]);
+        const [overview, { runs }] = await Promise.all([api<Overview>('/_fw/outbox'), api<{ runs: Run[] }>(`/_fw/workflows?limit=${runsLimit}`), loadRows(), loadCalls(), loadCrons()]);
         if (!counts || counts.pending !== overview.counts.pending || counts.dead !== overview.counts.dead) {
           counts = { pending: overview.counts.pending, dead: overview.counts.dead };
           if (!tabs.contains(document.activeElement) && !callTabs.contains(document.activeElement)) renderTabs();
         }
-        mount(stats, stat('Pending', overview.counts.pending), stat('Delivering', overview.leased), stat('Delivered', overview.counts.delivered), stat('Dead-lettered', overview.counts.dead), stat('Workflow runs', runs.length));
+        mount(stats, stat('Pending', overview.counts.pending), stat('Delivering', overview.leased), stat('Delivered', overview.counts.delivered), stat('Dead-lettered', overview.counts.dead), stat('Workflow runs', runs.length < runsLimit ? runs.length : `${runs.length}+`));
         mount(
           runsBox,
           table(
@@ -282,16 +297,31 @@ export const outboxView: View = {
             'No workflow has run yet.',
             { rowClass: (r) => (r.runId === selectedRun ? 'selected' : ''), nowrap: true },
           ),
+          pager(runs.length, runsLimit, 'workflow runs', 'fw workflows list --limit 1000', () => {
+            runsLimit += PAGE;
+            void view.refresh();
+          }),
         );
         if (selectedRun && !runBox.contains(document.activeElement)) await loadRun(selectedRun);
       },
-      onParam(param) {
+      onParam(param: string) {
         selectedRun = param;
         void loadRun(param);
       },
     };
+    return view;
   },
 };
+
+/**
+ * Under a list that came back full (there may be more): "Show more", which asks for a page more, or
+ * past the API's cap where to read the rest.
+ */
+function pager(shown: number, limit: number, what: string, command: string, more: () => void): HTMLElement | null {
+  if (shown < limit) return null;
+  if (limit >= MAX_ROWS) return h('p', { class: 'hint' }, `The first ${MAX_ROWS} ${what}; for more: `, h('code', null, command), '.');
+  return h('div', { class: 'pager' }, h('button', { type: 'button', 'aria-label': `Show more ${what}`, on: { click: more } }, 'Show more'), h('span', null, `${shown} shown`));
+}
 
 function statusBadge(status: string): HTMLElement {
   return badge(status, status === 'completed' ? 'good' : status === 'failed' ? 'bad' : status === 'cancelled' ? '' : 'warn');
