@@ -1,4 +1,5 @@
-import { type Driver, Kysely, type LogConfig, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import { type DatabaseConnection, type Driver, Kysely, type LogConfig, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import { FwError } from '../core/errors.ts';
 import { CountsAsNumbersPlugin } from './count-numbers.ts';
 
 /**
@@ -18,4 +19,32 @@ export function postgresKysely(driver: Driver, log?: LogConfig): Kysely<any> {
     plugins: [new CountsAsNumbersPlugin()],
     ...(log ? { log } : {}),
   });
+}
+
+/**
+ * A Kysely whose statements go to `execute`, inside a transaction fw opened and will end: it cannot
+ * open one of its own, nor stream. `inside` names that transaction and `why` says why, in the errors
+ * a handler gets for trying (`a live query`, `a live query already runs in a transaction`).
+ */
+export function insideTransactionKysely(execute: DatabaseConnection['executeQuery'], refusal: { inside: string; why: string }, log?: LogConfig): Kysely<any> {
+  const connection: DatabaseConnection = {
+    executeQuery: execute,
+    // eslint-disable-next-line require-yield
+    async *streamQuery() {
+      throw new FwError('internal', `Streaming queries are not available in ${refusal.inside}.`);
+    },
+  };
+  const refuse = async () => {
+    throw new FwError('internal', `ctx.db.transaction() is not available: ${refusal.why}.`);
+  };
+  const driver: Driver = {
+    init: async () => undefined,
+    acquireConnection: async () => connection,
+    beginTransaction: refuse,
+    commitTransaction: refuse,
+    rollbackTransaction: refuse,
+    releaseConnection: async () => undefined,
+    destroy: async () => undefined,
+  };
+  return postgresKysely(driver, log);
 }

@@ -3,10 +3,10 @@
  * (request-transaction.ts): one per pooled connection, made once. It cannot open transactions of its
  * own — every entry already runs in one (database.ts guards `ctx.db.transaction()` with a clear error).
  */
-import { type CompiledQuery, type DatabaseConnection, type Driver, type Kysely, type QueryResult } from 'kysely';
+import type { CompiledQuery, Kysely, QueryResult } from 'kysely';
 import { FwError } from '../core/errors.ts';
 import { logStatementSpan } from '../telemetry/database-spans.ts';
-import { postgresKysely } from './postgres-kysely.ts';
+import { insideTransactionKysely } from './postgres-kysely.ts';
 import type { RequestTransaction } from './request-transaction.ts';
 
 export interface TransactionHolder {
@@ -15,30 +15,15 @@ export interface TransactionHolder {
 }
 
 export function requestKysely(holder: TransactionHolder, dialect: 'postgres' | 'pglite'): Kysely<any> {
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  return insideTransactionKysely(
+    async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
       const transaction = holder.current;
       if (!transaction) throw new FwError('internal', 'fw: a statement arrived on a request connection outside any transaction.');
       const { command, rowCount, rows } = await transaction.execute(query.sql, query.parameters);
       const changes = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
       return { rows: rows as R[], ...(changes ? { numAffectedRows: BigInt(rowCount ?? 0) } : {}) };
     },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new FwError('internal', 'Streaming queries are not available in a request transaction.');
-    },
-  };
-  const refuse = async () => {
-    throw new FwError('internal', 'ctx.db.transaction() is not available: every entry already runs in its own transaction.');
-  };
-  const driver: Driver = {
-    init: async () => undefined,
-    acquireConnection: async () => connection,
-    beginTransaction: refuse,
-    commitTransaction: refuse,
-    rollbackTransaction: refuse,
-    releaseConnection: async () => undefined,
-    destroy: async () => undefined,
-  };
-  return postgresKysely(driver, logStatementSpan(dialect));
+    { inside: 'a request transaction', why: 'every entry already runs in its own transaction' },
+    logStatementSpan(dialect),
+  );
 }

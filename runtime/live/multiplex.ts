@@ -18,8 +18,6 @@ import {
   AliasNode,
   ColumnNode,
   CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
   IdentifierNode,
   type Kysely,
   type OperationNode,
@@ -35,7 +33,7 @@ import {
   ValueNode,
   createQueryId,
 } from 'kysely';
-import { postgresKysely } from '../db/postgres-kysely.ts';
+import { insideTransactionKysely } from '../db/postgres-kysely.ts';
 import { FwError } from '../core/errors.ts';
 
 /** Prefetched results of one group, by statement key; each is used at most once. */
@@ -162,8 +160,8 @@ export async function prefetchStatements(trx: Kysely<any>, nodes: readonly RootO
  * (once), any other goes to `trx`. It cannot open transactions (a live handler runs in the hub's).
  */
 export function prefetchingKysely(trx: Kysely<any>, prefetched: Prefetched): Kysely<any> {
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  return insideTransactionKysely(
+    async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
       const key = statementKey(query);
       const hit = prefetched.get(key);
       if (hit) {
@@ -172,22 +170,6 @@ export function prefetchingKysely(trx: Kysely<any>, prefetched: Prefetched): Kys
       }
       return trx.executeQuery<R>(query);
     },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new FwError('internal', 'Streaming queries are not available in a live query.');
-    },
-  };
-  const refuse = async () => {
-    throw new FwError('internal', 'ctx.db.transaction() is not available: a live query already runs in a transaction.');
-  };
-  const driver: Driver = {
-    init: async () => undefined,
-    acquireConnection: async () => connection,
-    beginTransaction: refuse,
-    commitTransaction: refuse,
-    rollbackTransaction: refuse,
-    releaseConnection: async () => undefined,
-    destroy: async () => undefined,
-  };
-  return postgresKysely(driver);
+    { inside: 'a live query', why: 'a live query already runs in a transaction' },
+  );
 }
