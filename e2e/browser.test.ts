@@ -199,7 +199,7 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await context.close();
   });
 
-  it('shows a refused live subscription as an error with its code, and Offline; Retry (useLiveQuery\'s retry, no reload) loads the notes', async () => {
+  it('shows a refused live subscription as an error with its code, and Disconnected; Reconnect (useLiveQuery\'s retry, no reload) loads the notes', async () => {
     const context = await asFreshTenant();
     const refuse = (route: Route) =>
       route.fulfill({
@@ -218,11 +218,11 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
       await banner.getByText('Your session has ended.').waitFor({ timeout: 30_000 });
       expect(await banner.textContent()).toContain('Could not load notes');
       expect(await banner.locator('code').first().textContent()).toBe('forbidden');
-      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Disconnected');
       await page.unroute('**/live', refuse);
       // Marks this document: a reload would lose the mark.
       await page.evaluate(() => Object.assign(window, { beforeRetry: true }));
-      await banner.getByRole('button', { name: 'Retry' }).click();
+      await banner.getByRole('button', { name: 'Reconnect' }).click();
       await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
       await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
       const kept = await page.evaluate(() => (window as { beforeRetry?: boolean }).beforeRetry);

@@ -212,7 +212,7 @@ describe('the nuxt-web template', () => {
       await context.close();
     });
 
-    it('shows its states: live indicator, a refused field said under it, a failure\'s code and trace id, a pending note before the answer, a refused subscription', async () => {
+    it('shows its states: live indicator, a refused field said under it, a failure\'s code and trace id, a pending note before the answer, a refused subscription (Disconnected, Reconnect)', async () => {
       const context = await browser.newContext();
       await actAsTenant(context, freshTenantId());
       const page = await context.newPage();
@@ -255,7 +255,7 @@ describe('the nuxt-web template', () => {
       answer();
       await expect.poll(async () => [await item.count(), await item.locator('time').count()], { timeout: 30_000 }).toEqual([1, 1]);
 
-      // A refused subscription ends: Offline, the code in a banner; Retry (useFwLiveQuery's retry, no reload) reopens it.
+      // A refused subscription ends: Disconnected, the code in a banner; Reconnect (useFwLiveQuery's retry, no reload) reopens it.
       const refuse = (route: Route) =>
         route.fulfill({
           status: 403,
@@ -266,11 +266,11 @@ describe('the nuxt-web template', () => {
       await page.reload();
       await banner.getByText('Your session has ended.').waitFor({ timeout: 60_000 });
       expect(await banner.locator('code').first().textContent()).toBe('forbidden');
-      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Offline');
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Disconnected');
       await page.unroute('**/live', refuse);
       // Marks this document: a reload would lose the mark.
       await page.evaluate(() => Object.assign(window, { beforeRetry: true }));
-      await banner.getByRole('button', { name: 'Retry' }).click();
+      await banner.getByRole('button', { name: 'Reconnect' }).click();
       await page.getByRole('list', { name: 'Notes' }).getByText('Shown before the answer').waitFor({ timeout: 60_000 });
       await expect.poll(() => page.getByRole('status').textContent(), { timeout: 30_000 }).toBe('Live');
       expect(await page.evaluate(() => (window as { beforeRetry?: boolean }).beforeRetry)).toBe(true);

@@ -1,4 +1,5 @@
 import { type FormEvent, useRef, useState } from 'react';
+import type { FwError } from 'fwjs/react';
 import { ErrorBanner, isRetryable } from './components/ErrorBanner.tsx';
 import { LiveBadge } from './components/LiveBadge.tsx';
 import { NoteList } from './components/NoteList.tsx';
@@ -6,21 +7,27 @@ import { useCommand, useLiveQuery } from './lib/fw.ts';
 import './styles.css';
 
 let pendingNotes = 0;
+/** The key that goes with Enter in the hint: ⌘ on Apple devices. */
+const mod = /Mac|iP(hone|ad|od)/.test(navigator.platform) ? '⌘' : 'Ctrl';
 
 export function App() {
   // Live: a note added anywhere (another tab, another user of this tenant) appears without a reload.
   const notes = useLiveQuery('liveNotes', {});
   // Optimistic: the note is listed at once, marked pending; the server's row replaces it, or it goes if the command fails.
   const createNote = useCommand('createNote', {
-    optimistic: (store, args) =>
+    optimistic: (store, args) => {
+      // Not for a blank title, which the server refuses: no note flashes in and out.
+      if (!args.title.trim()) return;
       store.setLive('liveNotes', {}, (current) => [
         { id: `pending-${++pendingNotes}`, title: args.title, body: args.body ?? null, author_id: '', tenant_id: '', created_at: new Date().toISOString() },
         ...current,
-      ]),
+      ]);
+    },
   });
   const [title, setTitle] = useState('');
   const [body, setBody] = useState('');
   const form = useRef<HTMLFormElement>(null);
+  const titleInput = useRef<HTMLInputElement>(null);
   // A refusal about the form's own fields is said under them, in words; anything else gets the banner.
   const error = createNote.error;
   const fieldProblems = error?.code === 'validation_failed' ? error.diagnostics.filter((d) => d.path === 'args.title' || d.path === 'args.body') : [];
@@ -34,9 +41,11 @@ export function App() {
     // Cleared at once (the note is already in the list); given back to the form if the server refuses it.
     setTitle('');
     setBody('');
-    await createNote.mutateAsync(note).catch(() => {
+    await createNote.mutateAsync(note).catch((refusal: FwError) => {
       setTitle((current) => current || note.title);
       setBody((current) => current || (note.body ?? ''));
+      // Refused for its title: the cursor goes where the fix is.
+      if (refusal.code === 'validation_failed' && refusal.diagnostics.some((d) => d.path === 'args.title')) titleInput.current?.focus();
     });
   }
 
@@ -54,6 +63,7 @@ export function App() {
         <label className="field">
           Title
           <input
+            ref={titleInput}
             value={title}
             onChange={(e) => {
               setTitle(e.target.value);
@@ -93,7 +103,7 @@ export function App() {
         )}
         <div className="composer-actions">
           <span className="hint">
-            <kbd>Enter</kbd> in the title or <kbd>Ctrl</kbd>+<kbd>Enter</kbd> adds the note
+            <kbd>Enter</kbd> in the title or <kbd>{mod}</kbd>+<kbd>Enter</kbd> adds the note
           </span>
           <button type="submit">Add note</button>
         </div>

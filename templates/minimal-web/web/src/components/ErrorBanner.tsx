@@ -4,8 +4,8 @@ import type { FwError } from 'fwjs/react';
 export const isRetryable = (error: FwError) => error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500;
 
 /** A failed call: what failed, fw's message, its field problems, code and trace id (to find it in the logs), and a way out. */
-export function ErrorBanner(props: { title: string; error: FwError; onRetry?: (() => void) | undefined; onDismiss?: () => void }) {
-  const { title, error, onRetry, onDismiss } = props;
+export function ErrorBanner(props: { title: string; error: FwError; onRetry?: (() => void) | undefined; retryLabel?: string | undefined; onDismiss?: () => void }) {
+  const { title, error, onRetry, retryLabel = 'Retry', onDismiss } = props;
   // Field problems the message does not already spell out.
   const problems = error.diagnostics.filter((d) => !error.message.includes(d.message));
   return (
@@ -33,7 +33,7 @@ export function ErrorBanner(props: { title: string; error: FwError; onRetry?: ((
       </p>
       {(onRetry || onDismiss) && (
         <div className="banner-actions">
-          {onRetry && <button onClick={onRetry}>Retry</button>}
+          {onRetry && <button onClick={onRetry}>{retryLabel}</button>}
           {onDismiss && (
             <button className="secondary" onClick={onDismiss}>
               Dismiss

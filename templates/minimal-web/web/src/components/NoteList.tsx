@@ -16,8 +16,8 @@ export function NoteList({ notes, error, onRetry }: { notes: Note[] | undefined;
         Your notes {notes && notes.length > 0 && <span className="count">{notes.length}</span>}
       </h2>
       {error ? (
-        // The subscription ended (e.g. sign-in expired): Retry reopens it (useLiveQuery's retry).
-        <ErrorBanner title="Could not load notes" error={error} onRetry={onRetry} />
+        // The subscription ended (e.g. sign-in expired): Reconnect (Retry, for a failure) reopens it (useLiveQuery's retry).
+        <ErrorBanner title="Could not load notes" error={error} onRetry={onRetry} retryLabel={error.status === 401 || error.status === 403 ? 'Reconnect' : undefined} />
       ) : notes === undefined ? (
         <div className="notes" aria-busy="true">
           <span className="visually-hidden">Loading…</span>
