@@ -73,7 +73,7 @@ describe('the b2b-support-web template', () => {
     const tested = await runFw(['test', '--json'], { cwd: app.dir });
     expect(tested.code, tested.stderr).toBe(0);
     const printed = JSON.parse(tested.stdout);
-    expect(printed).toMatchObject({ ok: true, exitCode: 0, run: { reason: 'passed', totals: { files: 1, tests: 14, passed: 14, failed: 0 }, failures: [] } });
+    expect(printed).toMatchObject({ ok: true, exitCode: 0, run: { reason: 'passed', totals: { files: 1, tests: 15, passed: 15, failed: 0 }, failures: [] } });
     // Nothing failed, so repair has nothing to explain.
     const diagnosis = await runFw(['repair', 'diagnose', '--from-last-test-run', '--json'], { cwd: app.dir });
     expect(diagnosis.code, diagnosis.stdout + diagnosis.stderr).toBe(0);
@@ -84,7 +84,7 @@ describe('the b2b-support-web template', () => {
     expect(verified.code, verified.stdout).toBe(0);
     expect(Object.fromEntries(report.gates.map((g: { name: string; status: string }) => [g.name, g.status]))).toEqual({ generated: 'passed', check: 'passed', typecheck: 'passed', boot: 'passed', tests: 'passed' });
     expect(report.gates.find((g: { name: string }) => g.name === 'tests').diagnostics).toEqual([
-      expect.objectContaining({ code: 'test_totals', message: '14 passed, 0 failed, 0 skipped in 1 file(s).' }),
+      expect.objectContaining({ code: 'test_totals', message: '15 passed, 0 failed, 0 skipped in 1 file(s).' }),
     ]);
   });
 

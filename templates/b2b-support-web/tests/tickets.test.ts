@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from 'fwjs/testing';
 import { jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addressKey } from '../src/auth/sign-in-limits.ts';
 import { api } from '../src/fw/_generated/api.ts';
 
 // The app's entries through fw's runtime (policies, validation, row-level security) on a throwaway
@@ -216,6 +217,16 @@ describe('sign-in', () => {
     fw.advanceTime('15m');
     expect((await signIn({ workspace: 'acme', email: colleague.email, password: 'correct horse battery' })).status).toBe(200);
   }, 180_000);
+
+  it('counts an IPv6 address by its /64 (one host may take any address in it), an IPv4 one as it is', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('2001:db8:1:2::9')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:0db8:0001:0002:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
+    expect(addressKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(addressKey('2001:db8:1:3::9')).not.toBe(addressKey('2001:db8:1:2::9'));
+  });
 
   it('lets only admins add people, never twice with one email, and never shows a password hash', async () => {
     await expect(as('agent').command('addUser', { email: 'x@example.com', name: 'X', password: 'correct horse battery' })).rejects.toMatchObject({ code: 'forbidden' });

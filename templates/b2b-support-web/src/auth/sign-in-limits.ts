@@ -15,6 +15,26 @@ export const FAILED_SIGN_IN_WINDOW_MS = 15 * 60_000;
  */
 export const MAX_FAILED_SIGN_INS_PER_ADDRESS = 50;
 
+/**
+ * What the limit per address counts by: an IPv4 address as it is, an IPv6 one by its /64 — one home
+ * or host is given a /64 and may use any address in it, so counting single IPv6 addresses would let a
+ * guesser take a fresh one per try.
+ *
+ * @example
+ *   addressKey('2001:db8:1:2::9') // '2001:db8:1:2::/64', as for '2001:db8:1:2:aaaa::1'
+ */
+export function addressKey(address: string): string {
+  if (!address.includes(':')) return address;
+  const [head = '', tail] = address.split('%', 1)[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => (Number.parseInt(group, 16) || 0).toString(16))
+    .join(':')}::/64`;
+}
+
 /** Whole seconds until the oldest failure of a full window leaves it (at least 1). */
 export function secondsUntilRetry(oldestFailure: Date, now: Date): number {
   return Math.max(1, Math.ceil((oldestFailure.getTime() + FAILED_SIGN_IN_WINDOW_MS - now.getTime()) / 1000));

@@ -1,7 +1,7 @@
 import { endpoint, FwError, tooManyRequests, z } from 'fwjs';
 import { verifyPassword } from '../auth/passwords.ts';
 import { issueToken } from '../auth/tokens.ts';
-import { MAX_FAILED_SIGN_INS, MAX_FAILED_SIGN_INS_PER_ADDRESS, secondsUntilRetry } from '../auth/sign-in-limits.ts';
+import { addressKey, MAX_FAILED_SIGN_INS, MAX_FAILED_SIGN_INS_PER_ADDRESS, secondsUntilRetry } from '../auth/sign-in-limits.ts';
 import { findWorkspace } from '../auth/workspaces.ts';
 
 interface SignInUser {
@@ -49,7 +49,7 @@ function locked(whose: string, failures: Failures, reason: string, now: Date): F
  *
  * An email with ten wrong passwords in fifteen minutes gets 429 `too_many_requests` (with Retry-After)
  * until the oldest is fifteen minutes old, whatever password it brings; so does an address that gave
- * the workspace fifty, whatever email it tries (src/auth/sign-in-limits.ts). Behind a load balancer,
+ * the workspace fifty, whatever email it tries (an IPv6 one by its /64: src/auth/sign-in-limits.ts). Behind a load balancer,
  * FW_TRUST_PROXY makes ctx.clientAddress the client's, not the balancer's.
  */
 export default endpoint({
@@ -72,7 +72,7 @@ export default endpoint({
         throw new FwError('unavailable', 'B2B_DEMO_PASSWORD must be at least 12 characters long.', { reason: 'sign_in_not_configured' });
       }
       if (demoPassword) await ctx.runAsSystem('seedDemoUsers', { workspace: workspace.slug, password: demoPassword }, { tenantId: workspace.tenantId });
-      const found = await ctx.runAsSystem<SignInLookup>('findSignInUser', { email: args.email, address: ctx.clientAddress }, { tenantId: workspace.tenantId });
+      const found = await ctx.runAsSystem<SignInLookup>('findSignInUser', { email: args.email, address: addressKey(ctx.clientAddress) }, { tenantId: workspace.tenantId });
       if (found.failures.count >= MAX_FAILED_SIGN_INS) throw locked('for this email', found.failures, 'sign_in_locked', ctx.now());
       if (found.addressFailures.count >= MAX_FAILED_SIGN_INS_PER_ADDRESS) throw locked('from this address', found.addressFailures, 'sign_in_address_locked', ctx.now());
       user = found.user;
@@ -81,7 +81,7 @@ export default endpoint({
     // An unknown workspace or email costs the same key derivation as a wrong password.
     const matches = await verifyPassword(args.password, user?.password_hash);
     if (workspace && (!user || !matches || failures > 0)) {
-      await ctx.runAsSystem('recordSignIn', { email: args.email, address: ctx.clientAddress, succeeded: Boolean(user && matches) }, { tenantId: workspace.tenantId });
+      await ctx.runAsSystem('recordSignIn', { email: args.email, address: addressKey(ctx.clientAddress), succeeded: Boolean(user && matches) }, { tenantId: workspace.tenantId });
     }
     if (!workspace || !user || !matches) throw refused();
     const { token, expiresAt } = await issueToken({ sub: user.id, tenant_id: workspace.tenantId, role: user.role }, ctx.now());

@@ -71,7 +71,7 @@ const schema = defineSchema({
     {
       id: t.uuid().primaryKey().defaultRandom(),
       email: t.text(),
-      /** Who tried (ctx.clientAddress), for the limit per address. */
+      /** Who tried (ctx.clientAddress; an IPv6 one's /64), for the limit per address. */
       address: t.text().nullable(),
       failed_at: t.timestamptz(),
     },
