@@ -432,7 +432,7 @@ describe('fw dev --open and the d key', () => {
     child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (screen += chunk.toString()));
     let exitCode: number | null | undefined;
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve((exitCode = code))));
+    child.once('exit', (code) => (exitCode = code));
     const read = () => readFile(opened, 'utf8').catch(() => '');
     try {
       // Fails as soon as fw dev ends early, and either way with what it printed.
@@ -450,10 +450,8 @@ describe('fw dev --open and the d key', () => {
       child.stdin.write('d\n');
       await until(async () => (await read()) === `${url}\n${url}\n`, 'the dashboard opened by the key', { timeoutMs: WAIT });
       child.stdin.write('\u0003');
-      let timer: NodeJS.Timeout | undefined;
-      const stopped = await Promise.race([exited, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('fw dev did not stop on Ctrl-C')), WAIT)))]);
-      clearTimeout(timer);
-      expect(stopped).toBe(0);
+      await until(async () => exitCode !== undefined, 'fw dev to stop on Ctrl-C', { timeoutMs: WAIT });
+      expect(exitCode).toBe(0);
       expect(await read()).toBe(`${url}\n${url}\n`);
     } finally {
       child.kill();

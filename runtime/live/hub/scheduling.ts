@@ -128,7 +128,11 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
         clearTimeout(timer);
         release();
       };
-      for (const group of members) releases.set(group, [...(releases.get(group) ?? []), done]);
+      for (const group of members) {
+        const dones = releases.get(group);
+        if (dones) dones.push(done);
+        else releases.set(group, [done]);
+      }
     }
     return woken.map((group) => {
       const covering = group.runs.wake();
