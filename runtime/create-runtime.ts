@@ -67,7 +67,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const handlerOptions = { ...rest, config };
   let app = first;
-  const hub = liveOptions === false ? undefined : createLiveHub(db, { dev: handlerOptions.dev, ...liveOptions });
+  const hub = liveOptions === false ? undefined : createLiveHub(db, { dev: handlerOptions.dev, ...(handlerOptions.clock ? { clock: handlerOptions.clock } : {}), ...liveOptions });
   const handlerFor = (served: AppDefinition) => createRuntimeHandler({ ...handlerOptions, app: served, db, ...(hub ? { live: hub } : {}) });
   let handler = handlerFor(app);
   hub?.setApp(app);

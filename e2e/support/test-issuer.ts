@@ -22,6 +22,8 @@ export interface SignOptions {
   expiresIn?: number;
   /** Seconds from now for `nbf`. */
   notBefore?: number;
+  /** Seconds from now for `iat` (default 0: issued now). */
+  issuedAt?: number;
   /** "Now" in epoch ms (default Date.now()): to sign for a runtime on a test clock. */
   now?: number;
   issuer?: string;
@@ -92,7 +94,7 @@ export async function startTestIssuer(alg = 'RS256'): Promise<TestIssuer> {
         .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
         .setIssuer(options.issuer ?? issuer)
         .setAudience(options.audience ?? audience)
-        .setIssuedAt(now)
+        .setIssuedAt(now + (options.issuedAt ?? 0))
         .setExpirationTime(now + (options.expiresIn ?? 60));
       if (options.notBefore !== undefined) jwt.setNotBefore(now + options.notBefore);
       return jwt.sign(key.privateKey);

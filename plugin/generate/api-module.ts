@@ -61,8 +61,9 @@ export function buildApiModule(model: AppModel): string {
 
 /**
  * The names TypeScript checks in the backend (runtime/core/entry-types.ts, `Register`): the app's
- * policies, its workflows, and each event an action or workflow handles with the payload its args
- * accept (what every handler of the event accepts, when several do). Plain literal types, not
+ * policies, its workflows, each event an action or workflow handles with the payload its args
+ * accept (what every handler of the event accepts, when several do), and the commands and actions
+ * `ctx.scheduler` may call with their args. Plain literal types, not
  * `typeof import(…)` of the handlers: an entry's own type must not depend on itself through here.
  */
 function registerSection(model: AppModel): string[] {
@@ -73,6 +74,7 @@ function registerSection(model: AppModel): string[] {
     events.set(entry.on, [...(events.get(entry.on) ?? []), entry.args.kind === 'json-schema' ? jsonSchemaType(entry.args.schema) : 'unknown']);
   }
   const workflows = model.entries.filter((e) => e.kind === 'workflow').map((e) => e.name);
+  const calls = model.entries.filter((e) => e.kind === 'command' || e.kind === 'action').sort((a, b) => (a.name < b.name ? -1 : 1));
   return [
     "declare module 'fwjs' {",
     '  interface Register {',
@@ -85,6 +87,9 @@ function registerSection(model: AppModel): string[] {
         ...[...events.keys()].sort().map((name) => `      ${propertyKey(name)}: ${[...new Set(events.get(name))].join(' & ')};`),
         '    };',
       ]),
+    ...(calls.length === 0
+      ? ['    calls: {};']
+      : ['    calls: {', ...calls.map((entry) => `      ${propertyKey(entry.name)}: ${entry.args.kind === 'json-schema' ? jsonSchemaType(entry.args.schema) : 'unknown'};`), '    };']),
     '  }',
     '}',
   ];

@@ -295,7 +295,7 @@ describe('the generated api.ts', () => {
 });
 
 describe('the Register block of api.ts', () => {
-  it('registers the policies, workflows and events, so a misspelt name is a type error', async () => {
+  it('registers the policies, workflows, events and scheduled calls, so a misspelt name or wrong args is a type error', async () => {
     const dir = await app({
       'src/policies.ts': "import { definePolicies } from 'fwjs';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
       'src/workflows/escalateTicket.ts': "import { workflow, z } from 'fwjs';\nexport default workflow({ args: { noteId: z.uuid() }, handler: async () => {} });\n",
@@ -318,6 +318,15 @@ describe('the Register block of api.ts', () => {
         "    await ctx.startWorkflow('escalateTicket', { noteId: 'x' });",
         '    // @ts-expect-error no such workflow',
         "    await ctx.startWorkflow('escalateTicekt', {});",
+        "    await ctx.scheduler.runAfter(1000, 'notify', { noteId: 'x' });",
+        "    await ctx.scheduler.runAt(new Date(), 'typedNames');",
+        "    await ctx.scheduler.runAfter(1000, 'audit');",
+        '    // @ts-expect-error no command or action of that name',
+        "    await ctx.scheduler.runAfter(1000, 'notfy', { noteId: 'x' });",
+        "    // @ts-expect-error the args are the target's",
+        "    await ctx.scheduler.runAfter(1000, 'notify', { noteId: 123 });",
+        '    // @ts-expect-error the args are required',
+        "    await ctx.scheduler.runAt(0, 'notify');",
         '  },',
         '});',
       ].join('\n'),
@@ -331,6 +340,12 @@ describe('the Register block of api.ts', () => {
       '    events: {',
       "      'note.audited': unknown;",
       "      'note.created': { noteId: string; urgent?: boolean };",
+      '    };',
+      '    calls: {',
+      '      audit: unknown;',
+      '      createNote: { title: string; body?: string };',
+      '      notify: { noteId: string; urgent?: boolean };',
+      '      typedNames: Record<string, never>;',
       '    };',
       '  }',
       '}',

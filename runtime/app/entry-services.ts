@@ -22,7 +22,7 @@ export function entryServices(app: AppDefinition, db: FwDatabase, options: Pick<
   return {
     app,
     db,
-    planWorkflowStart: (name, args, startOptions) => planCommandStart(app, name, args, startOptions),
+    planWorkflowStart: (tenantId, name, args, startOptions) => planCommandStart(app, tenantId, name, args, startOptions),
     planScheduledCall: (name, args, at, where) => planScheduledCall(app, name, args, at, where),
     ...(options.traceTenant ? { traceTenant: true } : {}),
     ...(options.clock ? { clock: options.clock } : {}),

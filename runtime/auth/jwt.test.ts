@@ -107,6 +107,15 @@ describe('JWT auth against a local identity provider', () => {
     expect(parseAuthConfig({ FW_AUTH: 'jwt', FW_JWT_ISSUER: idp.issuer, FW_JWT_AUDIENCE: 'a', FW_JWT_MAX_AGE: '3600' })).toMatchObject({ maxTokenAgeSeconds: 3600 });
   });
 
+  it('refuses a token issued in the future beyond the clock tolerance (a year ahead, with an exp an hour away)', async () => {
+    const tolerant = createJwtAuthenticator(options, fixedClock);
+    const year = 365 * 86_400;
+    expect(await diagnosticOf(tolerant, await idp.sign({}, { issuedAt: year, expiresIn: 3600, now: NOW }))).toBe('token_issued_in_future');
+    expect(await diagnosticOf(tolerant, await idp.sign({}, { issuedAt: 31, expiresIn: 3600, now: NOW }))).toBe('token_issued_in_future');
+    // Within the 30 s tolerance: accepted.
+    expect((await tolerant(bearer(await idp.sign({}, { issuedAt: 30, expiresIn: 3600, now: NOW })))).auth.userId).toBe('user-1');
+  });
+
   it('refuses a token that is not valid yet', async () => {
     const tolerant = createJwtAuthenticator(options, fixedClock);
     expect(await diagnosticOf(tolerant, await idp.sign({}, { notBefore: 31, now: NOW }))).toBe('token_not_yet_valid');

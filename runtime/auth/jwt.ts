@@ -183,6 +183,10 @@ export function createJwtAuthenticator(options: JwtAuthOptions, clock: Clock = s
     if (payload.exp! - now > limit) {
       throw unauthenticated('token_lifetime_too_long', `The token stays valid for longer than ${resolved.maxTokenAgeSeconds} seconds, the most this API accepts (FW_JWT_MAX_AGE); issue shorter-lived tokens.`);
     }
+    // Issued in the future: a clock far off, or a token minted to outlive FW_JWT_MAX_AGE (its age counts from `iat`).
+    if (typeof payload.iat === 'number' && payload.iat - now > resolved.clockToleranceSeconds) {
+      throw unauthenticated('token_issued_in_future', `The token says it was issued ${Math.round(payload.iat - now)} seconds from now, beyond the ${resolved.clockToleranceSeconds} seconds of clock difference this API allows (FW_JWT_CLOCK_TOLERANCE); check the issuer's clock.`);
+    }
     if (typeof payload.iat === 'number' && now - payload.iat > limit) {
       throw unauthenticated('token_too_old', `The token was issued more than ${resolved.maxTokenAgeSeconds} seconds ago, the most this API accepts (FW_JWT_MAX_AGE); get a fresh one.`);
     }

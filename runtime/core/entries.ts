@@ -7,6 +7,8 @@ import {
   type ArgsInput,
   type Auth,
   type Command,
+  type CallArgsParameter,
+  type CallName,
   type EmitPayload,
   type EntryDefinition,
   type EntryKind,
@@ -21,7 +23,7 @@ import {
   type WorkflowName,
 } from './entry-types.ts';
 
-export type { AppDatabase, ArgsInput, Auth, EmitPayload, EntryDefinition, EntryInput, EntryKind, EntryResult, EntryTypes, EventName, EventPayload, InferArgs, InferArgsInput, PolicyCheck, PolicyName, Register, WorkflowName } from './entry-types.ts';
+export type { AppDatabase, ArgsInput, Auth, CallArgs, CallArgsParameter, CallName, EmitPayload, EntryDefinition, EntryInput, EntryKind, EntryResult, EntryTypes, EventName, EventPayload, InferArgs, InferArgsInput, PolicyCheck, PolicyName, Register, WorkflowName } from './entry-types.ts';
 export type { Command, Query } from './entry-types.ts';
 
 export interface QueryContext {
@@ -77,14 +79,16 @@ export interface CommandContext extends QueryContext {
  */
 export interface Scheduler {
   /** Calls the command or action `name` with `args` after `delayMs` milliseconds; resolves to the call's id. */
-  runAfter(delayMs: number, name: string, args?: unknown): Promise<string>;
+  runAfter<N extends CallName>(delayMs: number, name: N, ...args: CallArgsParameter<N>): Promise<string>;
   /** Calls the command or action `name` with `args` at `at` (a Date or epoch ms); resolves to the call's id. */
-  runAt(at: Date | number, name: string, args?: unknown): Promise<string>;
+  runAt<N extends CallName>(at: Date | number, name: N, ...args: CallArgsParameter<N>): Promise<string>;
   /**
-   * Cancels a call of this tenant that has not started: true when it did (and the cancel commits with
-   * this command), false when the call ran, is running, was cancelled or is not this tenant's.
+   * Cancels a call that has not started: true when it did (and the cancel commits with this command),
+   * false when the call ran, is running, was cancelled, or is not the caller's to cancel. A caller
+   * cancels the calls it scheduled; with `{ anyCaller: true }` any call of its tenant — for a command
+   * whose policy already says who may (an admin's "cancel reminder"). Cron ticks belong to the scheduler.
    */
-  cancel(id: string): Promise<boolean>;
+  cancel(id: string, options?: { anyCaller?: boolean }): Promise<boolean>;
 }
 
 /**

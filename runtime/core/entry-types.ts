@@ -32,6 +32,18 @@ export type EventPayload<N extends string> = N extends keyof RegisteredEvents ? 
 /** `ctx.emit`'s payload parameter: optional when the event's payload may be undefined. */
 export type EmitPayload<N extends string> = undefined extends EventPayload<N> ? [payload?: EventPayload<N>] : [payload: EventPayload<N>];
 
+/** The commands and actions `ctx.scheduler` may call (name → args), or any name with any args when none are registered. */
+type RegisteredCalls = Register extends { calls: infer C } ? C : Record<string, unknown>;
+
+/** A command or action `ctx.scheduler.runAfter` / `runAt` may call. */
+export type CallName = Extract<keyof RegisteredCalls, string>;
+
+/** The args of call `N`. */
+export type CallArgs<N extends string> = N extends keyof RegisteredCalls ? RegisteredCalls[N] : never;
+
+/** The scheduler's args parameter: optional when the target needs none (no required field). */
+export type CallArgsParameter<N extends string> = {} extends CallArgs<N> ? [args?: CallArgs<N>] : [args: CallArgs<N>];
+
 /** A workflow `ctx.startWorkflow` may start: a registered name, or any string when none are. */
 export type WorkflowName = Register extends { workflows: infer W } ? Extract<W, string> : string;
 

@@ -581,78 +581,79 @@ export const outboxWorkerSql: readonly string[] = [
 ];
 
 /**
- * Grants that run on every `ensureSystemTables` (idempotent). The app role only inserts into the
- * outbox (commands' `ctx.emit`); it may not read it — the table has no row-level security and holds
- * every tenant's events — nor change it: the worker works as the owner (`db.admin`).
+ * Grants that run on every `ensureSystemTables` (idempotent). The app role has no privilege on the
+ * outbox at all: it may not read it (every tenant's events), change it, or add to it — rows are the
+ * worker's orders, so only fw's own code writes them: the owner directly (the worker, crons), a request
+ * through `_fw.enqueue` with fw's proof ({@link intentFunctionsSql}).
  */
 export const systemGrantsSql: readonly string[] = [
-  `revoke select, update, delete, truncate on "public"."${OUTBOX_TABLE}" from ${app}`,
-  `grant insert on "public"."${OUTBOX_TABLE}" to ${app}`,
-  `grant usage on sequence "public"."_fw_outbox_id_seq" to ${app}`,
+  `revoke all on "public"."${OUTBOX_TABLE}" from ${app}`,
+  `revoke all on sequence "public"."_fw_outbox_id_seq" from ${app}`,
 ];
 
 /**
- * The outbox row's tenant and user are whom the worker runs the action as, so the app role may only
- * insert rows of its own verified identity: without this, one `insert into _fw_outbox` in a handler
- * would run an action in another tenant — and without a verified identity at all (SQL that left fw's
- * transaction) nothing. The owner (the worker) is not subject to it (RLS not forced). Created when
- * missing (`ensureSystemTables` checks `pg_policy` for this name; an older policy is replaced): policy
- * DDL locks the table.
+ * Row-level security on the outbox with no policy for the app role: should a grant ever give it a
+ * privilege, it still reaches no row. Replaces the policies of earlier fw versions, which let a request
+ * insert rows of its own identity (`ensureSystemTables` runs this while one of them is there).
  */
-export const OUTBOX_POLICY = 'fw_outbox_verified_caller_2';
+export const OLD_OUTBOX_POLICIES = ['fw_outbox_caller', 'fw_outbox_verified_caller', 'fw_outbox_verified_caller_2'] as const;
 export const outboxPolicySql: readonly string[] = [
-  // A row written without them is the caller's own (what the policy demands anyway).
-  `alter table "public"."${OUTBOX_TABLE}" alter column tenant_id set default ${CURRENT_TENANT},
-    alter column user_id set default nullif(current_setting('fw.user_id', true), '')`,
   `alter table "public"."${OUTBOX_TABLE}" enable row level security`,
-  `drop policy if exists "fw_outbox_caller" on "public"."${OUTBOX_TABLE}"`,
-  `drop policy if exists "fw_outbox_verified_caller" on "public"."${OUTBOX_TABLE}"`,
-  `drop policy if exists "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}"`,
-  // The kind and role too: a scheduled call runs as them, so a row may not claim a role (or `system`)
-  // its writer does not hold.
-  `create policy "${OUTBOX_POLICY}" on "public"."${OUTBOX_TABLE}" for insert to ${app}
-    with check (${VERIFIED_IDENTITY} and tenant_id is not distinct from (select "_fw"."tenant_id"()) and user_id is not distinct from (select "_fw"."user_id"())
-      and caller_kind is not distinct from (select "_fw"."kind"()) and caller_role is not distinct from (select "_fw"."role"()))`,
+  ...OLD_OUTBOX_POLICIES.map((name) => `drop policy if exists "${name}" on "public"."${OUTBOX_TABLE}"`),
 ];
 
 /**
- * What a request may do to scheduled calls (runtime/schedule/) besides inserting them: the app role
- * has no UPDATE on the outbox, so these SECURITY DEFINER functions do it for a verified caller, on rows
- * of its own tenant only, and only on `fw.call:` rows.
+ * Durable work a request leaves for later — outbox rows (`ctx.emit`, `ctx.startWorkflow`, `ctx.signal`,
+ * `ctx.scheduler.runAfter`), cancelling a scheduled call, a scheduled command settling its own row — goes
+ * through these SECURITY DEFINER functions, each of which first asks `_fw.check_proof` (request-identity.ts)
+ * for fw's proof that fw made this statement in this transaction. Handler SQL — an injection — can call
+ * them but cannot prove anything, so it can neither order work nor stop it.
  *
- * - `_fw_cancel_call(key)`: `ctx.scheduler.cancel(id)` — a pending call not being run now becomes
- *   `cancelled`; answers whether it did.
- * - `_fw_settle_call(id, owner)`: a scheduled command marks its own row delivered inside its own
- *   transaction, so the command's writes and the row's `delivered` commit together (exactly once); it
- *   raises when `owner` no longer holds the row's lease (another worker took it over), which rolls the
- *   command back.
+ * - `_fw.enqueue(rows, proof)`: adds outbox rows (a JSON array of `{event, payload, key, trace_id,
+ *   available_at}`) as the verified caller: tenant, user, auth kind and role come from the claim, never from
+ *   the rows. Rows whose key is there already are skipped.
+ * - `_fw.cancel_call(key, scope, proof)`: `ctx.scheduler.cancel(id)` — a pending `call:` row of the
+ *   caller's tenant not being run now becomes `cancelled`; scope `own` only when the caller scheduled it
+ *   (same user), `tenant` any of the tenant's calls (fw's code chose it). Cron ticks are never requests'.
+ * - `_fw.settle_call(id, owner, proof)`: a scheduled command marks its own row delivered inside its own
+ *   transaction, so its writes and the `delivered` commit together (exactly once); it raises when `owner`
+ *   no longer holds the row's lease (another worker took it over), which rolls the command back.
  */
-export const SCHEDULE_FUNCTIONS_MARKER = 'fw schedule functions v1';
-export const scheduleFunctionsSql: readonly string[] = [
-  `create or replace function "public"."_fw_cancel_call"(p_key text) returns boolean
-  language plpgsql security definer set search_path = pg_catalog, public as $fw$
+export const INTENT_FUNCTIONS_MARKER = 'fw intent functions v1';
+export const intentFunctionsSql: readonly string[] = [
+  `drop function if exists "public"."_fw_cancel_call"(text)`,
+  `drop function if exists "public"."_fw_settle_call"(bigint, text)`,
+  `create or replace function "_fw"."enqueue"(p_rows text, p_proof text) returns void
+  language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $fw$
+begin
+  perform "_fw"."check_proof"('enqueue', p_rows, p_proof);
+  insert into "public"."${OUTBOX_TABLE}" (event, payload, tenant_id, user_id, caller_kind, caller_role, trace_id, idempotency_key, available_at)
+  select r.event, r.payload, "_fw"."tenant_id"(), "_fw"."user_id"(), "_fw"."kind"(), "_fw"."role"(), r.trace_id, r.key, coalesce(r.available_at, now())
+  from jsonb_to_recordset(p_rows::jsonb) as r(event text, payload jsonb, key text, trace_id text, available_at timestamptz)
+  on conflict do nothing;
+end
+$fw$`,
+  `create or replace function "_fw"."cancel_call"(p_key text, p_scope text, p_proof text) returns boolean
+  language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $fw$
 declare
   v_found integer;
 begin
-  if not coalesce("_fw"."verified"(), false) then
-    raise exception 'fw: cancelling a scheduled call needs a verified request identity' using errcode = '42501';
-  end if;
+  perform "_fw"."check_proof"('cancel_call', concat_ws('|', p_key, p_scope), p_proof);
   update "public"."${OUTBOX_TABLE}" set status = 'cancelled', dead_at = now(), last_error = 'Cancelled by ctx.scheduler.cancel.'
-  where idempotency_key = p_key and event like 'fw.call:%' and status = 'pending'
+  where idempotency_key = p_key and p_key like 'call:%' and event like 'fw.call:%' and status = 'pending'
     and (lease_until is null or lease_until < now())
-    and tenant_id is not distinct from "_fw"."tenant_id"();
+    and tenant_id is not distinct from "_fw"."tenant_id"()
+    and (p_scope = 'tenant' or user_id is not distinct from "_fw"."user_id"());
   get diagnostics v_found = row_count;
   return v_found > 0;
 end
 $fw$`,
-  `create or replace function "public"."_fw_settle_call"(p_id bigint, p_owner text) returns void
-  language plpgsql security definer set search_path = pg_catalog, public as $fw$
+  `create or replace function "_fw"."settle_call"(p_id bigint, p_owner text, p_proof text) returns void
+  language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $fw$
 declare
   v_found integer;
 begin
-  if not coalesce("_fw"."verified"(), false) then
-    raise exception 'fw: settling a scheduled call needs a verified request identity' using errcode = '42501';
-  end if;
+  perform "_fw"."check_proof"('settle_call', concat_ws('|', p_id, p_owner), p_proof);
   update "public"."${OUTBOX_TABLE}" set status = 'delivered', delivered_at = now(), lease_owner = null, lease_until = null
   where id = p_id and event like 'fw.call:%' and status = 'pending' and lease_owner = p_owner
     and tenant_id is not distinct from "_fw"."tenant_id"();
@@ -662,11 +663,11 @@ begin
   end if;
 end
 $fw$`,
-  `revoke all on function "public"."_fw_cancel_call"(text) from public`,
-  `revoke all on function "public"."_fw_settle_call"(bigint, text) from public`,
-  `grant execute on function "public"."_fw_cancel_call"(text) to ${app}`,
-  `grant execute on function "public"."_fw_settle_call"(bigint, text) to ${app}`,
-  `comment on function "public"."_fw_cancel_call"(text) is '${SCHEDULE_FUNCTIONS_MARKER}'`,
+  ...['enqueue(text, text)', 'cancel_call(text, text, text)', 'settle_call(bigint, text, text)'].flatMap((signature) => [
+    `revoke all on function "_fw".${signature} from public`,
+    `grant execute on function "_fw".${signature} to ${app}`,
+  ]),
+  `comment on function "_fw"."enqueue"(text, text) is '${INTENT_FUNCTIONS_MARKER}'`,
 ];
 
 /**

@@ -8,6 +8,7 @@ import { defineSchema, t, table } from '../core/schema.ts';
 import { APP_ROLE, createDatabase, type FwDatabase } from './database.ts';
 import { applyMigration, ensureSystemTables, migrationStatus, planMigration } from './migrate.ts';
 import { requestLoginRole } from './request-login.ts';
+import { enqueueInTransaction } from './outbox.ts';
 
 const url = process.env.FW_TEST_DATABASE_URL;
 if (!url) console.warn('migrate.test.ts: FW_TEST_DATABASE_URL is not set, so the PostgreSQL suite is skipped (PGlite runs).');
@@ -617,10 +618,11 @@ for (const target of targets) {
       expect(Number(rows[0]!.id)).toBe(4);
     });
 
-    it('creates the system tables idempotently, and the app role may write the outbox', async () => {
+    it('creates the system tables idempotently; the app role writes the outbox only through fw (enqueueInTransaction)', async () => {
       await ensureSystemTables(db);
       await ensureSystemTables(db);
-      await db.transaction({ readOnly: false, auth: as(tenantA) }, (trx) => trx.insertInto('_fw_outbox').values({ event: 'noteCreated', payload: JSON.stringify({ id: 1 }) }).execute());
+      await expect(db.transaction({ readOnly: false, auth: as(tenantA) }, (trx) => trx.insertInto('_fw_outbox').values({ event: 'noteCreated' }).execute())).rejects.toThrow(/permission denied/);
+      await db.transaction({ readOnly: false, auth: as(tenantA) }, (trx) => enqueueInTransaction(trx, null, [{ event: 'noteCreated', payload: { id: 1 } }]));
       const rows = await db.admin.selectFrom('_fw_outbox').select(['event', 'status', 'attempts']).execute();
       expect(rows).toEqual([{ event: 'noteCreated', status: 'pending', attempts: 0 }]);
       await expectNothingPending(defineSchema({}));

@@ -31,11 +31,11 @@ import {
   qualified,
   TENANT_COLUMN,
   systemGrantsSql,
-  OUTBOX_POLICY,
+  OLD_OUTBOX_POLICIES,
   outboxPolicySql,
   addedSystemColumns,
-  SCHEDULE_FUNCTIONS_MARKER,
-  scheduleFunctionsSql,
+  INTENT_FUNCTIONS_MARKER,
+  intentFunctionsSql,
   systemTables,
 } from './ddl.ts';
 import { databaseSecret, LIVE_NOTICE_SECRET, LIVE_NOTICE_SECRET_BYTES } from './secrets.ts';
@@ -96,14 +96,17 @@ export async function ensureSystemTables(db: FwDatabase): Promise<void> {
       for (const statement of outboxWorkerSql) await sql.raw(statement).execute(conn);
     }
     for (const statement of systemGrantsSql) await sql.raw(statement).execute(conn);
-    const outboxPolicy = await sql`select 1 from pg_policy where polrelid = 'public._fw_outbox'::regclass and polname = ${OUTBOX_POLICY}`.execute(conn);
-    if (outboxPolicy.rows.length === 0) {
+    // Policy DDL locks the table: only while an old policy is there or row-level security is off.
+    const outboxPolicy = await sql<{ current: boolean }>`
+      select c.relrowsecurity and not exists (select 1 from pg_policy p where p.polrelid = c.oid and p.polname = any(${[...OLD_OUTBOX_POLICIES]}::text[])) as current
+      from pg_class c where c.oid = 'public._fw_outbox'::regclass`.execute(conn);
+    if (!outboxPolicy.rows[0]?.current) {
       for (const statement of outboxPolicySql) await sql.raw(statement).execute(conn);
     }
-    const scheduleFunctions = await sql<{ current: boolean }>`
-      select coalesce(obj_description(to_regprocedure('public._fw_cancel_call(text)'), 'pg_proc') = ${SCHEDULE_FUNCTIONS_MARKER}, false) as current`.execute(conn);
-    if (!scheduleFunctions.rows[0]?.current) {
-      for (const statement of scheduleFunctionsSql) await sql.raw(statement).execute(conn);
+    const intentFunctions = await sql<{ current: boolean }>`
+      select coalesce(obj_description(to_regprocedure('_fw.enqueue(text, text)'), 'pg_proc') = ${INTENT_FUNCTIONS_MARKER}, false) as current`.execute(conn);
+    if (!intentFunctions.rows[0]?.current) {
+      for (const statement of intentFunctionsSql) await sql.raw(statement).execute(conn);
     }
     for (const [table, column, type] of addedSystemColumns) {
       const present = await sql`select 1 from pg_attribute where attrelid = ${`public.${table}`}::regclass and attname = ${column} and not attisdropped`.execute(conn);

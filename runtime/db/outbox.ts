@@ -1,12 +1,22 @@
 /**
- * The outbox table, `_fw_outbox`, as the rest of the runtime sees it: the one way rows enter it
- * (`enqueue`), a claimed row, and what delivering one came to. Every writer — a command's `ctx.emit`
- * and `ctx.startWorkflow`, the worker starting the workflows an event wakes, an external command's
- * effects — goes through `enqueue`, so a row always carries its caller and trace the same way.
+ * The outbox table, `_fw_outbox`, as the rest of the runtime sees it: the two ways rows enter it, a
+ * claimed row, and what delivering one came to. A row is an order the worker carries out as the identity
+ * it names (run an action, a workflow run, a scheduled call), so only fw's code writes one:
+ *
+ * - in a request transaction (a command's `ctx.emit`, `ctx.startWorkflow`, `ctx.signal`,
+ *   `ctx.scheduler`; an external command's effects), {@link enqueueInTransaction} — through
+ *   `_fw.enqueue` with fw's proof for that transaction, as the verified caller (db/ddl.ts);
+ * - as the owner (the worker starting the workflows an event wakes, the crons' ticks),
+ *   {@link enqueueAsOwner}, naming the identity itself.
+ *
+ * The request roles have no privilege on the table: handler SQL cannot add, change or read a row.
  */
+import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import type { Auth } from '../core/entry-types.ts';
 import { isFwError } from '../core/errors.ts';
 import { OUTBOX_TABLE } from './ddl.ts';
+import { proofOf } from './proof-request.ts';
 
 /** A row to add: an event and its payload, and for a row that must exist once, its idempotency key. */
 export interface OutboxEntry {
@@ -18,24 +28,38 @@ export interface OutboxEntry {
   availableAt?: Date;
 }
 
-/** Who caused the rows: the actions they wake run as this user and tenant. */
+/** Who caused rows the owner writes: the work they order runs as this caller. */
 export interface OutboxCaller {
   tenantId: string | null;
   userId: string | null;
   traceId: string | null;
-  /**
-   * The caller's auth kind and role, written only by the owner (the worker, crons). A request's rows
-   * take them from its verified identity (column defaults the outbox's policy checks).
-   */
+  /** The caller's auth kind and role (null: the system, as for a cron's tick). */
   kind?: string | null;
   role?: string | null;
 }
 
 /**
- * Adds rows to the outbox in `conn`'s transaction: a request transaction (as the caller, under the
- * outbox's row-level policy) or the owner's connection (the worker). Keyed rows already there are skipped.
+ * Adds rows in a request transaction (`trx`), as its verified caller: `_fw.enqueue` takes tenant, user,
+ * auth kind and role from the transaction's claim and refuses the call without fw's proof for it. Every
+ * row gets a key (a fresh one when it has none), and the proof covers the rows' text, so a proof fits
+ * these rows in this transaction only. Keyed rows already there are skipped.
  */
-export async function enqueue(conn: Kysely<any>, caller: OutboxCaller, entries: readonly OutboxEntry[]): Promise<void> {
+export async function enqueueInTransaction(trx: Kysely<any>, traceId: string | null, entries: readonly OutboxEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = JSON.stringify(
+    entries.map((entry) => ({
+      event: entry.event,
+      payload: entry.payload ?? null,
+      key: entry.idempotencyKey ?? randomUUID(),
+      trace_id: traceId,
+      available_at: entry.availableAt?.toISOString() ?? null,
+    })),
+  );
+  await sql`select "_fw"."enqueue"(${rows}, ${proofOf('enqueue', rows)})`.execute(trx);
+}
+
+/** Adds rows as the owner (`db.admin`: the worker, crons) for `caller`. Keyed rows already there are skipped. */
+export async function enqueueAsOwner(admin: Kysely<any>, caller: OutboxCaller, entries: readonly OutboxEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const rows = entries.map((entry) => ({
     event: entry.event,
@@ -43,12 +67,12 @@ export async function enqueue(conn: Kysely<any>, caller: OutboxCaller, entries: 
     tenant_id: caller.tenantId,
     user_id: caller.userId,
     trace_id: caller.traceId,
+    caller_kind: caller.kind ?? null,
+    caller_role: caller.role ?? null,
     ...(entry.idempotencyKey === undefined ? {} : { idempotency_key: entry.idempotencyKey }),
     ...(entry.availableAt === undefined ? {} : { available_at: sql`${entry.availableAt.toISOString()}::timestamptz` }),
-    ...(caller.kind === undefined ? {} : { caller_kind: caller.kind }),
-    ...(caller.role === undefined ? {} : { caller_role: caller.role }),
   }));
-  const insert = conn.insertInto(OUTBOX_TABLE).values(rows);
+  const insert = admin.insertInto(OUTBOX_TABLE).values(rows);
   await (entries.some((entry) => entry.idempotencyKey !== undefined) ? insert.onConflict((oc) => oc.doNothing()) : insert).execute();
 }
 
@@ -60,7 +84,7 @@ export interface OutboxRow {
   tenantId: string | null;
   userId: string | null;
   traceId: string | null;
-  /** The caller's auth kind and role (scheduled calls run as them); null on rows the worker wrote. */
+  /** The caller's auth kind and role: the work runs as them (null kind: the system, as a cron's tick). */
   callerKind: string | null;
   callerRole: string | null;
   /** The worker holding the row's lease (the claimer). */
@@ -68,6 +92,17 @@ export interface OutboxRow {
   /** Counting this claim: 1 on the first delivery attempt. */
   attempts: number;
   idempotencyKey: string;
+}
+
+/**
+ * Who a row's work runs as: the caller who caused it — its tenant, user, auth kind and role, as fw wrote
+ * them from the verified identity — or, for an entry that declares `runAs: 'system'`, the system in that
+ * tenant (the user kept, for the record). A row without a kind is the system's own (a cron's tick).
+ */
+export function rowAuth(row: OutboxRow, runAs?: unknown): Auth {
+  const kind = row.callerKind === 'user' || row.callerKind === 'anonymous' ? row.callerKind : 'system';
+  if (runAs === 'system' || kind === 'system') return { kind: 'system', tenantId: row.tenantId, userId: row.userId, role: null };
+  return { kind, tenantId: row.tenantId, userId: row.userId, role: row.callerRole };
 }
 
 /** What delivering one row came to; `permanent` failures are not worth retrying. */

@@ -79,6 +79,19 @@ export function identityProof(key: KeyObject | Buffer, target: ProofTarget, iden
   return createHmac('sha256', key).update(hexJoined(fields)).digest('hex');
 }
 
+/**
+ * The proof that one of fw's own statements in a request transaction — adding outbox rows, settling
+ * or cancelling a scheduled call — was asked for by fw, for `message` (what the statement does) in
+ * transaction `target`: the HMAC `_fw.check_proof(purpose, message, proof)` recomputes. Handler SQL
+ * in the same transaction cannot make one (it has no key) and never sees fw's (a bound parameter), and
+ * one seen later is worthless: its claim value is spent. The first field keeps proofs of different
+ * purposes apart, and apart from claims (whose first field is a pid).
+ */
+export function transactionProof(key: KeyObject | Buffer, target: ProofTarget, purpose: string, message: string): string {
+  const fields = [`proof:${purpose}`, String(target.pid), target.counter, target.claim.toString(), message];
+  return createHmac('sha256', key).update(hexJoined(fields)).digest('hex');
+}
+
 /** The claim's identity fields, in the order both sides hash them. */
 export function claimFields(identity: Identity): [string, string, string, string] {
   return [identity.kind, identity.tenantId ?? '', identity.userId ?? '', identity.role ?? ''];
@@ -250,6 +263,47 @@ end
 $fw$`;
 
 /**
+ * `_fw.check_proof(purpose, message, proof)`: raises 42501 unless this transaction has a verified
+ * identity and `proof` is fw's for `message` in it (see {@link transactionProof}): the transaction is
+ * named by its session's counter and the value its claim drew — the counter's last value, since only
+ * claims draw and one claim is allowed per transaction. Called by fw's SECURITY DEFINER functions that
+ * write durable work (db/ddl.ts, `_fw.enqueue`), never by the request roles themselves.
+ */
+const checkProofPostgres = `create or replace function "${FW_SCHEMA}"."check_proof"(p_purpose text, p_message text, p_proof text)
+  returns void language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $fw$
+declare
+  v_pads bytea;
+  v_counter regclass;
+  v_start bigint;
+  v_claim bigint;
+begin
+  if not coalesce("${FW_SCHEMA}"."verified"(), false) then
+    raise exception 'fw: % needs a verified request identity', p_purpose using errcode = '42501';
+  end if;
+  ${readPads};
+  ${findCounter};
+  if v_counter is not null then
+    select s.seqstart, pg_catalog.pg_sequence_last_value(v_counter) into v_start, v_claim from pg_catalog.pg_sequence s where s.seqrelid = v_counter;
+  end if;
+  if v_pads is null or v_claim is null or p_proof is null
+      or ${hmac(`concat_ws('|', ${hex(`'proof:' || p_purpose`)}, ${hex('pg_catalog.pg_backend_pid()::text')}, ${hex('v_start::text')}, ${hex('v_claim::text')}, ${hex("coalesce(p_message, '')")})`)} <> p_proof then
+    raise exception 'fw: % was not asked for by fw in this transaction', p_purpose using errcode = '42501',
+      hint = 'Outbox rows, scheduled calls and workflow starts are written by fw (ctx.emit, ctx.scheduler, ctx.startWorkflow, ctx.signal), never by SQL.';
+  end if;
+end
+$fw$`;
+
+/** PGlite: one superuser session, nothing to prove against; an identity is still required. */
+const checkProofPglite = `create or replace function "${FW_SCHEMA}"."check_proof"(p_purpose text, p_message text, p_proof text)
+  returns void language plpgsql volatile as $fw$
+begin
+  if not coalesce("${FW_SCHEMA}"."verified"(), false) then
+    raise exception 'fw: % needs a verified request identity', p_purpose using errcode = '42501';
+  end if;
+end
+$fw$`;
+
+/**
  * `_fw.verified()` and the verified identity values. A transaction with a verified identity answers
  * `value`; one without any identity answers `none` (NULL: nothing of a tenant is visible, nothing can
  * be written); settings changed after the claim are refused.
@@ -334,6 +388,9 @@ export function identityFunctionsSql(dialect: 'postgres' | 'pglite', loginRole?:
     ...(dialect === 'postgres' ? [openSessionFunction, requestSessionFunction] : []),
     dialect === 'postgres' ? endRequestPostgres : endRequestPglite,
     ...reads,
+    dialect === 'postgres' ? checkProofPostgres : checkProofPglite,
+    // Only fw's own SECURITY DEFINER functions call it (as the owner).
+    `revoke all on function "${FW_SCHEMA}".check_proof(text, text, text) from public`,
     `grant usage on schema "${FW_SCHEMA}" to ${callers}`,
     ...['claim(text, text, text, text, text)', 'end_request()', ...(dialect === 'postgres' ? ['open_session(boolean)', 'request_session()'] : [])].flatMap((signature) => [
       `revoke all on function "${FW_SCHEMA}".${signature} from public`,

@@ -99,14 +99,18 @@ describe.skipIf(!testDatabaseUrl)('the request role on PostgreSQL', () => {
     expect(bobs.map((r) => r.title).sort()).toEqual(['b1', 'b2', 'b3']);
   });
 
-  it('cannot write an outbox event that the worker would run as another tenant or user', async () => {
+  it('cannot write an outbox row at all — not for someone else, not as itself, not through fw’s function without fw’s proof', async () => {
     const plant = (tenant: string, user: string) =>
       asAlice((trx) => run(trx, `insert into _fw_outbox (event, payload, tenant_id, user_id) values ('note.planted', '{}', '${tenant}', '${user}')`), false);
     await expect(plant(bob.tenantId!, 'bob')).rejects.toMatchObject({ code: '42501' });
-    await expect(plant(alice.tenantId!, 'bob')).rejects.toMatchObject({ code: '42501' });
-    await plant(alice.tenantId!, 'alice'); // its own identity is what ctx.emit writes
-    const rows = await sql<{ tenant_id: string; user_id: string }>`select tenant_id, user_id from _fw_outbox where event = 'note.planted'`.execute(db.admin);
-    expect(rows.rows).toEqual([{ tenant_id: alice.tenantId, user_id: 'alice' }]);
+    await expect(plant(alice.tenantId!, 'alice')).rejects.toMatchObject({ code: '42501' });
+    const rows = JSON.stringify([{ event: 'note.planted', payload: {}, key: randomUUID(), trace_id: null, available_at: null }]);
+    await expect(asAlice((trx) => run(trx, `select _fw.enqueue('${rows}', null)`), false)).rejects.toMatchObject({ code: '42501' });
+    await expect(asAlice((trx) => run(trx, `select _fw.enqueue('${rows}', '${'ab'.repeat(32)}')`), false)).rejects.toMatchObject({ code: '42501' });
+    // Nor from outside fw's transaction (no claim: no identity, and no proof to match).
+    await expect(asAlice(async (trx) => (await run(trx, "select set_config('fw.identity_verified', '', true)"), run(trx, `select _fw.enqueue('${rows}', null)`)), false)).rejects.toMatchObject({ code: '42501' });
+    const written = await sql<{ n: number }>`select count(*)::int as n from _fw_outbox where event = 'note.planted'`.execute(db.admin);
+    expect(written.rows[0]!.n).toBe(0);
   });
 
   it('cannot read fw secrets, before or after RESET ROLE', async () => {

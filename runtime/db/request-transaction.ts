@@ -16,6 +16,9 @@
  *   undoes every setting its SQL made — sent ahead of the connection's next use (or after a moment of
  *   idleness, request-pool.ts). A write resets what its SQL may have left in the session
  *   (`_fw.end_request()`) and commits, in one round trip, and is answered once the commit is.
+ * - **fw's own statements** that write durable work carry a {@link ProofRequest} parameter, which is
+ *   filled in with the proof for this transaction's claim when the statement is sent (the claim, and so
+ *   the proof, is known only once the transaction begins).
  * - **Handler SQL** goes one statement per call over the extended protocol (wire.ts), so stacked
  *   statements are refused by the server; statements that would end or start a transaction are
  *   refused before they are sent (statement-guard.ts). Both errors name the entry.
@@ -25,7 +28,8 @@ import type { KyselyPlugin } from 'kysely';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import { APP_ROLE } from './app-role.ts';
-import { ALREADY_CLAIMED, type Identity, identityProof, mismatchTarget, NO_COUNTER, PROOF_MISMATCH, type ProofTarget, type RequestSession, sessionRow } from './request-identity.ts';
+import { ProofRequest } from './proof-request.ts';
+import { ALREADY_CLAIMED, type Identity, identityProof, mismatchTarget, NO_COUNTER, PROOF_MISMATCH, type ProofTarget, type RequestSession, sessionRow, transactionProof } from './request-identity.ts';
 import { transactionControl } from './statement-guard.ts';
 import type { Outcome, Statement, StatementResult } from './wire.ts';
 
@@ -104,6 +108,8 @@ export class RequestTransaction {
   #begun: Promise<unknown> | undefined;
   /** The most recent statement failed: the transaction is aborted unless a ROLLBACK TO repaired it. */
   #lastFailed = false;
+  /** The claim this transaction proved (PostgreSQL): what fw's own statements in it are proven for. */
+  #target: ProofTarget | null = null;
 
   constructor(connection: RequestConnection, options: RequestTransactionOptions, settings: TransactionSettings) {
     this.#connection = connection;
@@ -128,7 +134,7 @@ export class RequestTransaction {
       return first;
     }
     if (this.#state === 'beginning') await this.#begun;
-    const [outcome] = await this.#connection.wire.send([statement(sql, parameters)]);
+    const [outcome] = await this.#connection.wire.send([this.#proven(statement(sql, parameters), this.#target)]);
     return this.#settle(outcome!);
   }
 
@@ -185,7 +191,7 @@ export class RequestTransaction {
     let tail = connection.tail.splice(0);
     if (!settings.key) {
       // PGlite: nothing to prove.
-      const outcomes = await connection.wire.send([...tail, begin, this.#claim(null), first]);
+      const outcomes = await connection.wire.send([...tail, begin, this.#claim(null), this.#proven(first, null)]);
       return this.#opened(outcomes.slice(0, tail.length), outcomes.slice(tail.length));
     }
     if (settings.pooled) return this.#beginAsking(first, tail, begin);
@@ -197,8 +203,8 @@ export class RequestTransaction {
         tail = [];
         this.#learn(opened.at(-1)!);
       }
-      const target = { ...connection.session!, claim: connection.nextClaim! };
-      const outcomes = await connection.wire.send([...tail, begin, this.#claim(identityProof(settings.key, target, this.#identity())), first]);
+      const target = (this.#target = { ...connection.session!, claim: connection.nextClaim! });
+      const outcomes = await connection.wire.send([...tail, begin, this.#claim(identityProof(settings.key, target, this.#identity())), this.#proven(first, target)]);
       const [head, rest] = [outcomes.slice(0, tail.length), outcomes.slice(tail.length)];
       const claim = rest[1]!;
       const code = claim.ok ? undefined : errorCode(claim.error);
@@ -241,7 +247,8 @@ export class RequestTransaction {
       if (!asked!.ok) throw this.#beginFailure(asked!.error);
       const target = sessionRow(asked!.result.rows[0]);
       if (target) {
-        const [claim, result] = await connection.wire.send([this.#claim(identityProof(this.#settings.key!, target, this.#identity())), first]);
+        this.#target = target;
+        const [claim, result] = await connection.wire.send([this.#claim(identityProof(this.#settings.key!, target, this.#identity())), this.#proven(first, target)]);
         return this.#opened([], [{ ok: true, result: { command: 'BEGIN', rowCount: null, rows: [] } }, claim!, result!]);
       }
       // No counter in the session this transaction got: give that session one, and try again.
@@ -307,6 +314,14 @@ export class RequestTransaction {
       identity.role,
       ...(this.#settings.key ? [proof] : []),
     ]);
+  }
+
+  /** `s` with its {@link ProofRequest} parameters filled in for `target` (null on PGlite, which proves nothing). */
+  #proven(s: Statement, target: ProofTarget | null): Statement {
+    if (!s.parameters.some((parameter) => parameter instanceof ProofRequest)) return s;
+    const key = this.#settings.key;
+    const proof = (request: ProofRequest) => (key && target ? transactionProof(key, target, request.purpose, request.message) : null);
+    return statement(s.sql, s.parameters.map((parameter) => (parameter instanceof ProofRequest ? proof(parameter) : parameter)));
   }
 
   #identity(): Identity {

@@ -4,6 +4,7 @@ import type { AiContext } from '../core/ai-context.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import type { OutboxEntry } from '../db/outbox.ts';
+import { proofOf } from '../db/proof-request.ts';
 
 /** Who a handler runs for. */
 export interface Caller {
@@ -11,8 +12,11 @@ export interface Caller {
   traceId: string;
 }
 
-/** How a command's `ctx.startWorkflow` plans a start: the workflow and its args are checked now, the row written before commit. */
-export type PlanWorkflowStart = (workflow: unknown, args: unknown, options: { idempotencyKey?: unknown }) => Promise<OutboxEntry & { runId: string }>;
+/**
+ * How a command's `ctx.startWorkflow` plans a start in the caller's tenant (a run belongs to it): the
+ * workflow and its args are checked now, the row written before commit.
+ */
+export type PlanWorkflowStart = (tenantId: string | null, workflow: unknown, args: unknown, options: { idempotencyKey?: unknown }) => Promise<OutboxEntry & { runId: string }>;
 
 /** How a command's `ctx.scheduler` plans a call: the target and its args are checked now, the row written before commit. */
 export type PlanScheduledCall = (name: unknown, args: unknown, at: Date, where: string) => Promise<OutboxEntry & { id: string; idempotencyKey: string }>;
@@ -39,9 +43,14 @@ export function toolContext(db: Kysely<any>, caller: Caller, context: Record<str
   return { db, ...caller, ...context, now: nowOf(clock) };
 }
 
-/** `ctx.now()`: the runtime's clock as a Date (tests move it with `advanceTime`; SQL's now() is the database's). */
+/**
+ * `ctx.now()`: the runtime's clock (tests move it with `advanceTime`; SQL's now() is the database's), read
+ * once per handler invocation — as Convex freezes `Date.now()` in a mutation — so a handler sees one
+ * instant however long it runs: `runAfter(due - ctx.now())` cannot go negative between two reads.
+ */
 function nowOf(clock: Clock): () => Date {
-  return () => new Date(clock.now());
+  const at = clock.now();
+  return () => new Date(at);
 }
 
 /**
@@ -51,6 +60,7 @@ function nowOf(clock: Clock): () => Date {
 export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEntry[], services: CommandServices): Record<string, unknown> {
   const planStart = services.planWorkflowStart;
   const ctx = queryContext('command', db, caller, services.clock);
+  const now = ctx.now as () => Date;
   ctx.emit = (event: string, payload?: unknown) => {
     if (typeof event !== 'string' || event.length === 0) throw new TypeError('ctx.emit(event, payload): event must be a non-empty string');
     if (event.startsWith('fw.')) throw new TypeError(`ctx.emit('${event}'): event names starting with "fw." are fw's own; start workflows with ctx.startWorkflow(name, args).`);
@@ -58,7 +68,7 @@ export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEn
   };
   ctx.startWorkflow = async (name: string, args?: unknown, options?: { idempotencyKey?: string }) => {
     if (!planStart) throw new FwError('internal', 'ctx.startWorkflow is not available here: this runtime was assembled without workflows.');
-    const { runId, ...start } = await planStart(name, args, options ?? {});
+    const { runId, ...start } = await planStart(caller.auth.tenantId, name, args, options ?? {});
     outbox.push(start);
     return { runId };
   };
@@ -70,18 +80,18 @@ export function commandContext(db: Kysely<any>, caller: Caller, outbox: OutboxEn
     // `fw.signal:` rows are delivered to the workflow runs waiting for them (workflows/signals.ts).
     outbox.push({ event: `fw.signal:${name}`, payload: payload ?? null });
   };
-  ctx.scheduler = scheduler(db, outbox, services);
+  ctx.scheduler = scheduler(db, outbox, services, now);
   return ctx;
 }
 
 /**
  * A command's `ctx.scheduler`: calls planned now and written with the command's other outbox rows just
- * before it commits (scheduled exactly when it commits); `cancel` of a call planned in this same
- * command drops it from that list, any other goes through `_fw_cancel_call` in this transaction (its
- * tenant's calls only).
+ * before it commits (scheduled exactly when it commits), their delays counted from the handler's
+ * `ctx.now()`; `cancel` of a call planned in this same command drops it from that list, any other goes
+ * through `_fw.cancel_call` in this transaction, proven by fw (handler SQL cannot cancel anything):
+ * the caller's own calls, or with `{ anyCaller: true }` any call of its tenant.
  */
-function scheduler(db: Kysely<any>, outbox: OutboxEntry[], services: CommandServices) {
-  const clock = services.clock ?? systemClock;
+function scheduler(db: Kysely<any>, outbox: OutboxEntry[], services: CommandServices, now: () => Date) {
   const plan = async (where: string, at: Date, name: unknown, args: unknown): Promise<string> => {
     if (!services.planScheduledCall) throw new FwError('internal', `${where} is not available here: this runtime was assembled without scheduled calls.`);
     const { id, ...call } = await services.planScheduledCall(name, args, at, where);
@@ -94,13 +104,13 @@ function scheduler(db: Kysely<any>, outbox: OutboxEntry[], services: CommandServ
       if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
         return Promise.reject(new TypeError(`${where}: the delay must be a number of milliseconds ≥ 0.`));
       }
-      return plan(where, new Date(clock.now() + delayMs), name, args);
+      return plan(where, new Date(now().getTime() + delayMs), name, args);
     },
     runAt(at: Date | number, name: string, args?: unknown): Promise<string> {
       const where = `ctx.scheduler.runAt(…, '${String(name)}')`;
       return plan(where, typeof at === 'number' ? new Date(at) : at, name, args);
     },
-    async cancel(id: string): Promise<boolean> {
+    async cancel(id: string, options?: { anyCaller?: boolean }): Promise<boolean> {
       if (typeof id !== 'string' || id.length === 0) throw new TypeError('ctx.scheduler.cancel(id): id must be the string runAfter or runAt returned.');
       const key = `call:${id}`;
       const planned = outbox.findIndex((row) => row.idempotencyKey === key);
@@ -108,7 +118,8 @@ function scheduler(db: Kysely<any>, outbox: OutboxEntry[], services: CommandServ
         outbox.splice(planned, 1);
         return true;
       }
-      const result = await sql<{ cancelled: boolean }>`select "public"."_fw_cancel_call"(${key}) as cancelled`.execute(db);
+      const scope = options?.anyCaller === true ? 'tenant' : 'own';
+      const result = await sql<{ cancelled: boolean }>`select "_fw"."cancel_call"(${key}, ${scope}, ${proofOf('cancel_call', `${key}|${scope}`)}) as cancelled`.execute(db);
       return result.rows[0]?.cancelled === true;
     },
   });

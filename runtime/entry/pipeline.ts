@@ -19,7 +19,7 @@ import { placeFailure } from './failure-place.ts';
 import { validateArgs } from '../core/validate-args.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
 import { type FwDatabase, withTransactionPlugins } from '../db/database.ts';
-import { enqueue, type OutboxEntry } from '../db/outbox.ts';
+import { enqueueInTransaction, type OutboxEntry } from '../db/outbox.ts';
 import { type Attributes, inSpan } from '../telemetry/tracing.ts';
 import { type Caller, commandContext, type PlanScheduledCall, type PlanWorkflowStart, queryContext, serverContext, toolContext } from './contexts.ts';
 import type { Clock } from '../core/clock.ts';
@@ -143,12 +143,18 @@ export async function admitEntry(services: EntryServices, entry: Invocable, call
   if (lifecycleOf(entry).callers === 'internal') {
     if (call.external) throw new FwError('not_found', `${entry.kind} entries are not callable this way.`);
   } else {
-    await authorizePolicy(services.app, entry.policy, call.auth, call.external, call.what ?? 'this entry');
+    await authorizePolicy(services.app, entry.policy, call.auth, call.external, call.what ?? (entry.policy === 'system' ? internalEntry(services, entry, call.name) : 'this entry'));
   }
   const raw = call.readArgs ? await call.readArgs() : call.args;
   // An endpoint that declares no args gets the query or body as sent.
   if (entry.kind === 'endpoint' && !hasDeclaredArgs(entry)) return raw;
   return validateArgs(entry.args, raw);
+}
+
+/** An internal entry as its refusal names it: `command sendReminder (src/commands/sendReminder.ts)`. */
+function internalEntry(services: EntryServices, entry: Invocable, name: string): string {
+  const file = services.app.sources?.files.get(name);
+  return `${entry.kind} ${name}${file ? ` (${file})` : ''}`;
 }
 
 /** The last steps: the kind's ctx, its transaction, the handler (args already admitted). Errors are not mapped here. */
@@ -179,7 +185,7 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
         if (entry.kind === 'aiTool') return entry.handler(toolContext(trx, caller, call.context, services.clock), args);
         const outbox: OutboxEntry[] = [];
         const value = await entry.handler(commandContext(trx, caller, outbox, services), args);
-        await enqueue(trx, { tenantId: caller.auth.tenantId, userId: caller.auth.userId, traceId: caller.traceId }, outbox);
+        await enqueueInTransaction(trx, caller.traceId, outbox);
         await call.beforeCommit?.(trx);
         if (call.onLiveRevisions) call.onLiveRevisions(await writtenRevisions(trx));
         return value;

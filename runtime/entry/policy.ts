@@ -3,15 +3,19 @@ import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 
 /**
- * Whether `auth` passes `policy`: `public` always, `system` only for internal calls with system auth,
- * `user` for any signed-in caller, a named policy when its check says so. An unknown policy refuses
- * (fail closed). `what` names the thing being called in the messages.
+ * Whether `auth` passes `policy`: `public` always, `system` (an internal entry) for every call the app's
+ * server code makes — a scheduled call, a cron's tick, a workflow, an action, `ctx.runAsSystem` — as
+ * whoever it runs as, and never for a call over HTTP; `user` for any signed-in caller; a named policy
+ * when its check says so. An unknown policy refuses (fail closed). `what` names the thing being called.
  */
 export async function authorizePolicy(app: AppDefinition, policy: string, auth: Auth, external: boolean, what: string): Promise<void> {
   if (policy === 'public') return;
   if (policy === 'system') {
-    if (external || auth.kind !== 'system') {
-      throw new FwError('forbidden', `${capitalise(what)} is for the system only and cannot be called over HTTP.`);
+    if (external) {
+      throw new FwError(
+        'forbidden',
+        `${capitalise(what)} is internal (policy: 'system'): the app's server code runs it — ctx.scheduler, crons, workflows, actions, ctx.runAsSystem — and no request over HTTP can. To let signed-in callers call it, give it policy: 'user' or a named policy.`,
+      );
     }
     return;
   }

@@ -1,5 +1,5 @@
 import type { FwDatabase } from '../db/database.ts';
-import { enqueue } from '../db/outbox.ts';
+import { enqueueInTransaction } from '../db/outbox.ts';
 import type { Auth } from '../core/entry-types.ts';
 import { FwError } from '../core/errors.ts';
 import { recordInvalidations } from '../db/live-capture.ts';
@@ -93,9 +93,9 @@ export async function recordEffects(
   if (effects.length === 0) return;
   const tables = invalidatedTables(app, ref.entry);
   await db.transaction({ readOnly: false, auth: call.auth, traceId: call.traceId, label: `external ${ref.service}.${ref.entry.name} (effects)` }, async (trx) => {
-    await enqueue(
+    await enqueueInTransaction(
       trx,
-      { tenantId: call.auth.tenantId, userId: call.auth.userId, traceId: call.traceId },
+      call.traceId,
       effects.map((effect) => ({ event: effect.name, payload: { service: ref.service, entry: ref.entry.name, external: true } })),
     );
     await recordInvalidations(

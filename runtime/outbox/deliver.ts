@@ -1,8 +1,8 @@
 import type { AppDefinition } from '../core/app-definition.ts';
 import type { ActionEvent } from '../core/entries.ts';
-import type { Auth, EntryDefinition } from '../core/entry-types.ts';
+import type { EntryDefinition } from '../core/entry-types.ts';
 import { resolveTraceId } from '../core/trace.ts';
-import { type DeliveryResult, failedDelivery, type OutboxRow } from '../db/outbox.ts';
+import { type DeliveryResult, failedDelivery, type OutboxRow, rowAuth } from '../db/outbox.ts';
 import { admitEntry, type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 
 export interface ActionBinding {
@@ -34,7 +34,8 @@ export interface EventListeners {
 /**
  * Starts the workflows listening for the row's event (once per event, however often it is delivered:
  * `startWorkflows` is given by whoever assembled the worker), then runs every action listening for it,
- * one after the other, through the entry pipeline as the event's user and tenant (auth kind `system`),
+ * one after the other, through the entry pipeline as the event's emitter (its tenant, user, auth kind and
+ * role; the system for an action that declares `runAs: 'system'`),
  * every action's args validated against the payload before the first one runs. The first action that
  * throws ends the attempt: the event is retried as a whole, so each action must be idempotent
  * (`ctx.event.idempotencyKey`).
@@ -56,24 +57,23 @@ export async function deliverRow(
       return failedDelivery(workflows.join(', '), error, true);
     }
   }
-  const auth: Auth = { kind: 'system', userId: row.userId, tenantId: row.tenantId, role: null };
   const traceId = row.traceId || resolveTraceId(undefined);
   const event: ActionEvent = { name: row.event, payload: row.payload, id: row.id, idempotencyKey: row.idempotencyKey, attempt: row.attempts };
   // An event emitted without a payload is stored as null; it stands for no args, like an absent HTTP body.
-  const call = (name: string) => ({ name, auth, traceId, external: false, args: row.payload ?? {}, context: { event } });
+  const call = (name: string, entry: EntryDefinition<'action'>) => ({ name, auth: rowAuth(row, entry.options.runAs), traceId, external: false, args: row.payload ?? {}, context: { event } });
 
   // Every action's args first: a payload one of them refuses is a permanent failure, before any has run.
   const argsByAction: unknown[] = [];
   for (const { name, entry } of actions) {
     try {
-      argsByAction.push(await admitEntry(services, entry, call(name)));
+      argsByAction.push(await admitEntry(services, entry, call(name, entry)));
     } catch (error) {
       return failedDelivery(name, error, true);
     }
   }
   for (const [index, { name, entry }] of actions.entries()) {
     try {
-      await invokeEntry(services, entry, { ...call(name), args: argsByAction[index], admitted: true });
+      await invokeEntry(services, entry, { ...call(name, entry), args: argsByAction[index], admitted: true });
     } catch (error) {
       return failedDelivery(name, error, false);
     }

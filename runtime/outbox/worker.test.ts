@@ -180,7 +180,7 @@ for (const target of databaseTargets) {
       await drop();
     });
 
-    it('runs the action after the commit, once, as the event’s tenant, with the payload and the idempotency key', async () => {
+    it('runs the action after the commit, once, as the event’s emitter, with the payload and the idempotency key', async () => {
       const { result, traceId } = await run('createNote', { title: 'Milk' });
       const note = result as { id: string };
       const [pending] = await rows(traceId);
@@ -195,7 +195,7 @@ for (const target of databaseTargets) {
           action: 'onNoteCreated',
           args: { noteId: note.id, title: 'Milk' },
           event: { name: 'note.created', payload: { noteId: note.id, title: 'Milk' }, id: String(pending!.id), idempotencyKey: pending!.idempotency_key, attempt: 1 },
-          auth: { kind: 'system', userId: 'alice', tenantId: TENANT_A, role: null },
+          auth: alice,
           traceId,
         },
       ]);
@@ -431,7 +431,7 @@ for (const target of databaseTargets) {
       });
     });
 
-    it('adds the worker’s columns to an outbox made by an earlier fw, and the app role may only insert', async () => {
+    it('adds the worker’s columns to an outbox made by an earlier fw, and the app role may not touch it', async () => {
       let other: FwDatabase;
       let dropOther = async () => {};
       ({ db: other, drop: dropOther } = await openTestDatabase(target));
@@ -447,7 +447,7 @@ for (const target of databaseTargets) {
         expect(new Set(old.map((r) => r.idempotency_key)).size).toBe(2);
         expect(old.every((r) => typeof r.idempotency_key === 'string' && r.status === 'pending' && r.lease_owner === null)).toBe(true);
 
-        await other.transaction({ readOnly: false, auth: alice }, (trx) => trx.insertInto('_fw_outbox').values({ event: 'new.one' }).execute());
+        await expect(other.transaction({ readOnly: false, auth: alice }, (trx) => trx.insertInto('_fw_outbox').values({ event: 'new.one' }).execute())).rejects.toThrow(/permission denied/);
         await expect(other.transaction({ readOnly: true, auth: alice }, (trx) => trx.selectFrom('_fw_outbox').selectAll().execute())).rejects.toThrow(/permission denied/);
         await expect(other.transaction({ readOnly: false, auth: alice }, (trx) => trx.updateTable('_fw_outbox').set({ status: 'delivered' }).execute())).rejects.toThrow(/permission denied/);
         await expect(

@@ -12,7 +12,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { enqueue } from '../db/outbox.ts';
+import { enqueueAsOwner } from '../db/outbox.ts';
 import { cronFingerprint, cronTicks, type NextTick } from './cron-spec.ts';
 import { CALL_EVENT_PREFIX } from './plan.ts';
 
@@ -78,7 +78,7 @@ export function createCronTicker(app: AppDefinition, admin: Kysely<any>): { chec
         }
         const tick = cron.next(now);
         if (tick === null) continue;
-        await enqueue(admin, { tenantId: cron.tenant, userId: null, traceId: null, kind: 'system', role: null }, [
+        await enqueueAsOwner(admin, { tenantId: cron.tenant, userId: null, traceId: null, kind: 'system', role: null }, [
           { event: `${CALL_EVENT_PREFIX}${cron.call}`, payload: { args: cron.args }, idempotencyKey: cronTickKey(cron.name, cron.fingerprint, tick), availableAt: new Date(tick) },
         ]);
         waiting.set(cron.name, tick);

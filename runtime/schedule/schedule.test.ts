@@ -84,7 +84,9 @@ function testApp(script: Script): AppDefinition {
       },
     }),
     cancel: command({ args: { id: z.string() }, handler: (ctx, args) => ctx.scheduler.cancel(args.id) }),
-    // A handler whose SQL an attacker controls: it writes outbox rows itself.
+    // A command whose policy would let its caller manage the tenant's calls (the app's code decides).
+    cancelAny: command({ args: { id: z.string() }, handler: (ctx, args) => ctx.scheduler.cancel(args.id, { anyCaller: true }) }),
+    // A handler whose SQL an attacker controls: it writes outbox rows itself, or calls fw's functions.
     inject: command({
       args: { tenant: z.string(), role: z.string().nullable(), kind: z.string() },
       handler: async (ctx, args) => {
@@ -92,6 +94,7 @@ function testApp(script: Script): AppDefinition {
           values ('fw.call:remind', '{"args":{"text":"forged"}}', ${args.tenant}::uuid, ${ctx.auth.userId}, ${args.kind}, ${args.role}, ${`call:${crypto.randomUUID()}`})`.execute(ctx.db);
       },
     }),
+    injectRaw: command({ args: { sql: z.string() }, handler: async (ctx, args) => void (await sql.raw(args.sql).execute(ctx.db)) }),
   };
   return { entries: new Map(Object.entries(entries)), policies: { manager: ({ auth }) => auth.role === 'manager' }, schema };
 }
@@ -178,13 +181,19 @@ for (const target of databaseTargets) {
       expect(await callRows()).toBe(0);
 
       const { id } = await call('schedule', { text: 'later', delayMs: HOUR });
+      // Another tenant never; another member of the tenant only through a command that says so.
       expect(await call('cancel', { id }, bob)).toBe(false);
-      expect(await listCalls(db.admin)).toMatchObject([{ id, status: 'pending' }]);
-      expect(await call('cancel', { id }, anna)).toBe(true);
+      expect(await call('cancelAny', { id }, bob)).toBe(false);
       expect(await call('cancel', { id }, anna)).toBe(false);
+      expect(await listCalls(db.admin)).toMatchObject([{ id, status: 'pending' }]);
+      expect(await call('cancel', { id }, alice)).toBe(true);
+      expect(await call('cancel', { id }, alice)).toBe(false);
+      const others = await call('schedule', { text: 'later', delayMs: HOUR });
+      expect(await call('cancelAny', { id: others.id }, anna)).toBe(true);
+      expect(await listCalls(db.admin)).toEqual([]);
       clock.advance(2 * HOUR);
       expect(await newWorker().runOnce()).toMatchObject({ claimed: 0 });
-      expect(await listCalls(db.admin, { status: 'cancelled' })).toMatchObject([{ id, status: 'cancelled' }]);
+      expect((await listCalls(db.admin, { status: 'cancelled' })).map((c) => c.id).sort()).toEqual([id, others.id].sort());
       expect(await reminders()).toEqual([]);
 
       // And by an operator (fw schedule cancel).
@@ -227,15 +236,24 @@ for (const target of databaseTargets) {
       expect(script.notified).toEqual([{ text: 'ping', auth: { kind: 'user', userId: 'alice', tenantId: TENANT_A, role: 'member' }, attempt: 1 }]);
     });
 
-    it('a handler’s own SQL cannot schedule a call as another tenant, another role or the system', async () => {
+    it('a handler’s own SQL cannot schedule, cancel or settle a call — not as another tenant, role or the system, nor as itself', async () => {
       const refused = { code: 'forbidden' };
       await expect(call('inject', { tenant: TENANT_B, role: 'member', kind: 'user' })).rejects.toMatchObject(refused);
       await expect(call('inject', { tenant: TENANT_A, role: 'manager', kind: 'user' })).rejects.toMatchObject(refused);
       await expect(call('inject', { tenant: TENANT_A, role: null, kind: 'system' })).rejects.toMatchObject(refused);
+      await expect(call('inject', { tenant: TENANT_A, role: 'member', kind: 'user' })).rejects.toMatchObject(refused);
       expect(await callRows()).toBe(0);
-      // Its own identity is what it could have had by calling the command itself.
-      await call('inject', { tenant: TENANT_A, role: 'member', kind: 'user' });
-      expect(await callRows()).toBe(1);
+      // PGlite is one superuser session: SQL that attacks (RESET ROLE) has everything there (docs/security.md).
+      if (db.dialect !== 'postgres') return;
+      // fw's own functions, called by the SQL without fw's proof (or with a made-up one).
+      const rows = JSON.stringify([{ event: 'fw.call:remind', payload: { args: { text: 'forged' } }, key: `call:${crypto.randomUUID()}`, trace_id: null, available_at: null }]);
+      await expect(call('injectRaw', { sql: `select _fw.enqueue('${rows}', null)` })).rejects.toMatchObject(refused);
+      await expect(call('injectRaw', { sql: `select _fw.enqueue('${rows}', '${'0'.repeat(64)}')` })).rejects.toMatchObject(refused);
+      expect(await callRows()).toBe(0);
+      const { id } = await call('schedule', { text: 'kept', delayMs: HOUR });
+      await expect(call('injectRaw', { sql: `select _fw.cancel_call('call:${id}', 'tenant', null)` })).rejects.toMatchObject(refused);
+      await expect(call('injectRaw', { sql: `select _fw.settle_call(id, 'w', null) from (select 1::bigint as id) x` })).rejects.toMatchObject(refused);
+      expect(await listCalls(db.admin)).toMatchObject([{ id, status: 'pending' }]);
     });
 
     it('two workers on one database run every call exactly once', async () => {

@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { StepInfo } from '../core/entries.ts';
-import type { Auth } from '../core/entry-types.ts';
 import { resolveTraceId } from '../core/trace.ts';
-import { type DeliveryResult, failedDelivery, type OutboxRow } from '../db/outbox.ts';
+import { type DeliveryResult, failedDelivery, type OutboxRow, rowAuth } from '../db/outbox.ts';
 import { admitEntry, type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 import { inSpan } from '../telemetry/tracing.ts';
 import { type WorkflowStartPayload, workflowOfEvent } from './start.ts';
@@ -45,6 +44,9 @@ export async function runWorkflowAttempt(services: EntryServices, row: OutboxRow
   }
 
   const run = await beginRun(db.admin, { runId, workflow: name, outboxId: row.id, attempt: row.attempts, tenantId: row.tenantId, userId: row.userId, traceId: row.traceId });
+  if (!run) {
+    return failedDelivery(name, new Error(`The start row names workflow run ${runId}, which belongs to another tenant: refused, and that run was not touched.`), true);
+  }
   if (run.status === 'completed' || run.status === 'cancelled') {
     return { ok: true, note: `Workflow run ${runId} had already ended (${run.status}); nothing ran.` };
   }
@@ -53,7 +55,8 @@ export async function runWorkflowAttempt(services: EntryServices, row: OutboxRow
     return { ok: true, note: `Workflow run ${runId} was cancelled before attempt ${row.attempts}.` };
   }
 
-  const auth: Auth = { kind: 'system', userId: row.userId, tenantId: row.tenantId, role: null };
+  // As the one who started it (a command's caller, an event's emitter), unless it runs as the system.
+  const auth = rowAuth(row, entry.options.runAs);
   const traceId = row.traceId || resolveTraceId(undefined);
   const call = { name, auth, traceId, external: false, args: given ?? {} };
   let args: unknown;

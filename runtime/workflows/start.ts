@@ -1,9 +1,11 @@
 /**
  * How a workflow run is started: one `_fw_outbox` row, event `fw.workflow:<name>`, payload
  * `{ runId, args }`, idempotency key `workflow:<runId>`. Written in a command's transaction
- * (`ctx.startWorkflow`) or by the worker when it delivers an event a workflow listens `on`; either
- * way the insert skips a row whose key exists, so a start repeated with the same key (a retried
- * delivery, a repeated idempotency key) starts nothing new.
+ * (`ctx.startWorkflow`, through `_fw.enqueue` as the command's verified caller) or by the worker when it
+ * delivers an event a workflow listens `on` (as the event's caller); either way the insert skips a row
+ * whose key exists, so a start repeated with the same key (a retried delivery, a repeated idempotency
+ * key) starts nothing new. A run belongs to the tenant that started it: its id is derived from the
+ * tenant too, so two tenants' equal keys name two runs.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -11,7 +13,7 @@ import type { EntryDefinition } from '../core/entry-types.ts';
 import { FwError, isFwError } from '../core/errors.ts';
 import { validateArgs } from '../core/validate-args.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { enqueue, type OutboxEntry, type OutboxRow } from '../db/outbox.ts';
+import { enqueueAsOwner, type OutboxEntry, type OutboxRow } from '../db/outbox.ts';
 
 export const WORKFLOW_EVENT_PREFIX = 'fw.workflow:';
 
@@ -43,12 +45,13 @@ export interface WorkflowStart extends OutboxEntry {
 }
 
 /**
- * A run id: random, or — given an idempotency key — derived from the workflow and the key, so the
- * same start always names the same run (a UUID made of the key's SHA-256, version nibble 8).
+ * A run id: random, or — given an idempotency key — derived from the tenant, the workflow and the key,
+ * so the same start in the same tenant always names the same run, and another tenant's equal key
+ * another run (a UUID made of their SHA-256, version nibble 8).
  */
-export function workflowRunId(workflow: string, idempotencyKey?: string): string {
+export function workflowRunId(workflow: string, idempotencyKey: string | undefined, tenantId: string | null): string {
   if (idempotencyKey === undefined) return randomUUID();
-  const hex = createHash('sha256').update(`${workflow}\0${idempotencyKey}`).digest('hex');
+  const hex = createHash('sha256').update(`${tenantId ?? ''}\0${workflow}\0${idempotencyKey}`).digest('hex');
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
@@ -65,7 +68,7 @@ export function findWorkflow(app: AppDefinition, name: string): EntryDefinition<
  * Plans a start: checks the workflow exists and the args pass its schema now (so the start fails at
  * once, rather than the run later: a 400 `validation_failed` naming the argument), and names the run.
  */
-export async function planWorkflowStart(app: AppDefinition, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStart> {
+export async function planWorkflowStart(app: AppDefinition, tenantId: string | null, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStart> {
   if (typeof name !== 'string' || name.length === 0) throw new TypeError('ctx.startWorkflow(workflow, args): workflow must be the workflow’s name, e.g. ctx.startWorkflow(\'onboard\', { … }).');
   const key = options.idempotencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 200)) {
@@ -74,7 +77,7 @@ export async function planWorkflowStart(app: AppDefinition, name: unknown, args:
   const entry = findWorkflow(app, name);
   const given = args ?? {};
   await validateArgs(entry.args, given);
-  const runId = workflowRunId(name, key as string | undefined);
+  const runId = workflowRunId(name, key as string | undefined, tenantId);
   return { event: `${WORKFLOW_EVENT_PREFIX}${name}`, payload: { runId, args: given }, idempotencyKey: runOutboxKey(runId), runId };
 }
 
@@ -82,9 +85,9 @@ export async function planWorkflowStart(app: AppDefinition, name: unknown, args:
  * A command's `ctx.startWorkflow`: as {@link planWorkflowStart}, but args the workflow refuses are the
  * command's bug — its caller sent nothing wrong — so they fail the command as `internal`, naming the call.
  */
-export async function planCommandStart(app: AppDefinition, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStart> {
+export async function planCommandStart(app: AppDefinition, tenantId: string | null, name: unknown, args: unknown, options: { idempotencyKey?: unknown } = {}): Promise<WorkflowStart> {
   try {
-    return await planWorkflowStart(app, name, args, options);
+    return await planWorkflowStart(app, tenantId, name, args, options);
   } catch (error) {
     if (!isFwError(error) || error.code !== 'validation_failed') throw error;
     throw new FwError('internal', `ctx.startWorkflow('${String(name)}'): ${error.message}`, { cause: error });
@@ -102,11 +105,12 @@ export function workflowsOn(app: AppDefinition, event: string): string[] {
 /**
  * Starts the workflows listening `on` a delivered event: one run per event and workflow, whose id
  * comes from the event's idempotency key, so a redelivery names the same runs and starts nothing new.
- * Written as the owner (the worker). Throws before writing anything when a workflow refuses the
- * payload (retrying cannot fix that).
+ * Written as the owner (the worker), as the event's caller: the runs run as the one who emitted it.
+ * Throws before writing anything when a workflow refuses the payload (retrying cannot fix that).
  */
 export async function startEventWorkflows(admin: Kysely<any>, app: AppDefinition, row: OutboxRow, names: readonly string[]): Promise<void> {
   const starts: WorkflowStart[] = [];
-  for (const name of names) starts.push(await planWorkflowStart(app, name, row.payload ?? {}, { idempotencyKey: `event:${row.idempotencyKey}` }));
-  await enqueue(admin, { tenantId: row.tenantId, userId: row.userId, traceId: row.traceId }, starts.map(({ runId: _, ...start }) => start));
+  for (const name of names) starts.push(await planWorkflowStart(app, row.tenantId, name, row.payload ?? {}, { idempotencyKey: `event:${row.idempotencyKey}` }));
+  const caller = { tenantId: row.tenantId, userId: row.userId, traceId: row.traceId, kind: row.callerKind, role: row.callerRole };
+  await enqueueAsOwner(admin, caller, starts.map(({ runId: _, ...start }) => start));
 }

@@ -32,9 +32,10 @@ export interface BeginRun {
 /**
  * Marks a run `running` for this attempt (creating its row on the first), unless it completed or was
  * cancelled. A `failed` run runs again: its start row was made pending by hand to retry it.
- * Returns its status and whether a cancel was asked for.
+ * Returns its status and whether a cancel was asked for — or `null` when a run of that id belongs to
+ * another tenant: a row naming it is refused, and the run is left as it is.
  */
-export async function beginRun(admin: Kysely<any>, run: BeginRun): Promise<{ status: RunStatus; cancelRequested: boolean }> {
+export async function beginRun(admin: Kysely<any>, run: BeginRun): Promise<{ status: RunStatus; cancelRequested: boolean } | null> {
   const result = await sql<{ status: RunStatus; cancel_requested_at: Date | null }>`
     insert into "public"."${sql.raw(RUNS)}" as r (id, workflow, status, tenant_id, user_id, trace_id, outbox_id, attempts)
     values (${run.runId}::uuid, ${run.workflow}, 'running', ${run.tenantId}::uuid, ${run.userId}, ${run.traceId}, ${run.outboxId}::bigint, ${run.attempt})
@@ -45,9 +46,10 @@ export async function beginRun(admin: Kysely<any>, run: BeginRun): Promise<{ sta
       attempts = greatest(r.attempts, excluded.attempts),
       outbox_id = excluded.outbox_id,
       updated_at = now()
+    where r.tenant_id is not distinct from excluded.tenant_id
     returning status, cancel_requested_at`.execute(admin);
-  const row = result.rows[0]!;
-  return { status: row.status, cancelRequested: row.cancel_requested_at !== null };
+  const row = result.rows[0];
+  return row ? { status: row.status, cancelRequested: row.cancel_requested_at !== null } : null;
 }
 
 /** The outputs of the run's finished steps, by name. */
@@ -156,7 +158,7 @@ export async function settleFailedRun(
       ${outcome.status === 'failed' ? sql`now()` : sql`null`})
     on conflict (id) do update set
       status = excluded.status, last_error = excluded.last_error, finished_at = excluded.finished_at, updated_at = now()
-    where r.status not in ('completed', 'failed', 'cancelled')`.execute(admin);
+    where r.status not in ('completed', 'failed', 'cancelled') and r.tenant_id is not distinct from excluded.tenant_id`.execute(admin);
 }
 
 /** What a cancel request came to. */

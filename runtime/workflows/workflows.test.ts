@@ -245,7 +245,7 @@ for (const target of databaseTargets) {
       const first = await call('placeOrder', { item: 'lamp', key: 'order-42' });
       const second = await call('placeOrder', { item: 'lamp', key: 'order-42' });
       expect(second.result.runId).toBe(first.result.runId);
-      expect(first.result.runId).toBe(workflowRunId('fulfilOrder', 'order-42'));
+      expect(first.result.runId).toBe(workflowRunId('fulfilOrder', 'order-42', TENANT_A));
       await expect(call('placeThenFail')).rejects.toThrow('rolled back');
       await expect(call('startBadly')).rejects.toThrow(/ctx.startWorkflow\('fulfilOrder'\): Invalid args: args.orderId/);
       await expect(call('startUnknown')).rejects.toThrow(/No workflow named "noSuchWorkflow". Workflows: fulfilOrder, twice, welcome./);

@@ -148,7 +148,7 @@ export function causesOf(failure: TestFailureRecord, facts: AppFacts): RepairCau
 
 function policyCause(code: 'forbidden' | 'unauthenticated', text: string, entry: AppFacts['entries'][number] | undefined): RepairCause {
   const about = entry ? { entry: entry.name } : {};
-  if (/for the system only/.test(text)) {
+  if (/is internal \(policy: 'system'\)|for the system only/.test(text)) {
     return { kind: 'policy', ...about, detail: `${entry?.name ?? 'The entry'} has policy "system": it runs from server code only and cannot be called over HTTP.`, hint: 'Call it from another entry’s handler, or give it a user-facing policy.', suggestedCommand: 'fw inspect client --json' };
   }
   const policy = /Policy "([^"]+)"/.exec(text)?.[1] ?? entry?.policy;

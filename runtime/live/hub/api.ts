@@ -2,6 +2,7 @@
  * The live hub's public face: its options, what a subscribe asks and answers, and what status and
  * debug report. `runtime/live/hub.ts` (createLiveHub) re-exports them; the rooms of hub/ share them.
  */
+import type { Clock } from '../../core/clock.ts';
 import type { Auth } from '../../core/entry-types.ts';
 import type { FwError } from '../../core/errors.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
@@ -11,6 +12,8 @@ import type { SseConnection } from '../sse-connection.ts';
 export interface LiveOptions {
   /** Dev mode: internal error messages reach subscribers (otherwise only a trace id to quote). */
   dev?: boolean;
+  /** The runtime's time, which a liveQuery's `ctx.now()` reads (default the system clock; tests move one). */
+  clock?: Clock;
   /** Comment lines after this much silence, so proxies keep the stream open (default 15 000 ms). */
   heartbeatMs?: number;
   /** Subscriptions one connection may carry (default 64). */

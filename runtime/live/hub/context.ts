@@ -2,6 +2,7 @@
  * What the rooms of one live hub share: the database, the settings resolved once from LiveOptions,
  * the app liveQueries run from, whether the hub closed, and its counters (status()).
  */
+import type { Clock } from '../../core/clock.ts';
 import type { FwDatabase } from '../../db/database.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
 import type { FwError } from '../../core/errors.ts';
@@ -28,6 +29,8 @@ export interface HubContext {
   readonly onError: (error: FwError, traceId: string) => void;
   /** The app to run liveQueries from (setApp). */
   app: AppDefinition | undefined;
+  /** The runtime's time, for a liveQuery's `ctx.now()`. */
+  readonly clock: Clock | undefined;
   /** PostgreSQL's own function names (function-reads.ts), read at start; none known before. */
   builtinFunctions: ReadonlySet<string>;
   /** How text orders and folds in this database (text-semantics.ts), read at start; nothing assumed before. */
@@ -55,6 +58,7 @@ export function createHubContext(db: FwDatabase, options: LiveOptions): HubConte
       options.onError ??
       ((error: FwError, traceId: string) => console.error(`fw live: ${error.code} [trace ${traceId}] ${printable(error.message)}${error.diagnostics.length ? ` diagnostics=${printable(JSON.stringify(error.diagnostics))}` : ''}`)),
     app: undefined,
+    clock: options.clock,
     closed: false,
     counters: { runs: 0, unchangedRuns: 0, snapshotsSent: 0, batches: 0, batchedRuns: 0, batchFallbacks: 0, multiplexed: 0, multiplexedRuns: 0, multiplexFailures: 0, noticeWakeups: 0, coveredByNotice: 0 },
   };

@@ -118,7 +118,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
     try {
       // Admitted at subscribe (and again when the app reloads): a rerun goes straight to the handler.
       const run = { name: group.name, auth: group.auth, traceId, external: true, args: group.args, admitted: true, span: false, plugins: [recorder], onReadResult: deliver, ...(shared ? { within: shared } : {}) };
-      const result = await invokeEntry({ app: context.app!, db }, group.entry, run);
+      const result = await invokeEntry({ app: context.app!, db, ...(context.clock ? { clock: context.clock } : {}) }, group.entry, run);
       if (!delivered) deliver(result);
     } catch (thrown) {
       if (shared && !delivered) throw thrown;
