@@ -52,8 +52,7 @@ describe('the b2b-support-web template', () => {
 
     expect(crons.code, crons.stderr).toBe(0);
     expect(JSON.parse(crons.stdout).crons).toEqual([
-      expect.objectContaining({ name: 'acmeNightlyDigest', call: 'recordDigest', schedule: '0 2 * * * (UTC)', tenant: ACME }),
-      expect.objectContaining({ name: 'globexNightlyDigest', call: 'recordDigest', schedule: '0 2 * * * (UTC)', tenant: GLOBEX }),
+      expect.objectContaining({ name: 'nightlyDigest', call: 'recordDigest', schedule: '0 2 * * * (UTC)', tenant: null, forEachTenant: 'allWorkspaces' }),
     ]);
   });
 

@@ -125,6 +125,8 @@ export interface CronModel {
   every: number | string | null;
   /** The tenant it runs in, or null (the system, no tenant). */
   tenant: string | null;
+  /** The system query listing the tenants it runs in, each tick (instead of `tenant`), or null. */
+  forEachTenant: string | null;
 }
 
 export interface AppModel {
@@ -221,7 +223,7 @@ async function analyse(root: string, app: AppDefinition): Promise<AppModel> {
     policies: Object.keys(app.policies).sort(),
     crons: [...(app.crons ?? [])]
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([name, c]) => ({ name, call: c.call, cron: c.cron ?? null, timezone: c.cron === undefined ? null : (c.timezone ?? 'UTC'), every: c.every ?? null, tenant: c.tenant ?? null })),
+      .map(([name, c]) => ({ name, call: c.call, cron: c.cron ?? null, timezone: c.cron === undefined ? null : (c.timezone ?? 'UTC'), every: c.every ?? null, tenant: c.tenant ?? null, forEachTenant: c.forEachTenant ?? null })),
     // In entry-name order, and within an entry in source order.
     diagnostics: analysed.flatMap((a) => a.diagnostics),
     agentRuns: analysed.flatMap((a) => a.agentRuns),

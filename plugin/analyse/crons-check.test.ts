@@ -41,9 +41,9 @@ describe('src/crons.ts in fw check, the contract and fw inspect', () => {
     await writeFile(file, badCrons.split('\n').filter((line) => !/typo|broken|wrongArgs/.test(line)).join('\n'));
     await generateArtifacts({ root: app!.dir });
     const api = JSON.parse(await readFile(path.join(app!.dir, 'src/fw/_generated/api.json'), 'utf8'));
-    expect(api.crons).toEqual([{ name: 'nightly', call: 'purgeOld', cron: '0 3 * * *', timezone: 'Europe/Berlin', every: null, tenant: null }]);
+    expect(api.crons).toEqual([{ name: 'nightly', call: 'purgeOld', cron: '0 3 * * *', timezone: 'Europe/Berlin', every: null, tenant: null, forEachTenant: null }]);
     expect((await runChecks({ root: app!.dir, typecheck: false })).ok).toBe(true);
     const listed = (await inspectApp({ root: app!.dir, target: 'crons' })) as CronList;
-    expect(listed.crons).toEqual([{ name: 'nightly', call: 'purgeOld', schedule: '0 3 * * * (Europe/Berlin)', tenant: null, nextRun: expect.stringMatching(/T0[12]:00:00\.000Z$/) }]);
+    expect(listed.crons).toEqual([{ name: 'nightly', call: 'purgeOld', schedule: '0 3 * * * (Europe/Berlin)', tenant: null, forEachTenant: null, nextRun: expect.stringMatching(/T0[12]:00:00\.000Z$/) }]);
   });
 });

@@ -8,6 +8,7 @@ import type { EntryServices } from '../entry/pipeline.ts';
 import { runScheduledCall } from '../schedule/deliver.ts';
 import { entryOfCallEvent, isCallEvent } from '../schedule/plan.ts';
 import { createCronTicker } from '../schedule/cron-ticks.ts';
+import { cronOfTenantsEvent, fanOutToTenants, isTenantsEvent } from '../schedule/tenant-fan-out.ts';
 import { deliverSignal, isSignalEvent, signalOfEvent } from '../workflows/signals.ts';
 import { assembleEntryServices, type EntryServicesOptions } from './entry-services.ts';
 
@@ -38,7 +39,10 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   });
 }
 
-/** What a row of the app runs: a workflow run's attempt, a scheduled call, or the actions and workflows listening for its event. */
+/**
+ * What a row of the app runs: a workflow run's attempt, a scheduled call, a signal, a cron's tick in
+ * every tenant, or the actions and workflows listening for its event.
+ */
 function appDelivery(services: EntryServices): RowDelivery {
   const { app } = services;
   const actions = actionsByEvent(app);
@@ -50,6 +54,7 @@ function appDelivery(services: EntryServices): RowDelivery {
       if (isWorkflowEvent(row.event)) return [workflowOfEvent(row.event)];
       if (isCallEvent(row.event)) return [entryOfCallEvent(row.event)];
       if (isSignalEvent(row.event)) return [`signal ${signalOfEvent(row.event)}`];
+      if (isTenantsEvent(row.event)) return [`cron ${cronOfTenantsEvent(row.event)}`];
       const { actions: bound, workflows } = listeners(row.event);
       return [...bound.map((b) => b.name), ...workflows];
     },
@@ -57,6 +62,7 @@ function appDelivery(services: EntryServices): RowDelivery {
       if (isWorkflowEvent(row.event)) return runWorkflowAttempt(services, row);
       if (isCallEvent(row.event)) return runScheduledCall(services, row);
       if (isSignalEvent(row.event)) return deliverSignal(services, row);
+      if (isTenantsEvent(row.event)) return fanOutToTenants(services, row);
       return deliverRow(services, row, listeners(row.event), (started, names) => startEventWorkflows(services.db.admin, app, started, names));
     },
     async failed(row, status, error) {

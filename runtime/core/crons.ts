@@ -10,10 +10,17 @@ export type CronDefinition = CronTiming & {
   /** Its args, checked against its `args` schema when the app loads and when each tick runs (default `{}`). */
   args?: unknown;
   /**
-   * The tenant the call runs in (a UUID); without one it runs as the system with no tenant, which sees
-   * no tenant-scoped rows.
+   * The tenant the call runs in (a UUID); without one (and without `forEachTenant`) it runs as the
+   * system with no tenant, which sees no tenant-scoped rows.
    */
   tenant?: string;
+  /**
+   * Every tenant instead of one: the name of a query with `policy: 'system'` that answers the tenant ids
+   * (UUIDs) — typically from a table that is not tenant-scoped, such as `workspaces`. At each tick fw runs
+   * it as the system and calls `call` once in each tenant it answers, as the system there, exactly once
+   * per tenant and tick.
+   */
+  forEachTenant?: string;
 };
 
 export type CronTiming =

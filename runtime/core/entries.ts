@@ -223,10 +223,25 @@ export function liveQuery<A extends ArgsInput | undefined = undefined, R = unkno
 }
 
 /**
+ * Who durable work runs as: `caller` (the default) — the one who caused it (the command's caller, the
+ * event's emitter), with their tenant, user, auth kind and role, so their policies and row-level
+ * security apply to everything it does — or `system`: the system, in that caller's tenant.
+ */
+export type RunAs = 'caller' | 'system';
+
+function checkRunAs(kind: string, config: { runAs?: unknown }): void {
+  const runAs = config.runAs;
+  if (runAs !== undefined && runAs !== 'caller' && runAs !== 'system') {
+    throw new TypeError(`fw: ${kind}({ runAs }) must be 'caller' (the default: as whoever caused it) or 'system' (as the system, in the caller's tenant).`);
+  }
+}
+
+/**
  * Work that runs after a commit (network, AI, secrets allowed): the outbox worker calls it for every
- * event named `on`, with the event's payload as args, as the emitting caller's user and tenant (auth
- * kind `system`). Delivery is at-least-once — make the handler idempotent with
- * `ctx.event.idempotencyKey` (docs/events.md). Never callable over HTTP, whatever its `policy`.
+ * event named `on`, with the event's payload as args, as the caller who emitted it (its tenant, user,
+ * auth kind and role; `runAs: 'system'` for the system in that tenant). Delivery is at-least-once — make
+ * the handler idempotent with `ctx.event.idempotencyKey` (docs/events.md). Never callable over HTTP,
+ * whatever its `policy`.
  *
  * @example
  *   export default action({
@@ -236,12 +251,13 @@ export function liveQuery<A extends ArgsInput | undefined = undefined, R = unkno
  *   });
  */
 export function action<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: Omit<EntryConfig<A, ActionContext, R>, 'handler'> & { on?: EventName; handler: (ctx: ActionContext, args: ActionArgs<A>) => R | Promise<R> },
+  config: Omit<EntryConfig<A, ActionContext, R>, 'handler'> & { on?: EventName; runAs?: RunAs; handler: (ctx: ActionContext, args: ActionArgs<A>) => R | Promise<R> },
 ): EntryDefinition<'action'> {
   const on: unknown = (config as { on?: unknown }).on;
   if (on !== undefined && (typeof on !== 'string' || on.length === 0)) {
     throw new TypeError("fw: action({ on }) must be the event name given to ctx.emit, e.g. on: 'ticket.created'.");
   }
+  checkRunAs('action', config);
   // Events carry payloads the action did not choose (an external effect's is {service, entry, external}):
   // an action that declares no args takes the payload as it is, rather than refusing every event.
   return define('action', config.args === undefined ? { ...config, args: anyPayload } : (config as EntryConfig<A, ActionContext, R>));
@@ -302,7 +318,9 @@ export type Duration = `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
 
 /**
  * A durable multi-step process, run by the outbox worker: started by a command
- * (`ctx.startWorkflow(name, args)`) or by every event named `on`. Each `ctx.step(name, fn)` is
+ * (`ctx.startWorkflow(name, args)`) or by every event named `on`, and run as the one who started it
+ * (the command's caller, the event's emitter; `runAs: 'system'` for the system in their tenant): its
+ * `ctx.auth`, its policies and row-level security are theirs. Each `ctx.step(name, fn)` is
  * persisted when it finishes, so a retried or restarted run resumes after its last finished step.
  * Failures are retried with backoff; `fw workflows cancel <runId>` stops a run. See docs/workflows.md.
  *
@@ -317,12 +335,13 @@ export type Duration = `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
  *   });
  */
 export function workflow<A extends ArgsInput | undefined = undefined, R = unknown>(
-  config: EntryConfig<A, WorkflowContext, R> & { on?: EventName },
+  config: EntryConfig<A, WorkflowContext, R> & { on?: EventName; runAs?: RunAs },
 ): EntryDefinition<'workflow'> {
   const on: unknown = (config as { on?: unknown }).on;
   if (on !== undefined && (typeof on !== 'string' || on.length === 0)) {
     throw new TypeError("fw: workflow({ on }) must be the event name given to ctx.emit, e.g. on: 'ticket.created'.");
   }
+  checkRunAs('workflow', config);
   return define('workflow', config);
 }
 

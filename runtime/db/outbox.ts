@@ -59,9 +59,14 @@ export async function enqueueInTransaction(trx: Kysely<any>, traceId: string | n
 }
 
 /** Adds rows as the owner (`db.admin`: the worker, crons) for `caller`. Keyed rows already there are skipped. */
-export async function enqueueAsOwner(admin: Kysely<any>, caller: OutboxCaller, entries: readonly OutboxEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  const rows = entries.map((entry) => ({
+export function enqueueAsOwner(admin: Kysely<any>, caller: OutboxCaller, entries: readonly OutboxEntry[]): Promise<void> {
+  return enqueueForCallers(admin, entries.map((entry) => ({ caller, entry })));
+}
+
+/** As {@link enqueueAsOwner}, each row for a caller of its own (a cron's call in each tenant), in one statement. */
+export async function enqueueForCallers(admin: Kysely<any>, rows: ReadonlyArray<{ caller: OutboxCaller; entry: OutboxEntry }>): Promise<void> {
+  if (rows.length === 0) return;
+  const values = rows.map(({ caller, entry }) => ({
     event: entry.event,
     payload: sql`${JSON.stringify(entry.payload ?? null)}::jsonb`,
     tenant_id: caller.tenantId,
@@ -72,8 +77,8 @@ export async function enqueueAsOwner(admin: Kysely<any>, caller: OutboxCaller, e
     ...(entry.idempotencyKey === undefined ? {} : { idempotency_key: entry.idempotencyKey }),
     ...(entry.availableAt === undefined ? {} : { available_at: sql`${entry.availableAt.toISOString()}::timestamptz` }),
   }));
-  const insert = admin.insertInto(OUTBOX_TABLE).values(rows);
-  await (entries.some((entry) => entry.idempotencyKey !== undefined) ? insert.onConflict((oc) => oc.doNothing()) : insert).execute();
+  const insert = admin.insertInto(OUTBOX_TABLE).values(values);
+  await (rows.some(({ entry }) => entry.idempotencyKey !== undefined) ? insert.onConflict((oc) => oc.doNothing()) : insert).execute();
 }
 
 /** A claimed outbox row. */

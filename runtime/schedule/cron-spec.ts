@@ -31,9 +31,9 @@ export function cronTicks(definition: CronDefinition): NextTick {
 
 /** A short fingerprint of what a cron does and when: its waiting tick is replaced when it changes. */
 export function cronFingerprint(definition: CronDefinition): string {
-  const { cron, timezone, every, call, args, tenant } = definition;
+  const { cron, timezone, every, call, args, tenant, forEachTenant } = definition;
   return createHash('sha256')
-    .update(canonicalJson({ cron: cron ?? null, timezone: timezone ?? null, every: every ?? null, call, args: args ?? {}, tenant: tenant ?? null }))
+    .update(canonicalJson({ cron: cron ?? null, timezone: timezone ?? null, every: every ?? null, call, args: args ?? {}, tenant: tenant ?? null, ...(forEachTenant === undefined ? {} : { forEachTenant }) }))
     .digest('hex')
     .slice(0, 12);
 }
@@ -74,6 +74,17 @@ export function cronProblems(app: AppDefinition): CronProblem[] {
     }
     if (definition.tenant !== undefined && (typeof definition.tenant !== 'string' || !UUID.test(definition.tenant))) {
       invalid('`tenant` must be a tenant id (a UUID).', 'Leave it out to run as the system without a tenant.');
+    }
+    if (definition.forEachTenant !== undefined) {
+      const lister = typeof definition.forEachTenant === 'string' ? app.entries.get(definition.forEachTenant) : undefined;
+      const queries = [...app.entries].filter(([, e]) => e.kind === 'query' && e.policy === 'system').map(([n]) => n).sort();
+      if (definition.tenant !== undefined) invalid('has both `tenant` and `forEachTenant`.', 'Keep `tenant` for one tenant, or `forEachTenant` for every tenant.');
+      if (lister?.kind !== 'query' || lister.policy !== 'system') {
+        invalid(
+          `\`forEachTenant\` names "${String(definition.forEachTenant)}", which is ${lister ? `a ${lister.kind} with policy '${lister.policy}'` : 'no query of the app'}: it must be a query with policy 'system' that answers the tenant ids.`,
+          queries.length ? `System queries: ${queries.join(', ')}.` : "Add one, e.g. src/queries/allWorkspaces.ts: query({ policy: 'system', handler: async (ctx) => (await ctx.db.selectFrom('workspaces').select('id').execute()).map((w) => w.id) }).",
+        );
+      }
     }
     const target = app.entries.get(definition.call);
     if (!target || !CALLABLE.has(target.kind)) {

@@ -1,6 +1,9 @@
 /**
- * Turns the app's crons into scheduled calls: each cron keeps one `fw.call:` row in the outbox for its
- * next tick, with the key `cron:<name>:<fingerprint>:<tick>`. The key is unique, and every process
+ * Turns the app's crons into scheduled calls: each cron keeps one row in the outbox for its next tick,
+ * with the key `cron:<name>:<fingerprint>:<tick>` — a `fw.call:` row, or for a cron `forEachTenant` a
+ * `fw.tenants:` row that calls it in each tenant when it runs (tenant-fan-out.ts). Only fw writes either
+ * (the owner; requests have no privilege on the outbox), so only the scheduler makes or cancels a tick.
+ * The key is unique, and every process
  * computes the same ticks, so however many processes look, a tick is one row — run once, by whichever
  * worker claims it (a command settles it in its own transaction: exactly once). When a tick's row has
  * run, the next look adds the one after *now*.
@@ -15,6 +18,7 @@ import type { AppDefinition } from '../core/app-definition.ts';
 import { enqueueAsOwner } from '../db/outbox.ts';
 import { cronFingerprint, cronTicks, type NextTick } from './cron-spec.ts';
 import { CALL_EVENT_PREFIX } from './plan.ts';
+import { TENANTS_EVENT_PREFIX } from './tenant-fan-out.ts';
 
 export const CRON_KEY_PREFIX = 'cron:';
 
@@ -27,6 +31,7 @@ interface Planned {
   call: string;
   args: unknown;
   tenant: string | null;
+  forEachTenant: string | null;
   fingerprint: string;
   next: NextTick;
 }
@@ -40,7 +45,15 @@ export function createCronTicker(app: AppDefinition, admin: Kysely<any>): { chec
   const planned: Planned[] = [];
   for (const [name, definition] of app.crons ?? []) {
     try {
-      planned.push({ name, call: definition.call, args: definition.args ?? {}, tenant: definition.tenant ?? null, fingerprint: cronFingerprint(definition), next: cronTicks(definition) });
+      planned.push({
+        name,
+        call: definition.call,
+        args: definition.args ?? {},
+        tenant: definition.tenant ?? null,
+        forEachTenant: definition.forEachTenant ?? null,
+        fingerprint: cronFingerprint(definition),
+        next: cronTicks(definition),
+      });
     } catch {
       // Refused when the app loaded (cronProblems); an app assembled by hand skips it.
     }
@@ -54,7 +67,7 @@ export function createCronTicker(app: AppDefinition, admin: Kysely<any>): { chec
       if (swept && planned.every((cron) => (waiting.get(cron.name) ?? -Infinity) > now)) return;
       const rows = await sql<{ idempotency_key: string }>`
         select idempotency_key from "public"."_fw_outbox"
-        where status = 'pending' and event like ${`${CALL_EVENT_PREFIX}%`} and idempotency_key like ${`${CRON_KEY_PREFIX}%`}`.execute(admin);
+        where status = 'pending' and idempotency_key like ${`${CRON_KEY_PREFIX}%`}`.execute(admin);
       const stale: string[] = [];
       const current = new Map<string, number>();
       for (const { idempotency_key: key } of rows.rows) {
@@ -78,8 +91,11 @@ export function createCronTicker(app: AppDefinition, admin: Kysely<any>): { chec
         }
         const tick = cron.next(now);
         if (tick === null) continue;
+        const row = cron.forEachTenant
+          ? { event: `${TENANTS_EVENT_PREFIX}${cron.name}`, payload: { call: cron.call, forEachTenant: cron.forEachTenant, tick: new Date(tick).toISOString() } }
+          : { event: `${CALL_EVENT_PREFIX}${cron.call}`, payload: { args: cron.args } };
         await enqueueAsOwner(admin, { tenantId: cron.tenant, userId: null, traceId: null, kind: 'system', role: null }, [
-          { event: `${CALL_EVENT_PREFIX}${cron.call}`, payload: { args: cron.args }, idempotencyKey: cronTickKey(cron.name, cron.fingerprint, tick), availableAt: new Date(tick) },
+          { ...row, idempotencyKey: cronTickKey(cron.name, cron.fingerprint, tick), availableAt: new Date(tick) },
         ]);
         waiting.set(cron.name, tick);
       }
@@ -88,7 +104,7 @@ export function createCronTicker(app: AppDefinition, admin: Kysely<any>): { chec
 }
 
 /** The app's crons with their next tick after `now` (`fw inspect`). */
-export function nextCronTicks(app: AppDefinition, now: number): Array<{ name: string; call: string; schedule: string; tenant: string | null; nextRun: string | null }> {
+export function nextCronTicks(app: AppDefinition, now: number): Array<{ name: string; call: string; schedule: string; tenant: string | null; forEachTenant: string | null; nextRun: string | null }> {
   return [...(app.crons ?? [])]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([name, definition]) => {
@@ -100,6 +116,6 @@ export function nextCronTicks(app: AppDefinition, now: number): Array<{ name: st
         // An invalid cron has no next run; fw check says why.
       }
       const schedule = definition.cron !== undefined ? `${definition.cron} (${definition.timezone ?? 'UTC'})` : `every ${String(definition.every)}`;
-      return { name, call: definition.call, schedule, tenant: definition.tenant ?? null, nextRun };
+      return { name, call: definition.call, schedule, tenant: definition.tenant ?? null, forEachTenant: definition.forEachTenant ?? null, nextRun };
     });
 }

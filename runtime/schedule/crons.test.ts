@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { createDatabase, type FwDatabase } from '../db/database.ts';
 import { applyMigration } from '../db/migrate.ts';
-import { command } from '../core/entries.ts';
+import { command, query } from '../core/entries.ts';
 import { crons, type CronDefinition } from '../core/crons.ts';
 import { createOutboxWorker } from '../app/outbox-worker.ts';
 import type { OutboxWorker } from '../outbox/worker.ts';
@@ -15,9 +15,15 @@ import { cronProblems } from './cron-spec.ts';
 import { nextCronTicks } from './cron-ticks.ts';
 
 const TENANT_A = '00000000-0000-4000-8000-00000000000a';
+const TENANT_B = '00000000-0000-4000-8000-00000000000b';
+const TENANT_C = '00000000-0000-4000-8000-00000000000c';
 const MINUTE = 60_000;
 
-const schema = defineSchema({ ticks: table({ id: t.uuid().primaryKey().defaultRandom(), cron: t.text(), who: t.text() }) });
+const schema = defineSchema({
+  ticks: table({ id: t.uuid().primaryKey().defaultRandom(), cron: t.text(), who: t.text() }),
+  // The tenants of the app (one row each), readable without a tenant.
+  workspaces: table({ id: t.uuid().primaryKey() }, { tenantScoped: false }),
+});
 
 /** A clock the test moves, on a whole minute, ahead of the database (rows written at its now() are due at once). */
 function manualClock(): Clock & { advance(ms: number): void } {
@@ -35,6 +41,8 @@ function testApp(definitions: Record<string, CronDefinition>): AppDefinition {
       },
     }),
     listTicks: command({ handler: async () => {} }),
+    allWorkspaces: query({ policy: 'system', handler: async (ctx) => (await ctx.db.selectFrom('workspaces').select('id').orderBy('id').execute()).map((w) => w.id) }),
+    notSystem: query({ handler: async () => [] }),
   };
   return { entries: new Map(Object.entries(entries)), policies: {}, schema, crons: new Map(Object.entries(crons(definitions))) };
 }
@@ -51,6 +59,9 @@ describe('cron definitions', () => {
       tooOften: { every: '10ms', call: 'recordTick' },
       both: { cron: '* * * * *', every: '1m', call: 'recordTick' } as never,
       badTenant: { every: '1h', call: 'recordTick', tenant: 'acme' },
+      eachAndOne: { every: '1h', call: 'recordTick', tenant: TENANT_A, forEachTenant: 'allWorkspaces' },
+      eachUser: { every: '1h', call: 'recordTick', forEachTenant: 'notSystem' },
+      eachOk: { every: '1h', call: 'recordTick', forEachTenant: 'allWorkspaces' },
     });
     const problems = cronProblems(app);
     expect(problems.map((p) => [p.cron, p.code])).toEqual([
@@ -60,7 +71,15 @@ describe('cron definitions', () => {
       ['tooOften', 'invalid_cron'],
       ['both', 'invalid_cron'],
       ['badTenant', 'invalid_cron'],
+      ['eachAndOne', 'invalid_cron'],
+      ['eachUser', 'invalid_cron'],
     ]);
+    expect(problems.find((p) => p.cron === 'eachUser')).toEqual({
+      cron: 'eachUser',
+      code: 'invalid_cron',
+      message: "cron \"eachUser\": `forEachTenant` names \"notSystem\", which is a query with policy 'user': it must be a query with policy 'system' that answers the tenant ids.",
+      hint: 'System queries: allWorkspaces.',
+    });
     expect(problems[0]).toEqual({
       cron: 'typo',
       code: 'unknown_cron_target',
@@ -75,8 +94,8 @@ describe('cron definitions', () => {
     const app = testApp({ digest: { cron: '0 7 * * *', timezone: 'Europe/Berlin', call: 'recordTick' }, sweep: { every: '15m', call: 'recordTick' } });
     const now = Date.parse('2026-01-15T10:05:00Z');
     expect(nextCronTicks(app, now)).toEqual([
-      { name: 'digest', call: 'recordTick', schedule: '0 7 * * * (Europe/Berlin)', tenant: null, nextRun: '2026-01-16T06:00:00.000Z' },
-      { name: 'sweep', call: 'recordTick', schedule: 'every 15m', tenant: null, nextRun: '2026-01-15T10:15:00.000Z' },
+      { name: 'digest', call: 'recordTick', schedule: '0 7 * * * (Europe/Berlin)', tenant: null, forEachTenant: null, nextRun: '2026-01-16T06:00:00.000Z' },
+      { name: 'sweep', call: 'recordTick', schedule: 'every 15m', tenant: null, forEachTenant: null, nextRun: '2026-01-15T10:15:00.000Z' },
     ]);
   });
 });
@@ -106,6 +125,7 @@ for (const target of databaseTargets) {
       for (const worker of workers.splice(0)) await worker.stop({ releaseLeases: false });
       await db.admin.deleteFrom('_fw_outbox').execute();
       await db.admin.deleteFrom('ticks').execute();
+      await db.admin.deleteFrom('workspaces').execute();
       clock = manualClock();
     });
     afterAll(async () => {
@@ -164,6 +184,28 @@ for (const target of databaseTargets) {
         for (const worker of workers.splice(0)) await worker.stop({ releaseLeases: false });
         if (second !== db) await second.close();
       }
+    });
+
+    it('forEachTenant: each tick calls the target once in every tenant the query answers, as the system there', async () => {
+      const app = testApp({ everyWorkspace: { every: '1m', call: 'recordTick', args: { cron: 'each' }, forEachTenant: 'allWorkspaces' } });
+      await db.admin.insertInto('workspaces').values([{ id: TENANT_A }, { id: TENANT_B }]).execute();
+      const worker = newWorker(app);
+      await worker.runOnce();
+      expect((await tickRows()).map((r) => r.status)).toEqual(['pending']);
+      clock.advance(MINUTE);
+      // The tick fans out; the calls it adds run on the next claims.
+      for (let i = 0; i < 5 && (await worker.runOnce()).claimed > 0; i++);
+      const who = async () => (await ticks()).map((r) => r.who).sort();
+      expect(await who()).toEqual([`system:${TENANT_A}`, `system:${TENANT_B}`]);
+      // The tick is not run again (its key), and a tenant added since is in the next one.
+      await db.admin.insertInto('workspaces').values({ id: TENANT_C }).execute();
+      clock.advance(MINUTE);
+      for (let i = 0; i < 5 && (await worker.runOnce()).claimed > 0; i++);
+      expect(await who()).toEqual([`system:${TENANT_A}`, `system:${TENANT_A}`, `system:${TENANT_B}`, `system:${TENANT_B}`, `system:${TENANT_C}`]);
+      const calls = (await sql<{ key: string; tenant: string | null; status: string }>`
+        select idempotency_key as key, tenant_id::text as tenant, status from _fw_outbox where event = 'fw.call:recordTick' order by id`.execute(db.admin)).rows;
+      expect(calls).toHaveLength(5);
+      expect(calls.every((c) => c.status === 'delivered' && c.key.startsWith(`cron-tenant:everyWorkspace:${c.tenant}:`))).toBe(true);
     });
 
     it('a changed cron replaces its waiting tick; a removed one’s is cancelled', async () => {

@@ -1,10 +1,12 @@
 /**
  * Scheduled calls as operators see them (`fw schedule`, `GET /_fw/schedule`): `fw.call:` rows of the
- * outbox, read and cancelled as the owner (`db.admin`).
+ * outbox and the ticks of crons that run in every tenant (`fw.tenants:`), read and cancelled as the
+ * owner (`db.admin`).
  */
 import { type Kysely, sql } from 'kysely';
 import { CRON_KEY_PREFIX } from './cron-ticks.ts';
 import { CALL_EVENT_PREFIX, callKey } from './plan.ts';
+import { CRON_TENANT_KEY_PREFIX, TENANTS_EVENT_PREFIX } from './tenant-fan-out.ts';
 
 export type CallStatus = 'pending' | 'running' | 'delivered' | 'dead' | 'cancelled';
 
@@ -12,7 +14,7 @@ export interface CallSummary {
   id: string;
   /** The command or action it calls. */
   entry: string;
-  /** The cron (src/crons.ts) whose tick this is; null for a call a handler scheduled. */
+  /** The cron (src/crons.ts) whose tick (or whose call in one tenant) this is; null for a call a handler scheduled. */
   cron: string | null;
   status: CallStatus;
   runAt: string;
@@ -27,6 +29,8 @@ export interface CallSummary {
 interface RawCall {
   idempotency_key: string;
   event: string;
+  /** What a fan-out tick calls (its payload's `call`). */
+  calls: string | null;
   status: string;
   running: boolean;
   available_at: Date | string;
@@ -38,14 +42,14 @@ interface RawCall {
   created_at: Date | string;
 }
 
-const columns = sql`idempotency_key, event, status, coalesce(lease_until > now(), false) as running, available_at, attempts, tenant_id, user_id, trace_id, last_error, created_at`;
+const columns = sql`idempotency_key, event, payload->>'call' as calls, status, coalesce(lease_until > now(), false) as running, available_at, attempts, tenant_id, user_id, trace_id, last_error, created_at`;
 
 /** Scheduled calls, soonest first; by default those still to run. */
 export async function listCalls(admin: Kysely<any>, options: { status?: string; limit?: number } = {}): Promise<CallSummary[]> {
   const status = options.status ?? null;
   const result = await sql<RawCall>`
     select ${columns} from "public"."_fw_outbox"
-    where event like ${`${CALL_EVENT_PREFIX}%`}
+    where (event like ${`${CALL_EVENT_PREFIX}%`} or event like ${`${TENANTS_EVENT_PREFIX}%`})
       and (case when ${status}::text is null then status = 'pending'
                 when ${status}::text = 'running' then status = 'pending' and lease_until > now()
                 else status = ${status} end)
@@ -68,11 +72,16 @@ export async function cancelCall(admin: Kysely<any>, id: string): Promise<{ id: 
   return row ? { id, cancelled: false, status: summary(row).status } : null;
 }
 
+function cronOfKey(key: string): string | null {
+  for (const prefix of [CRON_KEY_PREFIX, CRON_TENANT_KEY_PREFIX]) if (key.startsWith(prefix)) return key.slice(prefix.length).split(':')[0]!;
+  return null;
+}
+
 function summary(row: RawCall): CallSummary {
   return {
     id: row.idempotency_key.slice('call:'.length),
-    entry: row.event.slice(CALL_EVENT_PREFIX.length),
-    cron: row.idempotency_key.startsWith(CRON_KEY_PREFIX) ? row.idempotency_key.slice(CRON_KEY_PREFIX.length).split(':')[0]! : null,
+    entry: row.event.startsWith(TENANTS_EVENT_PREFIX) ? (row.calls ?? '') : row.event.slice(CALL_EVENT_PREFIX.length),
+    cron: cronOfKey(row.idempotency_key),
     status: row.status === 'pending' && row.running ? 'running' : (row.status as CallStatus),
     runAt: new Date(row.available_at).toISOString(),
     attempts: Number(row.attempts),

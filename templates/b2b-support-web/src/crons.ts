@@ -1,12 +1,7 @@
 import { crons } from 'fwjs';
-import { ACME, GLOBEX } from './auth/workspaces.ts';
 
-// A cron runs as the system inside one tenant (or none, which sees no tenant's rows), so a per-tenant
-// job is declared per customer organisation: here the two demo workspaces (src/auth/workspaces.ts).
-// Every night at 02:00 UTC each records its digest (src/commands/recordDigest.ts).
-export { ACME, GLOBEX };
-
+// Every night at 02:00 UTC each workspace records its digest (src/commands/recordDigest.ts): the cron
+// runs in every tenant src/queries/allWorkspaces.ts lists, as the system inside each one.
 export default crons({
-  acmeNightlyDigest: { cron: '0 2 * * *', call: 'recordDigest', tenant: ACME },
-  globexNightlyDigest: { cron: '0 2 * * *', call: 'recordDigest', tenant: GLOBEX },
+  nightlyDigest: { cron: '0 2 * * *', call: 'recordDigest', forEachTenant: 'allWorkspaces' },
 });

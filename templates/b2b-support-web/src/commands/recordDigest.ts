@@ -1,7 +1,7 @@
 import { command, sql } from 'fwjs';
 
-// Called by the nightlyDigest crons (src/crons.ts), never over HTTP (`system`): it runs as the system
-// inside the cron's tenant, so row-level security scopes the counts to that tenant.
+// Called by the nightlyDigest cron (src/crons.ts) in every workspace, never over HTTP (`system`): it runs as
+// the system inside each tenant in turn, so row-level security scopes the counts to that tenant.
 export default command({
   description: 'Records tonight’s counts of open, pending and SLA-breached tickets.',
   policy: 'system',
