@@ -3,10 +3,12 @@ import { fwVersion } from '../runtime/core/version.ts';
 import { FwFailure } from '../runtime/core/failure.ts';
 import { stripVTControlCharacters } from 'node:util';
 import { closestName } from '../plugin/analyse/closest-name.ts';
+import { colourFor } from '../runtime/config/colour.ts';
+import { commandMeta, commandNames } from './command-meta.ts';
 import { log, printFailure, printJson } from './output.ts';
 
 /** Commands are data; each loads its implementation only when it runs. */
-const subCommands = {
+const subCommands: Record<(typeof commandNames)[number], () => Promise<CommandDef<any>>> = {
   dev: () => import('./commands/dev.ts').then((m) => m.default),
   create: () => import('./commands/create.ts').then((m) => m.default),
   db: () => import('./commands/db.ts').then((m) => m.default),
@@ -40,6 +42,19 @@ export const root = defineCommand({
   },
   subCommands,
 });
+
+/**
+ * `fw --help`: the root's usage, its commands listed from their names and descriptions alone
+ * (command-meta.ts), so printing it loads none of them — as quick as `vite --help`.
+ */
+function rootUsage(): Promise<string> {
+  return renderUsage(defineCommand({ meta: root.meta, args: root.args, subCommands: Object.fromEntries(commandNames.map((name) => [name, { meta: commandMeta(name) }])) }));
+}
+
+/** Usage on stdout: citty colours it always; a pipe, a file, NO_COLOR or FORCE_COLOR=0 get plain text. */
+function printUsage(usage: string): void {
+  process.stdout.write(`${colourFor(process.stdout) ? usage : stripVTControlCharacters(usage)}\n`);
+}
 
 /** Walks the subcommand names at the start of `rawArgs`: the command they name, its parent, and the rest. */
 async function resolveCommand(
@@ -82,13 +97,13 @@ export async function main(rawArgs: string[]): Promise<number> {
   const resolved = await resolveCommand(rawArgs.filter((a) => a !== '--help' && a !== '-h'));
   const wantsHelp = rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0;
   if (wantsHelp) {
-    process.stdout.write(`${await renderUsage(resolved.cmd, resolved.parent)}\n`);
+    printUsage(resolved.cmd === root ? await rootUsage() : await renderUsage(resolved.cmd, resolved.parent));
     return 0;
   }
   if (!resolved.unknown && !resolved.cmd.run) {
     const name = rawArgs.filter((a) => !a.startsWith('-')).join(' ');
     if (json) printFailure(new FwFailure('missing_command', `fw ${name} needs a subcommand.`, { suggestions: [`fw ${name} --help`] }), true);
-    else process.stdout.write(`${await renderUsage(resolved.cmd, resolved.parent)}\n`);
+    else printUsage(await renderUsage(resolved.cmd, resolved.parent));
     return 2;
   }
   if (resolved.unknown) {

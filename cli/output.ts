@@ -1,7 +1,7 @@
 import { FwFailure } from '../runtime/core/failure.ts';
 import { formatFix } from '../plugin/analyse/check-diagnostic.ts';
 import { toFailureDiagnostics } from '../plugin/analyse/failure-diagnostics.ts';
-import { AppLoadError } from '../plugin/load-app.ts';
+import { AppLoadError } from '../plugin/app-load-error.ts';
 import { resolveConfig } from '../runtime/config/resolve-config.ts';
 
 /** Prints one JSON document on stdout (the only thing `--json` prints there). */

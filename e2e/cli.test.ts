@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandMeta, commandNames } from '../cli/command-meta.ts';
 import { createTestApp, post, repoRoot, runFw, runNode, type RunningFw, startFw } from './support/app.ts';
 import { createTestPostgresDatabase, testDatabaseUrl } from './support/postgres.ts';
 
@@ -22,12 +23,20 @@ describe('fw CLI basics', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, name: 'fw', version: pkg.version });
   });
 
-  it('has --help on every command', async () => {
+  it('has --help on every command, in plain text through a pipe (colour only with FORCE_COLOR)', async () => {
     for (const args of [['--help'], ['dev', '--help'], ['create', '--help'], ['db', '--help'], ['db', 'migrate', '--help'], ['db', 'status', '--help']]) {
-      const r = await runFw(args, { cwd: repoRoot });
+      // As a user's shell runs it (citty, which renders usage, is plain under TEST or CI only).
+      const r = await runFw(args, { cwd: repoRoot, env: { FORCE_COLOR: undefined, NO_COLOR: undefined, TEST: undefined, CI: undefined } });
       expect(r.code, args.join(' ')).toBe(0);
-      expect(r.stdout).toMatch(/USAGE/i);
+      expect(r.stdout).toMatch(/^USAGE /m);
+      expect(r.stdout).not.toContain('\x1b[');
     }
+    // The root lists every command with what it does (from command-meta.ts, without loading them).
+    const root = await runFw(['--help'], { cwd: repoRoot });
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    for (const name of commandNames) expect(root.stdout).toMatch(new RegExp(`^ +${name} +${escape(commandMeta(name).description.slice(0, 30))}`, 'm'));
+    const coloured = await runFw(['--help'], { cwd: repoRoot, env: { FORCE_COLOR: '1', NO_COLOR: undefined, TEST: undefined, CI: undefined } });
+    expect(coloured.stdout).toContain('\x1b[');
   });
 
   it('fw config shows every variable as this environment sets it, secrets masked, and fails on a malformed one', async () => {

@@ -14,7 +14,7 @@ import { entryServices } from '../runtime/app/entry-services.ts';
 import { createOutboxWorker } from '../runtime/app/outbox-worker.ts';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
 import type { Clock } from '../runtime/core/clock.ts';
-import { type Auth, command, workflow } from '../runtime/core/entries.ts';
+import { action, type Auth, command, workflow } from '../runtime/core/entries.ts';
 import type { CronDefinition } from '../runtime/core/crons.ts';
 import { defineSchema, t, table } from '../runtime/core/schema.ts';
 import { createDatabase, type FwDatabase } from '../runtime/db/database.ts';
@@ -44,6 +44,8 @@ const sweepCron: CronDefinition = { every: '1m', call: 'sweep', tenant: TENANT_A
 interface Seen {
   /** Each workflow run's identity, by the step that recorded it: `run workflow auth`. */
   runs: Array<{ runId: string; workflow: string; auth: Auth }>;
+  /** The identity each run of the `pinged` action had. */
+  actions: Auth[];
 }
 
 function testApp(seen: Seen): AppDefinition {
@@ -74,6 +76,9 @@ function testApp(seen: Seen): AppDefinition {
     sweep: command({ policy: 'system', handler: async (ctx) => void (await ctx.db.insertInto('audit').values({ text: `swept as ${ctx.auth.kind}` }).execute()) }),
     remindLater: command({ handler: async (ctx) => ({ id: await ctx.scheduler.runAfter(HOUR, 'sweep', {}) }) }),
     cancelCall: command({ args: { id: z.string() }, handler: (ctx, args) => ctx.scheduler.cancel(args.id) }),
+    ping: command({ handler: (ctx) => ctx.emit('pinged' as never, {} as never) }),
+    onPing: action({ on: 'pinged' as never, handler: async (ctx) => void seen.actions.push(ctx.auth) }),
+    pingAsSystem: workflow({ on: 'pinged' as never, runAs: 'system', handler: record('pingAsSystem') }),
     // The injection: a handler that runs SQL its caller wrote.
     inject: command({ args: { sql: z.string() }, handler: async (ctx, args) => void (await sql.raw(args.sql).execute(ctx.db)) }),
   };
@@ -101,7 +106,7 @@ for (const target of targets) {
     let db: FwDatabase;
     let drop = async () => {};
     let bouncer: RunningPgBouncer | undefined;
-    const seen: Seen = { runs: [] };
+    const seen: Seen = { runs: [], actions: [] };
     const app = testApp(seen);
     let clock = manualClock();
     const workers: OutboxWorker[] = [];
@@ -148,6 +153,7 @@ for (const target of targets) {
       await db.admin.deleteFrom('_fw_workflow_runs').execute();
       await db.admin.deleteFrom('audit').execute();
       seen.runs.length = 0;
+      seen.actions.length = 0;
       failures.length = 0;
       clock = manualClock();
     });
@@ -256,6 +262,16 @@ for (const target of targets) {
         [{ id: tick!.id, status: 'pending' }, { id, status: 'pending' }].sort((x, y) => (x.id < y.id ? -1 : 1)),
       );
       expect(await call('cancelCall', { id }, alice)).toBe(true);
+    });
+
+    it('an event’s action runs as its emitter; a workflow that declares runAs: system runs as the system in the emitter’s tenant', async () => {
+      await call('ping', {}, amir);
+      await drain();
+      expect(seen.actions).toEqual([amir]);
+      expect(seen.runs.map((r) => ({ workflow: r.workflow, auth: r.auth }))).toEqual([
+        { workflow: 'pingAsSystem', auth: { kind: 'system', tenantId: TENANT_A, userId: 'amir', role: null } },
+      ]);
+      expect(await audit(amir)).toEqual(['pingAsSystem began as system:amir:null']);
     });
 
     it('a scheduled internal command runs as the member who scheduled it; over HTTP it is refused, naming its kind and the fix', async () => {

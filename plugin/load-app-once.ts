@@ -3,7 +3,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
-import { AppLoadError, appModuleFiles, assembleApp, createAppLoader } from './load-app.ts';
+import { appModuleFiles, assembleApp, createAppLoader } from './load-app.ts';
+import { AppLoadError } from './app-load-error.ts';
 
 const entryId = '\0fw-app-modules';
 

@@ -3,7 +3,8 @@ import { createTestApp } from '../e2e/support/app.ts';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { AppDefinition } from '../runtime/core/app-definition.ts';
-import { AppLoadError, createAppLoader } from './load-app.ts';
+import { createAppLoader } from './load-app.ts';
+import { AppLoadError } from './app-load-error.ts';
 import { loadAppOnce } from './load-app-once.ts';
 
 const apps: Array<{ remove(): Promise<void> }> = [];

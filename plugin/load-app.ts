@@ -11,6 +11,7 @@ import { readExternalServices } from './external-manifests.ts';
 import type { Schema } from '../runtime/core/schema.ts';
 import type { CronDefinition } from '../runtime/core/crons.ts';
 import { validateArgs } from '../runtime/core/validate-args.ts';
+import { AppLoadError, type AppLoadProblem } from './app-load-error.ts';
 
 /** Where each kind of entry lives in an app, and which kinds each folder may hold. */
 const entryFolders: ReadonlyArray<{ folder: string; kinds: readonly EntryKind[] }> = [
@@ -26,27 +27,6 @@ const aiFolders = { agent: 'src/ai/agents', aiTool: 'src/ai/tools' } as const;
 
 const sourceFile = /^[^.].*\.(?:ts|mts|js|mjs)$/;
 const testFile = /\.(?:test|spec)\.[cm]?[jt]s$/;
-
-/** A problem that stops an app from loading, with the file it is in. */
-/** One reason an app does not load, with its place when fw can tell (file relative to the app root, 1-based line/column). */
-export interface AppLoadProblem {
-  file?: string;
-  line?: number;
-  column?: number;
-  code?: string;
-  hint?: string;
-  message: string;
-}
-
-export class AppLoadError extends Error {
-  readonly problems: AppLoadProblem[];
-  constructor(given: AppLoadProblem[]) {
-    const problems = given.map(withMessagePlace);
-    super(problems.map((p) => (p.file ? `${p.file}${p.line ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.message}` : p.message)).join('\n'));
-    this.name = 'AppLoadError';
-    this.problems = problems;
-  }
-}
 
 export interface AppLoader {
   /** Imports the app's backend files (cached; see `invalidate`). */
@@ -210,12 +190,6 @@ async function placeOf(root: string, file: string, policy: string): Promise<{ li
   return { line: before.length, column: before.at(-1)!.length + 1 };
 }
 
-/** A parser's "(line N, column M)" in the message becomes the problem's place. */
-function withMessagePlace(problem: AppLoadProblem): AppLoadProblem {
-  if (problem.line !== undefined || !problem.file) return problem;
-  const match = /\(line (\d+)(?:, column (\d+))?\)/.exec(problem.message);
-  return match ? { ...problem, line: Number(match[1]), column: Number(match[2] ?? 1) } : problem;
-}
 
 /**
  * The agents (`src/ai/agents/`) and aiTools (`src/ai/tools/`). A tool's name is shared with the

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Diagnostic } from '../runtime/core/errors.ts';
 import { type FwError, isFwError } from '../runtime/core/errors.ts';
 import { FwFailure } from '../runtime/core/failure.ts';
-import { AppLoadError } from './load-app.ts';
+import { AppLoadError } from './app-load-error.ts';
 
 type Located = Diagnostic & { file?: string; line?: number; column?: number };
 

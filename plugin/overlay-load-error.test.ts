@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppLoadError } from './load-app.ts';
+import { AppLoadError } from './app-load-error.ts';
 import { overlayError } from './overlay-error.ts';
 
 // The overlay of an app that does not load points where its message says (5:3), not at 1:1, and shows the fix.

@@ -3,6 +3,7 @@ import { defineCommand } from 'citty';
 import { agentEventKinds, agentSources, ingestAgentEvents, listAgentEvents, type AgentEvent } from '../../toolchain/agent-events/agent-events.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const common = {
   root: { type: 'string', description: 'The app directory (events go to <root>/.fw/agent-events.jsonl)', default: '.' },
@@ -74,7 +75,7 @@ async function readStdin(): Promise<string> {
 
 // Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and dynamic imports).
 const agent = defineCommand({
-  meta: { name: 'agent', description: 'Activity of external coding agents (Claude Code, Codex), redacted' },
+  meta: commandMeta('agent'),
   subCommands: {
     events: defineCommand({
       meta: { name: 'events', description: 'Ingest and list fw.agent-event.v1 events' },

@@ -3,6 +3,7 @@ import { defineCommand } from 'citty';
 import { listAiAgents, listAiTools, showAiTrace } from '../../toolchain/ai/ai-inspect.ts';
 import { log, printJson } from '../output.ts';
 import { printAgentTools } from './inspect.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const common = {
   root: { type: 'string', description: 'The app directory', default: '.' },
@@ -61,7 +62,7 @@ const trace = defineCommand({
 // `export default <expression>` unrewritten (rewriteRelativeImportExtensions), and dist/ then imports
 // ./ai-redteam.ts, which does not exist there.
 const ai = defineCommand({
-  meta: { name: 'ai', description: 'AI tools, agents, traces and the red team' },
+  meta: commandMeta('ai'),
   subCommands: {
     tools,
     agents,

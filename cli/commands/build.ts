@@ -1,9 +1,10 @@
 import { defineCommand } from 'citty';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 // Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and rewritten `.ts` imports).
 const build = defineCommand({
-  meta: { name: 'build', description: 'Bundle the backend (and web/ with Vite) for production into .fw/build/' },
+  meta: commandMeta('build'),
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     json: { type: 'boolean', description: 'Print one JSON line { ok, server, web, durationMs }' },

@@ -2,9 +2,10 @@ import { defineCommand } from 'citty';
 import { runChecks } from '../../toolchain/check/check.ts';
 import { log, printJson } from '../output.ts';
 import { printDiagnostics } from './inspect.ts';
+import { commandMeta } from '../command-meta.ts';
 
 export default defineCommand({
-  meta: { name: 'check', description: 'Check the app without changing it: generated files, frontend contract, boundaries, policies, types' },
+  meta: commandMeta('check'),
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     json: { type: 'boolean', description: 'Print one JSON document { ok, checks, diagnostics }' },

@@ -2,10 +2,11 @@ import { defineCommand } from 'citty';
 import { describeConfig, formatConfig, renderConfigDocs } from '../../runtime/config/describe-config.ts';
 import { resolveConfig } from '../../runtime/config/resolve-config.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 // Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and rewritten `.ts` imports).
 const config = defineCommand({
-  meta: { name: 'config', description: "Show fw's configuration as this environment sets it (secrets masked); exits 1 when a value is malformed" },
+  meta: commandMeta('config'),
   args: {
     all: { type: 'boolean', description: 'Also list the variables that are unset' },
     json: { type: 'boolean', description: 'Print {"ok",variables:[{name,group,type,value,source,problem?,doc}]}' },

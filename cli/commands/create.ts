@@ -2,9 +2,10 @@ import { defineCommand } from 'citty';
 import { createApp } from '../../toolchain/create/create-app.ts';
 import { log, printJson } from '../output.ts';
 import { startActivity } from '../progress.ts';
+import { commandMeta } from '../command-meta.ts';
 
 export default defineCommand({
-  meta: { name: 'create', description: 'Create a new fw app from a template' },
+  meta: commandMeta('create'),
   args: {
     dir: { type: 'positional', description: 'Directory for the new app (must not exist or be empty)', required: true },
     template: { type: 'string', description: 'Template: minimal-web (React + Vite), nuxt-web (Vue + Nuxt) or b2b-support-web (multi-tenant support desk, React + Vite)', default: 'minimal-web' },

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { migrateDatabase } from '../../toolchain/db/db-migrate.ts';
 import { readDbStatus } from '../../toolchain/db/db-status.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const common = {
   root: { type: 'string', description: 'The app directory', default: '.' },
@@ -63,6 +64,6 @@ const status = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: 'db', description: 'Database migrations' },
+  meta: commandMeta('db'),
   subCommands: { migrate, status },
 });

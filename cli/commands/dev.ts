@@ -7,9 +7,10 @@ import { parseAllowedHosts } from '../../plugin/dev-server/host-check.ts';
 import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printFailure, printJson, toFailureReport, untilSignal } from '../output.ts';
 import { createStatusLine } from '../progress.ts';
+import { commandMeta } from '../command-meta.ts';
 
 export default defineCommand({
-  meta: { name: 'dev', description: 'Start the API runtime and, if the app has web/, the web dev server' },
+  meta: commandMeta('dev'),
   args: {
     'api-only': { type: 'boolean', description: 'Serve only the API runtime' },
     'web-only': { type: 'boolean', description: 'Serve only the web dev server (it serves the API routes too)' },

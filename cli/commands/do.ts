@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { connectUi } from '../../toolchain/connect-ui/connect-ui.ts';
 import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const connectUiCommand = defineCommand({
   meta: { name: 'connect-ui', description: 'Repair broken UI wiring: bridge file, provider or plugins, _generated/ imports, raw command fetches' },
@@ -32,6 +33,6 @@ const connectUiCommand = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: 'do', description: 'Repair the app' },
+  meta: commandMeta('do'),
   subCommands: { 'connect-ui': connectUiCommand },
 });

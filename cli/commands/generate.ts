@@ -4,9 +4,10 @@ import { generateArtifacts } from '../../plugin/generate/generate.ts';
 import { describeDrift } from '../../plugin/generate/sync-files.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 export default defineCommand({
-  meta: { name: 'generate', description: 'Write src/fw/_generated/ (api.json, api.ts, agentContract.json, agentTools.json, capabilityMap.json, externalServices.json, frontendGraph.json) from the app' },
+  meta: commandMeta('generate'),
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     check: { type: 'boolean', description: 'Write nothing; fail if any generated file is missing or out of date' },

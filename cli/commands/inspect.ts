@@ -5,6 +5,7 @@ import type { CapabilityMap } from '../../plugin/generate/capability-map.ts';
 import type { FrontendGraphJson } from '../../plugin/generate/frontend-graph.ts';
 import { type ClientSurface, type CronList, type InspectTarget, inspectApp } from '../../toolchain/inspect/inspect.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const commonArgs = {
   root: { type: 'string', description: 'The app directory', default: '.' },
@@ -24,7 +25,7 @@ function inspectCommand<T>(target: InspectTarget, description: string, print: (v
 }
 
 export default defineCommand({
-  meta: { name: 'inspect', description: 'Show what fw knows about the app: its client surface, frontend graph, capability map, agent tools or crons' },
+  meta: commandMeta('inspect'),
   subCommands: {
     client: inspectCommand<ClientSurface>('client', 'The generated api: each entry with kind, route, args schema and hook names', printClient),
     frontend: inspectCommand<FrontendGraphJson>('frontend', 'The frontend graph (routes, components, hooks, UI actions, provider) and its diagnostics', printFrontend),

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { fetchAdmin } from '../../toolchain/admin/admin-client.ts';
 import { adminArgs as common, adminTarget as target } from '../admin-args.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const status = defineCommand({
   meta: { name: 'status', description: 'Live-query status of the running runtime: reader, wakeups, groups, subscriptions' },
@@ -60,7 +61,7 @@ const debug = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: 'live', description: 'Live-query debugging, served by the running runtime' },
+  meta: commandMeta('live'),
   subCommands: {
     status,
     invalidations: defineCommand({ meta: { name: 'invalidations', description: 'The invalidation log' }, subCommands: { list } }),

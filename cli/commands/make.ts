@@ -3,6 +3,7 @@ import { defineCommand } from 'citty';
 import { makeAiChat } from '../../toolchain/make/make-ai-chat.ts';
 import { makeUi } from '../../toolchain/make/make-ui.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const ui = defineCommand({
   meta: { name: 'ui', description: 'Scaffold web/ (React + Vite, or Nuxt) wired to the app’s entries' },
@@ -47,6 +48,6 @@ const aiChat = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: 'make', description: 'Scaffold parts of an app' },
+  meta: commandMeta('make'),
   subCommands: { ui, 'ai-chat': aiChat },
 });

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { defineCommand } from 'citty';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const validate = defineCommand({
   meta: { name: 'validate', description: 'Check an external service manifest (a file, or a service URL serving GET /manifest) against schemas/fw-manifest.schema.json, the protocol rules and — inside an app — the app’s policies, tables and liveQueries' },
@@ -45,7 +46,7 @@ const importCommand = defineCommand({
 
 // Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and dynamic imports).
 const manifest = defineCommand({
-  meta: { name: 'manifest', description: 'External service manifests (the external runtime protocol)' },
+  meta: commandMeta('manifest'),
   subCommands: { validate, import: importCommand },
 });
 

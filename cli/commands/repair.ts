@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { diagnoseLastTestRun } from '../../toolchain/repair/repair.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const diagnose = defineCommand({
   meta: { name: 'diagnose', description: 'Map failures to their likely causes in the app, with hints and commands' },
@@ -28,6 +29,6 @@ const diagnose = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: 'repair', description: 'Diagnose failures of the app in fw’s terms' },
+  meta: commandMeta('repair'),
   subCommands: { diagnose },
 });

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import type { CliIdentity } from '../../toolchain/external/external-call.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 export const callArgs = {
   args: { type: 'string', description: 'The args as JSON (default {})', default: '{}' },
@@ -31,7 +32,7 @@ export async function runExternal(kind: 'command' | 'query', qualifiedName: stri
 // `fw run <service.command>` runs a command; `fw run query <service.query>` a query. citty would take
 // `query` for a subcommand name only, so the command itself looks at its first word.
 const run = defineCommand({
-  meta: { name: 'run', description: 'Call an external command: fw run <service.command> --args <json> (or fw run query <service.query>)' },
+  meta: commandMeta('run'),
   args: { name: { type: 'positional', description: '<service>.<command>, or "query"', required: true }, target: { type: 'positional', description: 'With "query": <service>.<query>', required: false }, ...callArgs },
   run: ({ args }) => (args.name === 'query' ? runExternal('query', String(args.target ?? ''), args) : runExternal('command', args.name, args)),
 });

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { fetchAdmin } from '../../toolchain/admin/admin-client.ts';
 import { adminArgs, adminTarget } from '../admin-args.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const line = (call: any) =>
   `${call.id} ${call.entry} ${call.status} · at ${call.runAt} · attempt ${call.attempts}${call.tenantId ? ` · tenant ${call.tenantId}` : ''}${call.lastError ? ` · ${call.lastError}` : ''}`;
@@ -35,6 +36,6 @@ const cancel = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: 'schedule', description: 'Scheduled calls of the running runtime: list, cancel' },
+  meta: commandMeta('schedule'),
   subCommands: { list, cancel },
 });

@@ -1,9 +1,10 @@
 import { defineCommand } from 'citty';
 import { log, printJson, untilSignal } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 // Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and rewritten `.ts` imports).
 const start = defineCommand({
-  meta: { name: 'start', description: 'Serve a fw build in production: API, live streams and the built web app' },
+  meta: commandMeta('start'),
   args: {
     port: { type: 'string', description: 'Port (0 picks a free one; default PORT or 3000)' },
     host: { type: 'string', description: 'Interface to listen on', default: '0.0.0.0' },

@@ -6,9 +6,10 @@ import { FwFailure } from '../../runtime/core/failure.ts';
 import { colourFor } from '../../runtime/config/colour.ts';
 import { log, printJson } from '../output.ts';
 import { createStatusLine } from '../progress.ts';
+import { commandMeta } from '../command-meta.ts';
 
 export default defineCommand({
-  meta: { name: 'test', description: 'Run the app’s Vitest (vitest run) and record the run for fw repair diagnose; pass Vitest arguments after --' },
+  meta: commandMeta('test'),
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     json: { type: 'boolean', description: 'Send Vitest’s output to stderr and print the recorded run as one JSON document' },

@@ -4,12 +4,10 @@ import { FwFailure } from '../../runtime/core/failure.ts';
 import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printJson } from '../output.ts';
 import { createProgress } from '../progress.ts';
+import { commandMeta } from '../command-meta.ts';
 
 export default defineCommand({
-  meta: {
-    name: 'verify',
-    description: 'Run the gates of a level and report each: smoke (alias quick), standard (agent, the default), strict (release)',
-  },
+  meta: commandMeta('verify'),
   args: {
     preset: { type: 'positional', required: false, description: 'A level or alias: smoke|quick, standard|agent, strict|release' },
     level: { type: 'string', description: 'The same as the positional: smoke|quick, standard|agent, strict|release' },

@@ -2,10 +2,11 @@ import { defineCommand } from 'citty';
 import type { OutboxOutcome } from '../../runtime/outbox/worker.ts';
 import { startWorkerProcess } from '../../toolchain/worker/worker-process.ts';
 import { log, printJson, untilSignal } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 // Not `export default defineCommand(…)`: see cli/commands/ai.ts (TypeScript 6 and rewritten `.ts` imports).
 const worker = defineCommand({
-  meta: { name: 'worker', description: 'Run the outbox worker alone: deliver emitted events to actions (no HTTP server)' },
+  meta: commandMeta('worker'),
   args: {
     root: { type: 'string', description: 'The app directory', default: '.' },
     'poll-ms': { type: 'string', description: 'How often to look for due events, in ms', default: '1000' },

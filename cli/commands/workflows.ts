@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { fetchAdmin } from '../../toolchain/admin/admin-client.ts';
 import { adminArgs, adminTarget } from '../admin-args.ts';
 import { log, printJson } from '../output.ts';
+import { commandMeta } from '../command-meta.ts';
 
 const line = (run: any) =>
   `${run.runId} ${run.workflow} ${run.status}${run.cancelRequested && run.status === 'running' ? ' (cancel requested)' : ''} · attempt ${run.attempts} · ${run.createdAt}${run.lastError ? ` · ${run.lastError}` : ''}`;
@@ -54,6 +55,6 @@ const cancel = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: 'workflows', description: 'Workflow runs of the running runtime: list, show, cancel' },
+  meta: commandMeta('workflows'),
   subCommands: { list, show, cancel },
 });

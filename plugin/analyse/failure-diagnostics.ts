@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../../runtime/core/errors.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
-import { AppLoadError } from '../load-app.ts';
+import { AppLoadError } from '../app-load-error.ts';
 
 export type SeverityDiagnostic = Diagnostic & { severity: 'error' | 'warning' | 'info' };
 

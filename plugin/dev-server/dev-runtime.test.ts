@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, post } from '../../e2e/support/app.ts';
-import { AppLoadError } from '../load-app.ts';
+import { AppLoadError } from '../app-load-error.ts';
 import { createDevRuntime, type DevRuntime } from './dev-runtime.ts';
 
 const auth = { 'x-fw-user-id': 'u1', 'x-fw-tenant-id': '00000000-0000-4000-8000-000000000001' };

@@ -6,7 +6,8 @@ import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwVersion } from '../../runtime/core/version.ts';
 import { generateBeforeBuild } from '../../plugin/generate/build-generation.ts';
 import { bundleAppModules, loadAppOnce } from '../../plugin/load-app-once.ts';
-import { AppLoadError, appModuleFiles, assembleApp } from '../../plugin/load-app.ts';
+import { appModuleFiles, assembleApp } from '../../plugin/load-app.ts';
+import { AppLoadError } from '../../plugin/app-load-error.ts';
 
 /** Where `fw build` writes, relative to the app root. */
 export const BUILD_DIR = '.fw/build';

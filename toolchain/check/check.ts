@@ -3,7 +3,7 @@ import { type CheckDiagnostic, checkDiagnostic, fromGenerateDiagnostic, sortDiag
 import { generateFromApp } from '../../plugin/generate/generate.ts';
 import { driftHint, summariseDrift } from '../../plugin/generate/sync-files.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
-import { AppLoadError, type AppLoadProblem } from '../../plugin/load-app.ts';
+import { AppLoadError, type AppLoadProblem } from '../../plugin/app-load-error.ts';
 import { typeCheckDiagnostics } from './type-diagnostics.ts';
 
 /** One group of checks and whether it passed (no error-severity diagnostic). */

@@ -1,7 +1,7 @@
 import type { Diagnostic } from '../../runtime/core/errors.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { toFailureDiagnostics } from '../../plugin/analyse/failure-diagnostics.ts';
-import { AppLoadError } from '../../plugin/load-app.ts';
+import { AppLoadError } from '../../plugin/app-load-error.ts';
 import { startApiServer } from '../../plugin/dev-server/api-server.ts';
 
 export interface DevOnceStep {

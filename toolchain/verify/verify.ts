@@ -13,7 +13,7 @@ import { keepingGenerated } from '../../plugin/generate/build-generation.ts';
 import { generateFromApp } from '../../plugin/generate/generate.ts';
 import { driftHint, summariseDrift } from '../../plugin/generate/sync-files.ts';
 import { loadAppOnce } from '../../plugin/load-app-once.ts';
-import { AppLoadError } from '../../plugin/load-app.ts';
+import { AppLoadError } from '../../plugin/app-load-error.ts';
 import { structuralFindings } from '../ai/redteam/structural.ts';
 import { planAppTests, runAppTests } from '../test/test-run.ts';
 import { checkMigrations, probeBoot } from './verify-database.ts';
