@@ -163,6 +163,19 @@ describe.skipIf(!testDatabaseUrl)('OpenTelemetry spans and metrics from fw dev o
     expect(insert.attributes['db.query.text']).toMatch(/^insert into "notes" \(.*\) values \(\$1, \$2/);
   });
 
+  it('a well-formed x-fw-trace-id without traceparent is echoed and is the trace’s id (a W3C one as it is, another kept as fw.trace_id)', async () => {
+    const w3c = randomBytes(16).toString('hex');
+    const first = await post(url, '/commands/createNote', { title: 'traced by id' }, { ...devAuth, 'x-fw-trace-id': w3c });
+    expect(first.headers.get('x-fw-trace-id')).toBe(w3c);
+    expect(first.body.traceId).toBe(w3c);
+    expect(one(await traceOf(w3c, ['POST /commands/createNote']), 'POST /commands/createNote').parentSpanId).toEqual(expect.any(String));
+
+    const own = `order-${randomBytes(6).toString('hex')}`;
+    const second = await post(url, '/queries/listNotes', {}, { ...devAuth, 'x-fw-trace-id': own });
+    expect(second.headers.get('x-fw-trace-id')).toBe(own);
+    expect(second.body.traceId).toBe(own);
+  });
+
   it('a live rerun after a write is a span of its own: the liveQuery, its rows, whether it changed', async () => {
     const stream = await openEventStream(`${url}/live/liveNotes`, { headers: devAuth });
     try {

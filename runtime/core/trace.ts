@@ -7,8 +7,13 @@ const wellFormed = /^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$/;
 
 /** The inbound trace id when it is well-formed, otherwise a fresh one (32 hex digits, W3C-sized). */
 export function resolveTraceId(inbound: string | string[] | undefined): string {
+  return wellFormedTraceId(inbound) ?? freshTraceId();
+}
+
+/** The inbound `x-fw-trace-id` when it is well-formed; undefined otherwise (a caller's junk is never echoed). */
+export function wellFormedTraceId(inbound: string | string[] | undefined): string | undefined {
   const value = Array.isArray(inbound) ? inbound[0] : inbound;
-  return value !== undefined && wellFormed.test(value) ? value : freshTraceId();
+  return value !== undefined && wellFormed.test(value) ? value : undefined;
 }
 
 const TRACE_BYTES = 16;

@@ -22,7 +22,7 @@ import { clientAddressOf } from './client-address.ts';
 import { type Reply, type Route, type RouteCall } from './route.ts';
 import { createRouteTable, type RouteLookup } from './route-table.ts';
 import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
-import { resolveTraceId, TRACE_HEADER } from '../core/trace.ts';
+import { resolveTraceId, TRACE_HEADER, wellFormedTraceId } from '../core/trace.ts';
 
 export { listEntries } from './fw-routes.ts';
 
@@ -135,11 +135,13 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     }
     const template = found.route.template(found.params);
     const started = performance.now();
-    const request = startServerSpan(req.headers, `${method} ${template}`, { 'http.request.method': method, 'http.route': template, 'url.scheme': 'http' });
+    const inbound = wellFormedTraceId(req.headers[TRACE_HEADER]);
+    const request = startServerSpan(req.headers, `${method} ${template}`, { 'http.request.method': method, 'http.route': template, 'url.scheme': 'http' }, inbound);
     const measured = (status: number, errorType?: string) =>
       recordRequest(performance.now() - started, { 'http.request.method': method, 'http.route': template, 'http.response.status_code': status, ...(errorType ? { 'error.type': errorType } : {}) });
-    // Traced, fw's trace id is the trace's own: one id in the answer, the log and the tracing backend.
-    const traceId = request.span.isRecording() ? request.span.spanContext().traceId : resolveTraceId(req.headers[TRACE_HEADER]);
+    // Traced, fw's trace id is the trace's own: one id in the answer, the log and the tracing backend —
+    // the caller's x-fw-trace-id when it sent one (and no traceparent), echoed as it came.
+    const traceId = inbound !== undefined && !req.headers.traceparent ? inbound : request.span.isRecording() ? request.span.spanContext().traceId : resolveTraceId(undefined);
     // Every answer carries the trace id in the headers it is written with (send(), the streams' own):
     // a header set ahead with setHeader would be kept on the response for as long as a stream lives.
     withContext(request.context, () => handle(req, res, found, traceId))

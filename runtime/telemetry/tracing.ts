@@ -8,7 +8,8 @@
  * prompts, tool payloads or SQL parameter values (docs/observability.md).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type Attributes, type Context, context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { createHash, randomBytes } from 'node:crypto';
+import { type Attributes, type Context, context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import { fwVersion } from '../core/version.ts';
 
 export { SpanKind };
@@ -50,14 +51,24 @@ export function failSpan(span: Span, error: unknown): void {
 
 /**
  * The span of one inbound HTTP request: a child of the caller's `traceparent` when it sent one (and a
- * provider is registered), else a new trace. Run the handling inside `context` so its spans nest.
+ * provider is registered); else, with `adopt` (the caller's well-formed `x-fw-trace-id`), a trace of
+ * that id — as it is when it is W3C-shaped (32 hex digits), derived from it otherwise and kept as
+ * `fw.trace_id`; else a new trace. Run the handling inside `context` so its spans nest.
  */
-export function startServerSpan(headers: IncomingHttpHeaders, name: string, attributes: Attributes): { span: Span; context: Context } {
+export function startServerSpan(headers: IncomingHttpHeaders, name: string, attributes: Attributes, adopt?: string): { span: Span; context: Context } {
   if (!active) return { span: notRecording, context: ROOT_CONTEXT };
-  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  let parent = propagation.extract(ROOT_CONTEXT, headers);
+  if (adopt !== undefined && !trace.getSpanContext(parent)) {
+    const traceId = W3C_TRACE_ID.test(adopt) ? adopt : createHash('sha256').update(adopt).digest('hex').slice(0, 32);
+    parent = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: TraceFlags.SAMPLED, isRemote: true });
+    if (traceId !== adopt) attributes = { ...attributes, 'fw.trace_id': adopt };
+  }
   const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return { span, context: trace.setSpan(parent, span) };
 }
+
+/** A W3C trace id: 32 lower-case hex digits, not all zero. */
+const W3C_TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
 
 /** Ends a request's span with its status (5xx marks it failed, as OpenTelemetry's HTTP conventions say). */
 export function endServerSpan(span: Span, status: number): void {
