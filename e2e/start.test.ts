@@ -87,9 +87,13 @@ describe('fw build and fw start', () => {
     expect(pending.code).not.toBe(0);
     expect(JSON.parse(pending.stdout)).toMatchObject({ ok: false, kind: 'migrations_pending' });
 
-    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json', '--migrate'], { cwd: app.dir, env });
+    // Without FW_AI=mock (and no provider key): what a production deployment that forgot its key gets.
+    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json', '--migrate'], { cwd: app.dir, env: { ...env, FW_AI: '' } });
     const url = server.ready.serverUrl as string;
-    expect(server.ready).toMatchObject({ ok: true, database: 'pglite', web: true, worker: true });
+    expect(server.ready).toMatchObject({ ok: true, database: 'pglite', web: true, worker: true, ai: { models: 'mock', reason: 'no AI_GATEWAY_API_KEY', agents: ['assistant'] } });
+    // Real users would get the scripted mock: said loudly, with what to set.
+    await until(async () => server!.stderr().includes('fw start: WARNING — AI: no AI_GATEWAY_API_KEY is set'), 'the AI warning');
+    expect(server.stderr()).toContain("the app's 1 agent (assistant) answer real users with fw's scripted mock model");
 
     expect((await fetch(`${url}/health`)).status).toBe(200);
     const index = await fetch(`${url}/`, { headers: { accept: 'text/html' } });

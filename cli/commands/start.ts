@@ -19,9 +19,12 @@ const start = defineCommand({
     const port = args.port === undefined ? resolveConfig().get('PORT') : Number(args.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`--port must be 0–65535, got "${args.port}".`);
     const server = await startProduction({ root: args.root, port, host: args.host, migrate: Boolean(args.migrate), worker: args.worker !== false });
-    const summary = { ok: true, serverUrl: server.url, database: server.db.dialect, entries: server.app.entries.size, worker: Boolean(server.worker), web: server.web };
+    const { aiSetupLine } = await import('../../runtime/ai/models.ts');
+    const summary = { ok: true, serverUrl: server.url, database: server.db.dialect, entries: server.app.entries.size, worker: Boolean(server.worker), web: server.web, ai: server.ai };
     if (args.json) printJson(summary);
     else log(`fw start: serving on ${server.url} (${summary.database}, ${summary.entries} entries${server.web ? ', web' : ''}${server.worker ? ', worker' : ''}).`);
+    // On stderr with --json too: an operator reads the log, whatever reads stdout.
+    log(`fw start: ${aiSetupLine(server.ai).text}`);
     const signal = await untilSignal();
     log(`fw start: ${signal}: finishing in-flight requests, then stopping.`);
     await server.close();

@@ -33,6 +33,37 @@ export function defaultModelResolver(source?: FwConfig | Environment): ModelReso
   };
 }
 
+/** Which models serve the app's agents in this environment, and why (what `fw start` says when it starts). */
+export interface AiSetup {
+  /** `gateway`: real models through the AI Gateway; `mock`: fw's scripted mock answers every agent. */
+  models: 'gateway' | 'mock';
+  /** Why: `AI_GATEWAY_API_KEY is set`, `FW_AI=mock`, or `no AI_GATEWAY_API_KEY`. */
+  reason: string;
+  /** The app's agents, by name. */
+  agents: string[];
+}
+
+export function aiSetup(agents: Iterable<string>, source?: FwConfig | Environment): AiSetup {
+  const config = configOf(source);
+  const names = [...agents].sort();
+  if (config.get('FW_AI') === 'mock') return { models: 'mock', reason: 'FW_AI=mock', agents: names };
+  return config.get('AI_GATEWAY_API_KEY') ? { models: 'gateway', reason: 'AI_GATEWAY_API_KEY is set', agents: names } : { models: 'mock', reason: 'no AI_GATEWAY_API_KEY', agents: names };
+}
+
+/**
+ * The line `fw start` prints about AI: which models serve, and — when an app with agents would answer
+ * real users with the mock without anyone having said so — a warning that says what to set.
+ */
+export function aiSetupLine(setup: AiSetup): { level: 'info' | 'warning'; text: string } {
+  const agents = `${setup.agents.length} agent${setup.agents.length === 1 ? '' : 's'}${setup.agents.length ? ` (${setup.agents.join(', ')})` : ''}`;
+  if (setup.models === 'gateway') return { level: 'info', text: `AI: ${agents} answer through the AI Gateway (${setup.reason}).` };
+  if (setup.reason === 'FW_AI=mock' || setup.agents.length === 0) return { level: 'info', text: `AI: ${agents} answer with fw's scripted mock model (${setup.reason}).` };
+  return {
+    level: 'warning',
+    text: `WARNING — AI: no AI_GATEWAY_API_KEY is set, so the app's ${agents} answer real users with fw's scripted mock model ("Mock answer: …"), not a language model. Set AI_GATEWAY_API_KEY for real models, or FW_AI=mock to serve the mock on purpose.`,
+  };
+}
+
 /** Whether real provider calls are configured (for `fw ai agents` and the red team's report). */
 export function liveModelsConfigured(source?: FwConfig | Environment): boolean {
   const config = configOf(source);

@@ -16,6 +16,7 @@ import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/dev
 import { requireAuthChoice } from './auth-choice.ts';
 import { createStaticHandler } from './static-files.ts';
 import { resolveConfig } from '../../runtime/config/resolve-config.ts';
+import { type AiSetup, aiSetup } from '../../runtime/ai/models.ts';
 
 export interface StartOptions extends DatabaseTarget {
   root: string;
@@ -36,6 +37,8 @@ export interface ProductionServer {
   worker?: OutboxWorker;
   /** Whether built web assets are served. */
   web: boolean;
+  /** Which models serve the agents (`fw start` says so, and warns when real users would get the mock). */
+  ai: AiSetup;
   /**
    * Graceful shutdown: stops accepting connections, ends live streams with a reconnect hint, lets
    * in-flight requests finish (up to `graceMs`, then cuts them), stops the worker releasing its
@@ -98,6 +101,7 @@ export async function startProduction(options: StartOptions): Promise<Production
       db,
       ...(started.worker ? { worker: started.worker } : {}),
       web,
+      ai: aiSetup(app.agents?.keys() ?? [], config),
       close: () =>
         (closing ??= (async () => {
           await started.close({ reconnect: true, drained: drain(server, options.graceMs ?? 10_000) });
