@@ -11,14 +11,29 @@ afterEach(() => {
 });
 
 describe('createProgress', () => {
-  it('writes nothing to a stream that is not a terminal, however long the step', () => {
+  it('off a terminal: nothing for a quick step; for a slow one a plain line after the delay, then one every 3 s, none after it ends', () => {
     vi.useFakeTimers();
     const out = stream(false);
-    const progress = createProgress(out, 2_000);
-    progress.start('typecheck…');
-    vi.advanceTimersByTime(60_000);
+    let now = 0;
+    const progress = createProgress(out, 2_000, () => now);
+    progress.start('generated');
+    vi.advanceTimersByTime(1_999);
     progress.stop();
     expect(out.written).toEqual([]);
+
+    progress.start('typecheck');
+    now = 2_000;
+    vi.advanceTimersByTime(2_000);
+    expect(out.written).toEqual(['… typecheck\n']);
+    now = 5_000;
+    vi.advanceTimersByTime(3_000);
+    now = 8_000;
+    vi.advanceTimersByTime(3_000);
+    expect(out.written).toEqual(['… typecheck\n', '… typecheck 5 s\n', '… typecheck 8 s\n']);
+    progress.stop();
+    vi.advanceTimersByTime(60_000);
+    expect(out.written).toHaveLength(3);
+    expect(out.written.join('')).not.toContain('\u001b');
   });
 
   it('on a terminal: nothing for a quick step; a line for a slow one, erased when it ends', () => {
@@ -58,18 +73,29 @@ describe('startActivity', () => {
     expect(out.written).toHaveLength(count);
   });
 
-  it('elsewhere: nothing extra, only the step\'s own lines as they come (no label, no reminders, no summary)', () => {
+  it('elsewhere: plain lines — the label, the step\'s own lines, a reminder after each 3 s without one, the summary', () => {
     vi.useFakeTimers();
     const out = stream(false);
     let now = 0;
     const activity = startActivity('Installing dependencies (npm install)', out, { now: () => now });
+    expect(out.written).toEqual(['… Installing dependencies (npm install)\n']);
+    now = 2_000;
+    vi.advanceTimersByTime(2_000);
     activity.print('npm warn something');
+    now = 4_000;
+    vi.advanceTimersByTime(2_000);
+    expect(out.written).toHaveLength(2);
+    now = 5_000;
+    vi.advanceTimersByTime(1_000);
+    expect(out.written.at(-1)).toBe('… Installing dependencies (npm install) 5 s\n');
     now = 120_000;
-    vi.advanceTimersByTime(120_000);
-    expect(activity.elapsed()).toBe('2 min 00 s');
     activity.end(`Installed dependencies in ${activity.elapsed()}.`);
     activity.print('after the end');
-    expect(out.written).toEqual(['npm warn something\n', 'after the end\n']);
+    expect(out.written.slice(-2)).toEqual(['Installed dependencies in 2 min 00 s.\n', 'after the end\n']);
+    const count = out.written.length;
+    vi.advanceTimersByTime(60_000);
+    expect(out.written).toHaveLength(count);
+    expect(out.written.join('')).not.toContain('\u001b');
   });
 });
 
@@ -142,27 +168,42 @@ describe('createStatusLine', () => {
     expect(err.written.at(-1)).toBe('after\n');
   });
 
-  it('intercepting streams that are not a terminal: nothing drawn, nothing touched', () => {
+  it('streams that are not a terminal are not intercepted: their writes are left as they are', () => {
     vi.useFakeTimers();
     const err = stream(false);
     const write = err.write;
     const status = createStatusLine(err, { intercept: [err] });
     expect(err.write).toBe(write);
-    status.set('fw dev: loading the app');
-    vi.advanceTimersByTime(60_000);
-    err.write('a line\n');
     status.end();
-    expect(err.written).toEqual(['a line\n']);
   });
 
-  it('elsewhere: never draws, and passes the lines through', () => {
+  it('elsewhere: plain lines — the status after the delay and at each change, again after each 3 s without a line; lines passed through', () => {
     vi.useFakeTimers();
     const err = stream(false);
-    const status = createStatusLine(err);
-    status.set('Testing: 0/2 files');
-    vi.advanceTimersByTime(60_000);
+    let now = 0;
+    const status = createStatusLine(err, { delayMs: 2_000, now: () => now });
+    status.set('fw dev: loading the app');
+    now = 1_000;
+    vi.advanceTimersByTime(1_000);
+    expect(err.written).toEqual([]);
+    now = 2_000;
+    vi.advanceTimersByTime(1_000);
+    expect(err.written).toEqual(['… fw dev: loading the app 2 s\n']);
+    now = 2_500;
+    status.set('fw dev: migrating the database');
+    status.set('fw dev: migrating the database');
+    expect(err.written.at(-1)).toBe('… fw dev: migrating the database 3 s\n');
+    expect(err.written).toHaveLength(2);
     status.print('a line');
+    now = 5_000;
+    vi.advanceTimersByTime(2_500);
+    expect(err.written).toHaveLength(3);
+    now = 6_000;
+    vi.advanceTimersByTime(1_000);
+    expect(err.written.at(-1)).toBe('… fw dev: migrating the database 6 s\n');
     status.end();
-    expect(err.written).toEqual(['a line\n']);
+    vi.advanceTimersByTime(60_000);
+    expect(err.written).toHaveLength(4);
+    expect(err.written.join('')).not.toContain('\u001b');
   });
 });

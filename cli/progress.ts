@@ -1,7 +1,9 @@
 /**
- * A one-line "still working" note for steps that can take seconds, on a terminal only: piped output,
- * log files and `--json` runs get nothing extra. The line appears after `delayMs` (quick steps never
- * flicker) and is erased before the next real line is printed.
+ * A "still working" note for steps that can take seconds. It appears after `delayMs` (quick steps never
+ * flicker). On a terminal it is one line, erased before the next real line is printed; elsewhere (a
+ * pipe, a CI log, an IDE task, a coding agent) plain lines — the first after `delayMs`, then one every
+ * few seconds ({@link QUIET_MS}) while the step runs — so no run is silent for long, and no cursor
+ * control or colour reaches a file.
  *
  * @example
  *   const progress = createProgress();
@@ -12,8 +14,11 @@ export interface Progress {
   stop(): void;
 }
 
-export function createProgress(stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr, delayMs = 2_000): Progress {
-  if (stream.isTTY !== true) return { start() {}, stop() {} };
+/** Off a terminal, the longest a step runs without a line saying so. */
+export const QUIET_MS = 3_000;
+
+export function createProgress(stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr, delayMs = 2_000, now: () => number = Date.now): Progress {
+  if (stream.isTTY !== true) return plainProgress(stream, delayMs, now);
   let timer: NodeJS.Timeout | undefined;
   let shown = false;
   const stop = () => {
@@ -36,11 +41,36 @@ export function createProgress(stream: { isTTY?: boolean; write(text: string): u
   };
 }
 
+/** {@link createProgress} off a terminal: a plain line after `delayMs`, then one every {@link QUIET_MS}. */
+function plainProgress(stream: { write(text: string): unknown }, delayMs: number, now: () => number): Progress {
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    clearTimeout(timer);
+    clearInterval(timer);
+    timer = undefined;
+  };
+  return {
+    start(what) {
+      stop();
+      const started = now();
+      timer = setTimeout(() => {
+        stream.write(`… ${what}\n`);
+        timer = setInterval(() => stream.write(`… ${what} ${formatElapsed(now() - started)}\n`), QUIET_MS);
+        timer.unref();
+      }, delayMs);
+      timer.unref();
+    },
+    stop,
+  };
+}
+
 /**
  * A step that takes a while and prints as it goes (an install), said while it runs. On a terminal: one
  * status line with the elapsed time (`… Installing dependencies (npm install) 12 s`), redrawn every
  * second below whatever the step prints, which `end` replaces with a summary. Elsewhere (CI logs,
- * pipes): nothing extra — the step's own lines as they come, no status, no reminders, no summary.
+ * pipes): plain lines — the label when it starts, the step's own lines as they come, the label with the
+ * elapsed time after each {@link QUIET_MS} without a line (an install whose npm prints errors only), and
+ * the summary.
  *
  * @example
  *   const activity = startActivity('Installing dependencies (npm install)');
@@ -62,7 +92,7 @@ export function startActivity(
   const now = options.now ?? Date.now;
   const started = now();
   const elapsed = () => formatElapsed(now() - started);
-  if (stream.isTTY !== true) return { print: (line) => void stream.write(`${line}\n`), elapsed, end: () => undefined };
+  if (stream.isTTY !== true) return plainActivity(label, stream, elapsed, options.tickMs ?? 1_000, now);
   // Carriage return and erase-line: a terminal-only redraw of the one status line.
   const draw = () => void stream.write(`\r\u001b[2K… ${label} ${elapsed()}`);
   const clear = () => void stream.write('\r\u001b[2K');
@@ -88,6 +118,30 @@ export function startActivity(
   };
 }
 
+function plainActivity(label: string, stream: { write(text: string): unknown }, elapsed: () => string, tickMs: number, now: () => number): Activity {
+  let lastLine = now();
+  const line = (text: string) => {
+    lastLine = now();
+    stream.write(`${text}\n`);
+  };
+  line(`… ${label}`);
+  const timer = setInterval(() => {
+    if (now() - lastLine >= QUIET_MS) line(`… ${label} ${elapsed()}`);
+  }, tickMs);
+  timer.unref();
+  let ended = false;
+  return {
+    print: line,
+    elapsed,
+    end(summary) {
+      if (ended) return;
+      ended = true;
+      clearInterval(timer);
+      line(summary);
+    },
+  };
+}
+
 export function formatElapsed(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
   if (seconds < 60) return `${seconds} s`;
@@ -95,11 +149,12 @@ export function formatElapsed(ms: number): string {
 }
 
 /**
- * A status line below a command's own output (`fw test`: `… Testing: 3/10 files, 25 passed 4 s`), on a
- * terminal only. It appears once the work has taken `delayMs`, so a quick run never flickers; `set`
- * changes its text, it is redrawn each second with the elapsed time, and the lines `print`ed meanwhile
- * go above it (to `to`, stdout or stderr of the same terminal). Elsewhere it draws nothing and `print`
- * passes lines through. `end` erases it.
+ * A status line below a command's own output (`fw test`: `… Testing: 3/10 files, 25 passed 4 s`). It
+ * appears once the work has taken `delayMs`, so a quick run never flickers. On a terminal `set` changes
+ * its text, it is redrawn each second with the elapsed time, and the lines `print`ed meanwhile go above
+ * it (to `to`, stdout or stderr of the same terminal); `end` erases it. Elsewhere it is plain lines on
+ * `stream`: the status when it first shows and each time it changes, and again after each
+ * {@link QUIET_MS} without a line, so a piped run is never silent for long.
  *
  * `intercept` (streams of the same terminal, e.g. process.stderr and process.stdout): until `end`, what
  * anything else writes to them goes above the line too — for work whose output fw does not route
@@ -169,21 +224,35 @@ export function createStatusLine(
     }
   }
   let ticker: NodeJS.Timeout | undefined;
-  const delay = terminal
-    ? setTimeout(() => {
-        visible = true;
-        draw();
-        ticker = setInterval(draw, options.tickMs ?? 1_000);
-        ticker.unref();
-      }, options.delayMs ?? 2_000)
-    : undefined;
-  delay?.unref();
+  /** Off a terminal: when a line last went out, and the status text it last said. */
+  let lastLine = now();
+  let lastSaid = '';
+  const say = () => {
+    if (!text) return;
+    lastLine = now();
+    lastSaid = text;
+    stream.write(`… ${text} ${formatElapsed(now() - started)}\n`);
+  };
+  const delay = setTimeout(() => {
+    visible = true;
+    if (terminal) draw();
+    else say();
+    ticker = setInterval(terminal ? draw : () => void (now() - lastLine >= QUIET_MS && say()), options.tickMs ?? 1_000);
+    ticker.unref();
+  }, options.delayMs ?? 2_000);
+  delay.unref();
   return {
     set(next) {
       text = next;
-      if (visible && !ended) draw();
+      if (!visible || ended) return;
+      if (terminal) draw();
+      else if (next !== lastSaid) say();
     },
     print(line, to = stream) {
+      if (!terminal) {
+        lastLine = now();
+        return void to.write(`${line}\n`);
+      }
       // An intercepted stream puts the line above the status by itself.
       if (!shown || (intercepted.has(to) && !ended)) return void to.write(`${line}\n`);
       clear();

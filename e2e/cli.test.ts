@@ -172,24 +172,27 @@ describe('fw create', () => {
   // A real npm install that fails on its own (the fw tarball does not exist) after resolving the rest.
   const failingInstall = (name: string) => ['create', name, '--install', '--fw-spec', 'file:/nonexistent/fw-0.0.0.tgz'];
 
-  it('adds nothing to piped output while npm runs, with --json or without: npm\'s own lines, then the failure', async () => {
+  it('says what it does in plain lines while npm runs, piped, with --json or without: the step, npm\'s own lines, the outcome, then the failure', async () => {
     const json = await runFw([...failingInstall('install-piped-json'), '--json'], { cwd: parent });
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, kind: 'install_failed' });
-    // Only npm's own lines (here its warnings and error), as they come: no status, no reminder, no summary.
-    expect(json.stderr.split('\n').filter((line) => line !== '')).toEqual(json.stderr.split('\n').filter((line) => line.startsWith('npm ')));
     expect(json.stderr).toContain('npm error');
     const plain = await runFw(failingInstall('install-piped'), { cwd: parent });
     expect(plain.code).toBe(1);
     expect(plain.stdout).toBe('');
-    const fw = plain.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('npm '));
-    expect(fw).toHaveLength(2);
-    expect(fw[0]).toBe(`✖ npm install exited with ${/exited with (\d+) in/.exec(fw[0]!)?.[1]} in ${path.join(parent, 'install-piped')}.`);
-    expect(fw[1]).toBe(`  → cd ${path.join(parent, 'install-piped')} && npm install`);
     for (const output of [json.stderr, plain.stderr]) {
-      expect(output).not.toContain('Installing dependencies');
+      // fw's own lines (npm's between them): the step when it starts, reminders while npm is quiet, the outcome.
+      const said = output.split('\n').filter((line) => line.startsWith('… ') || line.startsWith('npm install failed'));
+      expect(said[0]).toBe('… Installing dependencies (npm install)');
+      expect(said.at(-1)).toMatch(/^npm install failed after \d+ s\.$/);
+      expect(said.slice(1, -1).every((line) => /^… Installing dependencies \(npm install\) \d+ s$/.test(line))).toBe(true);
       expect(output).not.toContain('\u001b');
     }
+    const fw = plain.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('npm ') && !line.startsWith('… '));
+    expect(fw.slice(-2)).toEqual([
+      `✖ npm install exited with ${/exited with (\d+) in/.exec(fw.at(-2)!)?.[1]} in ${path.join(parent, 'install-piped')}.`,
+      `  → cd ${path.join(parent, 'install-piped')} && npm install`,
+    ]);
   }, 180_000);
 
   it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, shows one status line with the elapsed time while npm runs', async () => {
@@ -201,12 +204,13 @@ describe('fw create', () => {
     expect(transcript).toMatch(/\r\u001b\[2Knpm install failed after \d+ s\./);
   }, 180_000);
 
-  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal with --json, shows no status line: one JSON document on stdout, npm\'s own lines on stderr', async () => {
+  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal with --json, draws no status line: one JSON document on stdout, plain lines and npm\'s own on stderr', async () => {
     const command = [process.execPath, path.join(repoRoot, 'dist/cli/bin.js'), ...failingInstall('install-tty-json'), '--json'].map((a) => `'${a}'`).join(' ');
     const r = await runNode(['-e', `require('node:child_process').spawnSync('script', ['-qec', ${JSON.stringify(command)}, '/dev/null'], { stdio: 'inherit' })`], { cwd: parent, env: { FW_AI: 'mock' } });
     const transcript = r.stdout;
     expect(transcript).toContain('npm error');
-    expect(transcript).not.toContain('Installing dependencies');
+    // Plain lines on stderr (no redrawn status under a JSON run), stdout one document.
+    expect(transcript).toContain('… Installing dependencies (npm install)');
     expect(transcript).not.toContain('\u001b[2K');
     const documents = transcript.split(/\r?\n/).filter((line) => line.startsWith('{'));
     expect(documents.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ ok: false, kind: 'install_failed' })]);

@@ -61,4 +61,20 @@ describe('fw test on a terminal', () => {
     expect(lastErase).toBeGreaterThan(lastDraw);
     expect(screen.slice(lastErase + 4)).not.toContain('… Testing:');
   }, 300_000);
+
+  it('piped: Vitest\'s output without colour, even where Vitest would colour by itself (CI=true)', async () => {
+    await mkdir(path.join(repoRoot, '.test-apps'), { recursive: true });
+    dir = await mkdtemp(path.join(repoRoot, '.test-apps', 'test-piped-'));
+    await mkdir(path.join(dir, 'tests'));
+    await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+    await writeFile(path.join(dir, 'tests/one.test.ts'), "import { expect, it } from 'vitest';\nit('one', () => expect(1).toBe(1));\n");
+    const { NO_COLOR: _, FORCE_COLOR: __, ...env } = process.env;
+    const child = spawn(process.execPath, [cliPath, 'test'], { cwd: dir, env: { ...env, CI: 'true', FW_AI: 'mock' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    expect(await new Promise<number | null>((resolve) => child.once('exit', resolve))).toBe(0);
+    expect(output).toMatch(/Tests\s+1 passed \(1\)/);
+    expect(output).not.toContain('\u001b[');
+  }, 120_000);
 });

@@ -19,11 +19,12 @@ export default defineCommand({
       template: args.template,
       ...(args['fw-spec'] ? { fwSpec: args['fw-spec'] } : {}),
       install: Boolean(args.install),
-      // Said while it runs (an install takes a while), on a terminal's stderr only: piped output and
-      // --json get the install's own lines on stderr and nothing more (stdout stays one document).
+      // Said while it runs (an install takes a while, and the app's .npmrc keeps npm to its errors), on
+      // stderr: a status line on a terminal; plain lines elsewhere and with --json (stdout stays one
+      // document), a reminder every few seconds while npm says nothing.
       reportInstall: (command) => {
-        if (args.json || process.stderr.isTTY !== true) return { line: log, end: () => undefined };
-        const activity = startActivity(`Installing dependencies (${command})`);
+        const stream = args.json ? { isTTY: false, write: (text: string) => process.stderr.write(text) } : process.stderr;
+        const activity = startActivity(`Installing dependencies (${command})`, stream);
         return {
           line: activity.print,
           end: (ok) => activity.end(ok ? `Installed dependencies (${command}) in ${activity.elapsed()}.` : `${command} failed after ${activity.elapsed()}.`),

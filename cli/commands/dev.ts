@@ -47,14 +47,12 @@ export default defineCommand({
     // Listened for from here on: a signal while starting stops fw dev once started, with its children
     // (Vite, services, the worker) closed, instead of ending the process around them.
     const stopped = untilSignal();
-    // The first start can take a while (the embedded database, migrations, Vite's first build): on a
-    // terminal, after 2 s, one status line says what it is doing, below anything printed meanwhile.
-    // --json and piped output get nothing extra.
-    const status =
-      !args.json && process.stderr.isTTY === true
-        ? createStatusLine(process.stderr, { intercept: process.stdout.isTTY === true ? [process.stderr, process.stdout] : [process.stderr] })
-        : undefined;
-    status?.set('fw dev: starting');
+    // The first start can take a while (the embedded database, migrations, Vite's first build): after
+    // 2 s it says what it is doing — on a terminal one status line below anything printed meanwhile;
+    // piped (CI, an IDE task, a coding agent; --json too, on stderr) a plain line per step and every few
+    // seconds, so it is never silent for long.
+    const status = createStatusLine(process.stderr, { intercept: process.stdout.isTTY === true ? [process.stderr, process.stdout] : [process.stderr] });
+    status.set('fw dev: starting');
     const session = await startDev({
       root,
       port: parsePort(args.port, '--port'),
@@ -67,7 +65,7 @@ export default defineCommand({
       worker: args.worker !== false,
       typecheck: args.typecheck !== false,
       viteLogLevel: args.json ? 'warn' : 'info',
-      ...(status ? { onStep: (step: string) => status.set(`fw dev: ${step}`) } : {}),
+      onStep: (step: string) => status.set(`fw dev: ${step}`),
       onReload: (outcome, files) => {
         if (outcome.ok) {
           lastFailure = undefined;
@@ -79,7 +77,7 @@ export default defineCommand({
         if (report !== lastFailure) printFailure(outcome.error, false);
         lastFailure = report;
       },
-    }).finally(() => status?.end());
+    }).finally(() => status.end());
     // The dashboard is served by the runtime, on the API port (or the web port that serves it).
     const runtimeUrl = session.serverUrl ?? session.webUrl;
     const dashboardUrl = runtimeUrl ? `${runtimeUrl}/_fw/dashboard/` : undefined;

@@ -34,6 +34,8 @@ export default defineCommand({
       root,
       args: vitestArgs,
       output: args.json ? 'stderr' : 'inherit',
+      // Vitest writes to fw's own stdout: colour only where fw would colour (a terminal; FORCE_COLOR, NO_COLOR).
+      colour: colourFor(process.stdout),
       watch: args.watch === true,
       ...(status
         ? {

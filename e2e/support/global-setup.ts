@@ -5,12 +5,12 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Builds dist/ once: spawned `fw` processes and test apps import the built package, as users do. */
+/**
+ * Builds dist/ when it is older than its sources (scripts/build-if-stale.mjs; the TypeScript alone):
+ * spawned `fw` processes and test apps import the built package, as users do.
+ */
 export default function setup(): void {
-  execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-    cwd: repoRoot,
-    stdio: 'inherit',
-  });
+  execFileSync(process.execPath, [path.join(repoRoot, 'scripts/build-if-stale.mjs'), '--tsc'], { cwd: repoRoot, stdio: 'inherit' });
   const missing = [
     ...(process.env.FW_TEST_DATABASE_URL ? [] : ['FW_TEST_DATABASE_URL is not set: PostgreSQL suites are skipped (PGlite suites still run)']),
     ...(existsSync('/usr/bin/chromium') ? [] : ['/usr/bin/chromium is missing: browser suites are skipped (apt-get install -y chromium)']),

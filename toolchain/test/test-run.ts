@@ -54,7 +54,15 @@ export interface AppTestsResult {
  */
 export async function runAppTests(
   vitest: PackageBin,
-  options: { root: string; args?: readonly string[]; output?: Exclude<NodeScriptOptions['output'], 'lines'>; watch?: boolean; progress?: AppTestsProgress },
+  options: {
+    root: string;
+    args?: readonly string[];
+    output?: Exclude<NodeScriptOptions['output'], 'lines'>;
+    /** With `output: 'inherit'`: whether Vitest may colour (false: NO_COLOR, as for a pipe; default: its own choice). */
+    colour?: boolean;
+    watch?: boolean;
+    progress?: AppTestsProgress;
+  },
 ): Promise<AppTestsResult> {
   const root = path.resolve(options.root);
   // A stale record must not be read as this run's when Vitest fails before reporting.
@@ -64,7 +72,7 @@ export async function runAppTests(
   const reporters = ['--reporter=default', `--reporter=${reporterFile('test-reporter')}`, ...(progress ? [`--reporter=${reporterFile('test-progress-reporter')}`] : [])];
   const result = await runNodeScript(vitest.file, [mode, ...reporters, ...(options.args ?? [])], {
     cwd: root,
-    env: vitestEnv(progress ? (progress.colour ? 'forced' : 'none') : options.output === 'capture' || options.output === undefined ? 'none' : 'its-own'),
+    env: vitestEnv(progress ? (progress.colour ? 'forced' : 'none') : options.output === 'capture' || options.output === undefined || options.colour === false ? 'none' : 'its-own'),
     ...(progress
       ? {
           // Vitest's output comes through fw, line by line, so the status line can stay below it.
