@@ -67,6 +67,12 @@ export const VARIABLES = {
   FW_DEBUG: { type: 'flag', group: 'dev', default: false, doc: 'The CLI prints the stack of an unexpected error.' },
 
   DATABASE_URL: { type: 'secret', group: 'database', doc: 'PostgreSQL; without it, embedded PGlite in `.fw/db` (one process at a time).', see: 'deploy.md' },
+  FW_CACHE_DIR: {
+    type: 'text',
+    group: 'database',
+    doc: 'Where fw keeps what it computes once and reuses — the embedded database initialised once per PGlite version, which every new one starts from (default `$XDG_CACHE_HOME/fwjs`, else `~/.cache/fwjs`); `off` keeps nothing.',
+    see: 'testing.md',
+  },
   FW_DIRECT_DATABASE_URL: {
     type: 'secret',
     group: 'database',

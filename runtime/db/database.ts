@@ -8,6 +8,7 @@ import { APP_ROLE } from './app-role.ts';
 import { connectionFailure } from './connection-failure.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
+import { openPglite } from './pglite-template.ts';
 import { IDENTITY_SECRET, identityFunctionsMarker, identityFunctionsSql, storeIdentityPads } from './request-identity.ts';
 import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
 import { createRequestPool } from './request-pool.ts';
@@ -107,7 +108,6 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     admin = new Kysely({ dialect: new PostgresDialect({ pool }), log: logStatementSpan('postgres') });
     closeDriver = async () => {}; // Kysely's destroy() ends the pool.
   } else {
-    const { PGlite } = await import('@electric-sql/pglite');
     const dataDir = options.dataDir ?? 'memory://';
     let unlock = () => {};
     if (!dataDir.includes('://')) {
@@ -117,7 +117,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     let pglite: PGlite;
     try {
       // 64-bit integers and numerics as strings, exactly as `pg` returns them, so both databases agree.
-      pglite = await PGlite.create(dataDir, { parsers: { 20: String, 1700: String } });
+      pglite = await openPglite(dataDir, { parsers: { 20: String, 1700: String } });
     } catch (error) {
       unlock();
       throw error;

@@ -1,0 +1,11 @@
+import { PGlite } from '@electric-sql/pglite';
+const u0 = process.cpuUsage(); let t = performance.now();
+const a = await PGlite.create('memory://');
+console.log('create', (performance.now()-t).toFixed(0), 'ms', ((process.cpuUsage(u0).user)/1000).toFixed(0), 'cpu ms');
+t = performance.now(); const u1 = process.cpuUsage();
+const dump = await a.dumpDataDir('none');
+console.log('dump', (performance.now()-t).toFixed(0), 'ms size', dump.size);
+t = performance.now(); const u2 = process.cpuUsage();
+const b = await PGlite.create('memory://', { loadDataDir: dump });
+console.log('load', (performance.now()-t).toFixed(0), 'ms', ((process.cpuUsage(u2).user)/1000).toFixed(0), 'cpu ms');
+await b.query('select 1');
