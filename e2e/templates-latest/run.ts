@@ -63,9 +63,9 @@ function printTable(results: LatestResult[], write: boolean): void {
     out.push(row([r.template, ...stepNames.map(mark), String(r.changed.length)]));
   }
   for (const r of results) {
-    out.push('', `${r.template}: ${r.ok ? 'passed with the latest' : `failed at ${r.failedStep}`}.`);
-    const failed = r.steps.find((s) => !s.ok);
-    if (failed) out.push(`  $ ${failed.command}  (in ${failed.cwd})`, ...`${failed.stdout}\n${failed.stderr}`.trim().split('\n').slice(-15).map((line) => `    ${line}`));
+    const failed = r.steps.filter((s) => !s.ok).map((s) => s.name);
+    out.push('', `${r.template}: ${r.ok ? 'passed with the latest' : `failed at ${failed.join(', ')}`}.`);
+    for (const step of r.steps.filter((s) => !s.ok)) out.push(`  $ ${step.command}  (in ${step.cwd})`, ...excerpt(`${step.stdout}\n${step.stderr}`).map((line) => `    ${line}`));
     if (r.changed.length > 0) {
       const shown = r.changed.slice(0, 30).map((p) => `${p.name} ${p.pinned.join('/') || '–'} → ${p.latest.join('/') || '–'}`);
       out.push(`  differs from the pin: ${shown.join(', ')}${r.changed.length > shown.length ? `, and ${r.changed.length - shown.length} more (--json lists them)` : ''}`);
@@ -81,6 +81,15 @@ function printTable(results: LatestResult[], write: boolean): void {
     if (r.appDir) out.push(`  app: ${r.appDir}`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** A failed step's output: from its first error line (a message sits above its stack) a few lines, then its last lines. */
+function excerpt(output: string): string[] {
+  const lines = output.split('\n').filter((line) => line.trim() !== '');
+  const first = lines.findIndex((line) => /(^|\s)(ERROR|error|[A-Za-z]*Error)(\s|:)|^\s*\[[A-Z_]+\]/.test(line));
+  const tailFrom = Math.max(0, lines.length - 12);
+  if (first === -1 || first + 4 >= tailFrom) return lines.slice(first === -1 ? tailFrom : Math.min(first, tailFrom));
+  return [...lines.slice(first, first + 4), '…', ...lines.slice(tailFrom)];
 }
 
 process.exitCode = await main();
