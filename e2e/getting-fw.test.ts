@@ -6,7 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unsupportedNodeMessage } from '../runtime/core/node-version.ts';
+import { templateNames } from '../toolchain/create/create-app.ts';
 import { repoRoot, runNode } from './support/app.ts';
+import { unpinnedPackages } from './support/template-pins.ts';
 
 const run = promisify(execFile);
 const npm = (args: string[], cwd: string) => run('npm', args, { cwd, maxBuffer: 16 * 1024 * 1024 });
@@ -59,6 +61,9 @@ describe('npm create fwjs, from the packed tarballs', () => {
     expect(listed).toEqual(expect.arrayContaining(['package/dist/cli/bin.js', 'package/dist/runtime/index.js', 'package/dist/runtime/index.d.ts', 'package/templates/minimal-web/package.json', 'package/templates/minimal-web/.node-version', 'package/templates/minimal-web/_npmrc', 'package/schemas/fw-manifest.schema.json']));
     // npm leaves every .npmrc out of a package: the templates' ship as _npmrc, which fw create renames.
     expect(listed.filter((f) => f.endsWith('.npmrc'))).toEqual([]);
+    // …but packs a template's package-lock.json (only the package's own, at its root, is left out):
+    // the tree each template pins (README: "Template pins").
+    expect(listed.filter((f) => f.endsWith('package-lock.json')).sort()).toEqual(templateNames.map((t) => `package/templates/${t}/package-lock.json`).sort());
     // Sources and fw's own tests stay home; the templates' tests are part of the apps they make.
     expect(listed.filter((f) => /^package\/(runtime|plugin|toolchain|cli|client|e2e|bench|packages)\/|^package\/dist\/.*\.test\.js$/.test(f))).toEqual([]);
   });
@@ -165,6 +170,8 @@ describe('npm create fwjs, from the packed tarballs', () => {
       `fw: npm ran on Node.js ${nodeVersion}, older than fw supports (22.12), and .npmrc hides its engine warnings: nothing failed — this app's npm scripts and npx fw run on Node.js ${pinned}, its "node" devDependency.`,
     ]);
     expect(install.output).toMatch(/^added \d+ packages in /m);
+    // The registry gave the tree minimal-web pins, whatever it has published since.
+    expect(await unpinnedPackages('minimal-web', app)).toEqual([]);
     // …and the app's fw runs on that Node, under the same npm.
     const version = JSON.parse(execFileSync('npm', ['exec', '--', 'fw', '--version', '--json'], { cwd: app, env, encoding: 'utf8' })) as { node: string };
     expect(version.node).toBe(pinned);

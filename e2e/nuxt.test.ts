@@ -8,6 +8,7 @@ import { copyTestApp, type RunningFw, runFw, runNode, startFw } from './support/
 import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 import { expectTitleRefusedUnderField } from './support/notes-form.ts';
+import { unpinnedPackages } from './support/template-pins.ts';
 
 // The template's page with its wiring broken: a deep import from _generated/ and a raw $fetch of a command.
 const brokenNuxtPage = `<script setup lang="ts">
@@ -66,6 +67,10 @@ describe('the nuxt-web template', () => {
   };
   /** The installed app, copied for a test that changes it: its own sources, the original's node_modules. */
   const copyApp = () => copyTestApp(dir, { linkNodeModules: true, skip: ['web/.nuxt', 'web/.output'] });
+
+  it('installs the tree its template pins (templates/nuxt-web/package-lock.json), whatever the registry has since', async () => {
+    expect(await unpinnedPackages('nuxt-web', dir)).toEqual([]);
+  });
 
   it('ships generated files that match this fw', async () => {
     const check = await runFw(['generate', '--check', '--json'], { cwd: dir });

@@ -64,11 +64,14 @@ export interface RunResult {
 
 /**
  * The environment of a child process: this one's, but with AI on fw's scripted mock (`FW_AI=mock`)
- * and no provider key, so no test needs one or spends one. A test's own `env` wins.
+ * and no provider key, so no test needs one or spends one. An npm it runs (`fw create --install`)
+ * takes what npm's cache has before asking the registry: the templates' locks name exact versions
+ * with their integrity, so a cached tarball is the one asked for, and a run needs the registry only
+ * for what the cache lacks. A test's own `env` wins.
  */
 function childEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const { AI_GATEWAY_API_KEY: _providerKey, ...inherited } = process.env;
-  return { ...inherited, FW_AI: 'mock', ...env };
+  return { ...inherited, FW_AI: 'mock', npm_config_prefer_offline: 'true', ...env };
 }
 
 /** Runs `fw …` to completion. */

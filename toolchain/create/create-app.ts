@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
 import { fwVersion } from '../../runtime/core/version.ts';
+import { lockFile, lockForApp } from './template-lock.ts';
 
 export const templateNames = ['minimal-web', 'nuxt-web', 'b2b-support-web'] as const;
 export type TemplateName = (typeof templateNames)[number];
@@ -72,6 +73,9 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
     pkg.allowScripts = { ...pkg.allowScripts, [`file:${linked}`]: false };
   }
   await writeFile(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
+  // The tree the suite tested (template-lock.ts), with this app's name and fwjs.
+  const lock = path.join(dir, lockFile);
+  if (existsSync(lock)) await writeFile(lock, `${JSON.stringify(lockForApp(JSON.parse(await readFile(lock, 'utf8')), { name: pkg.name, fwSpec }), null, 2)}\n`);
 
   if (options.install) await run(options.packageManager ?? 'npm', ['install'], dir, options.reportInstall);
   return { dir, template: options.template as TemplateName, fwSpec, installed: Boolean(options.install), files: await listFiles(dir) };
