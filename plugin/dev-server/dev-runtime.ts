@@ -207,14 +207,6 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
 
 
 
-/**
- * Applies the app's additive migrations; a change that needs a decision fails with `migration_blocked`
- * (with `root`, each change carries its place in the schema file).
- */
-export async function migrateOrFail(db: FwDatabase, app: AppDefinition, root?: string): Promise<void> {
-  const migration = await applyMigration(db, app.schema);
-  if (migration.blocked.length > 0) throw schemaBlockedFailure(root, migration.blocked, false);
-}
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -2,6 +2,9 @@ import type { Diagnostic } from '../../runtime/core/errors.ts';
 import { FwError } from '../../runtime/core/errors.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { locateSchemaDiagnostics } from '../schema-locations.ts';
+import type { AppDefinition } from '../../runtime/core/app-definition.ts';
+import type { FwDatabase } from '../../runtime/db/database.ts';
+import { applyMigration } from '../../runtime/db/migrate.ts';
 
 /** What to do about a blocked schema, beside a running fw dev as much as without one. */
 export const SCHEMA_BLOCKED_SUGGESTIONS = [
@@ -33,4 +36,13 @@ export function schemaHoldError(failure: FwFailure): FwError {
     `fw dev serves no entry while the app's schema has ${failure.diagnostics.length === 1 ? 'a change' : `${failure.diagnostics.length} changes`} fw will not apply automatically (diagnostics: each change, its place and its fix). ${SCHEMA_BLOCKED_SUGGESTIONS.join(' Or: ')}`,
     { diagnostics: failure.diagnostics },
   );
+}
+
+/**
+ * Applies the app's additive migrations; a change that needs a decision fails with `migration_blocked`
+ * (with `root`, each change carries its place in the schema file).
+ */
+export async function migrateOrFail(db: FwDatabase, app: AppDefinition, root?: string): Promise<void> {
+  const migration = await applyMigration(db, app.schema);
+  if (migration.blocked.length > 0) throw schemaBlockedFailure(root, migration.blocked, false);
 }

@@ -11,7 +11,7 @@ import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { BUILD_DIR, loadBuiltApp, type ServerBuildManifest } from '../build/build.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
-import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
+import { migrateOrFail } from '../../plugin/dev-server/schema-hold.ts';
 import { applyServerLimits, serverLimits, serverOptions } from '../../plugin/dev-server/server-limits.ts';
 import { requireAuthChoice } from './auth-choice.ts';
 import { createStaticHandler } from './static-files.ts';

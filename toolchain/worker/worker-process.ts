@@ -6,7 +6,7 @@ import { type OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import { openAppDatabase, type DatabaseTarget } from '../../plugin/database-target.ts';
 import { serviceNameOf, startTelemetry } from '../../runtime/telemetry/start-telemetry.ts';
-import { migrateOrFail } from '../../plugin/dev-server/dev-runtime.ts';
+import { migrateOrFail } from '../../plugin/dev-server/schema-hold.ts';
 import { createAppLoader } from '../../plugin/load-app.ts';
 
 export interface WorkerProcessOptions extends DatabaseTarget, Omit<OutboxWorkerOptions, 'app' | 'db'> {
