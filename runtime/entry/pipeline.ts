@@ -15,6 +15,7 @@ import type { AppDefinition } from '../core/app-definition.ts';
 import { hasDeclaredArgs } from '../core/entries.ts';
 import type { EntryKind } from '../core/entry-types.ts';
 import { FwError, toFwError } from '../core/errors.ts';
+import { isSuspension } from '../core/suspension.ts';
 import { placeFailure } from './failure-place.ts';
 import { validateArgs } from '../core/validate-args.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
@@ -126,6 +127,8 @@ export function invokeEntry(services: EntryServices, entry: Invocable, call: Inv
       args = call.admitted ? call.args : await admitEntry(services, entry, call);
       return await runAdmitted(services, entry, call, args);
     } catch (error) {
+      // A workflow that waits or stops on a cancel ends its attempt on purpose: not a failure to map.
+      if (isSuspension(error)) throw error;
       // With the args known, a value PostgreSQL rejected is traced to the argument that sent it; a
       // failure of the server's own (5xx) says which entry failed and where its code is.
       throw placeFailure(toFwError(error, args), entry, call.name, services.app);

@@ -10,6 +10,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { type Attributes, type Context, context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { isSuspension } from '../core/suspension.ts';
 import { fwVersion } from '../core/version.ts';
 
 export { SpanKind };
@@ -34,7 +35,9 @@ export function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?:
     try {
       return await fn(span);
     } catch (error) {
-      failSpan(span, error);
+      // A workflow that sleeps, waits for a signal or stops on a cancel has not failed: its span says so instead.
+      if (isSuspension(error)) span.setAttribute('fw.workflow.outcome', error.outcome);
+      else failSpan(span, error);
       throw error;
     } finally {
       span.end();

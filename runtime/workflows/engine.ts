@@ -8,9 +8,14 @@ import { type WorkflowStartPayload, workflowOfEvent } from './start.ts';
 import { announceWait, beginRun, cancelRequested, endRun, finishedSteps, readStep, saveStep, settleFailedRun, waitRun, type WaitingFor } from './store.ts';
 import { systemClock } from '../core/clock.ts';
 import { parseDuration } from '../core/duration.ts';
+import { Suspension } from '../core/suspension.ts';
 
-/** Thrown by `ctx.step` when the run was cancelled: ends the attempt without a retry. */
-class RunCancelled extends Error {}
+/** Thrown by `ctx.step` when the run was cancelled: ends the attempt without a retry (and without failing). */
+class RunCancelled extends Suspension {
+  constructor() {
+    super('cancelled', 'The workflow run was cancelled.');
+  }
+}
 
 /** What `ctx.waitForEvent` resolves to: the event's payload, or that the wait timed out. */
 type WaitResult = { ok: true; payload: unknown } | { ok: false; timedOut: true };
@@ -23,8 +28,12 @@ function waitResult(stored: unknown): WaitResult {
 /** A wait without a timeout: its row is due only when an event wakes it (year 9999). */
 const NEVER = Date.UTC(9999, 0, 1);
 
-/** Thrown by `ctx.sleep` when the run must wait: ends the attempt, and the run's row sleeps until then. */
-class RunSleeping extends Error {}
+/** Thrown by `ctx.sleep` when the run must wait: ends the attempt, and the run's row sleeps until then (a wait, not a failure). */
+class RunSleeping extends Suspension {
+  constructor(message: string) {
+    super('wait', message);
+  }
+}
 
 /**
  * Runs one attempt of a workflow run (the outbox row that started it) through the entry pipeline.
