@@ -22,6 +22,7 @@ import { createAutocommitKysely } from '../db/autocommit.ts';
 import { type FwDatabase, withTransactionPlugins } from '../db/database.ts';
 import { enqueueInTransaction, type OutboxEntry } from '../db/outbox.ts';
 import { type Attributes, inSpan } from '../telemetry/tracing.ts';
+import { keepingTraceNotes, noteInvocation } from '../telemetry/trace-notes.ts';
 import { type Caller, commandContext, type PlanScheduledCall, type PlanWorkflowStart, queryContext, serverContext, toolContext } from './contexts.ts';
 import type { Clock } from '../core/clock.ts';
 import { authorizePolicy } from './policy.ts';
@@ -123,15 +124,27 @@ export function lifecycleOf(entry: Invocable): Lifecycle {
 export function invokeEntry(services: EntryServices, entry: Invocable, call: Invocation): Promise<unknown> {
   const run = async () => {
     let args: unknown;
+    // fw dev's dashboard shows what each entry of a trace was given and gave back (kept beside the spans).
+    const noting = keepingTraceNotes();
+    const started = noting ? performance.now() : 0;
+    const note = (outcome: { result: unknown } | { error: { code: string; message: string } } | { suspended: 'wait' | 'cancelled' }) =>
+      noteInvocation({ entry: call.name, kind: entry.kind, args: args ?? call.args, durationMs: performance.now() - started, ...outcome });
     try {
       args = call.admitted ? call.args : await admitEntry(services, entry, call);
-      return await runAdmitted(services, entry, call, args);
+      const result = await runAdmitted(services, entry, call, args);
+      if (noting) note({ result });
+      return result;
     } catch (error) {
       // A workflow that waits or stops on a cancel ends its attempt on purpose: not a failure to map.
-      if (isSuspension(error)) throw error;
+      if (isSuspension(error)) {
+        if (noting) note({ suspended: error.outcome });
+        throw error;
+      }
       // With the args known, a value PostgreSQL rejected is traced to the argument that sent it; a
       // failure of the server's own (5xx) says which entry failed and where its code is.
-      throw placeFailure(toFwError(error, args), entry, call.name, services.app);
+      const failure = placeFailure(toFwError(error, args), entry, call.name, services.app);
+      if (noting) note({ error: { code: failure.code, message: failure.message } });
+      throw failure;
     }
   };
   if (call.span === false) return run();

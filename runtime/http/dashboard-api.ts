@@ -11,8 +11,10 @@ import { discardOutboxRow, listOutboxRows, type OutboxFilter, retryOutboxRow } f
 import { nextCronTicks } from '../schedule/cron-ticks.ts';
 import { cancelCall } from '../schedule/store.ts';
 import { cancelRun } from '../workflows/store.ts';
-import { recentLogs } from '../telemetry/recent-logs.ts';
-import { noteCaller, recentTraces } from '../telemetry/recent-spans.ts';
+import { logsOfTrace, recentLogs } from '../telemetry/recent-logs.ts';
+import { recentTrace, recentTraces } from '../telemetry/recent-spans.ts';
+import { noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
+import { failureNote } from './failure-note.ts';
 import { parseJsonBody, readBody } from './body.ts';
 import { listTables, readRows } from './dashboard-data.ts';
 import { listEntries } from './list-entries.ts';
@@ -91,6 +93,12 @@ export async function serveDashboardApi(req: IncomingMessage, path: string, cont
     return { traceId, runs: await readTrace(context.db, traceId), approvals: await approvalsOfTrace(context.db, traceId) };
   }
   if (route === 'traces') return { traces: recentTraces() };
+  const traceRoute = /^traces\/([0-9a-f]{16,32})$/.exec(route);
+  if (traceRoute) {
+    const trace = recentTrace(traceRoute[1]!);
+    if (!trace) throw new FwError('not_found', `Trace ${traceRoute[1]} is not among the traces this process keeps.`, { diagnostics: [{ path: 'url', code: 'unknown_trace', message: 'The Requests view lists them.' }] });
+    return { trace: { ...trace, logs: logsOfTrace(trace.traceId) } };
+  }
   if (route === 'logs') return { lines: recentLogs(wholeParam(url, 'since', 0, Number.MAX_SAFE_INTEGER)) };
   throw new FwError('not_found', `No dashboard route ${path}.`);
 }
@@ -172,6 +180,7 @@ async function runEntry(req: IncomingMessage, context: DashboardApiContext) {
     const failure = error instanceof FwError ? error : new FwError('internal', error instanceof Error ? error.message : String(error), { cause: error });
     console.warn(`fw dashboard: ran ${entry.kind} ${name} as ${who}: ${failure.code} in ${ms} ms [trace ${context.traceId}]`);
     const location = locate(failure, context.app);
+    noteFailure(context.traceId, { ...failureNote(failure), ...(location ? { location } : {}) });
     return {
       ok: false,
       error: { code: failure.code, status: failure.status, message: failure.message, diagnostics: failure.diagnostics, ...(location ? { location } : {}) },

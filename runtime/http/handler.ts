@@ -10,7 +10,8 @@ import { FwError, toFwError } from '../core/errors.ts';
 import { assembleEntryServices } from '../app/entry-services.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
-import { noteCaller } from '../telemetry/recent-spans.ts';
+import { noteFailedExecution } from '../telemetry/recent-logs.ts';
+import { noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
 import { recordRequest } from '../telemetry/metrics.ts';
 import type { LiveHub } from '../live/hub.ts';
 import type { AiRuntimeOptions } from '../ai/ai-runtime.ts';
@@ -23,6 +24,7 @@ import { type Reply, type Route, type RouteCall } from './route.ts';
 import { createRouteTable, type RouteLookup } from './route-table.ts';
 import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
 import { resolveTraceId, TRACE_HEADER, wellFormedTraceId } from '../core/trace.ts';
+import { failureNote } from './failure-note.ts';
 
 export { listEntries } from './fw-routes.ts';
 
@@ -158,6 +160,9 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         if (error.status >= 500 && error.code !== 'schema_blocked') onError(error, traceId);
         send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors, traceId);
         request.span.setAttribute('error.type', error.code);
+        // fw dev's dashboard: the failure beside the trace, and a line of its own in Logs (4xx ones print nothing).
+        noteFailure(traceId, failureNote(error));
+        if (!path.startsWith(ADMIN_PREFIX)) noteFailedExecution({ what: `${method} ${path}`, outcome: `${error.status} ${error.code}`, level: error.status >= 500 ? 'error' : 'warn', durationMs: performance.now() - started, message: error.message, traceId });
         endServerSpan(request.span, error.status);
         measured(error.status, error.code);
       });

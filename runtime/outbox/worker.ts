@@ -4,6 +4,9 @@ import type { AppDefinition } from '../core/app-definition.ts';
 import { printable } from '../core/printable.ts';
 import type { FwDatabase } from '../db/database.ts';
 import { type DeliveryResult, MAX_ERROR_LENGTH, type OutboxRow } from '../db/outbox.ts';
+import { errorStatus } from '../core/error-codes.ts';
+import { noteFailedExecution } from '../telemetry/recent-logs.ts';
+import { activeTraceId, noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
 import { inSpan, SpanKind } from '../telemetry/tracing.ts';
 import { type Backoff, backoffDelay, checkBackoff } from '../core/backoff.ts';
 import type { Clock } from '../core/clock.ts';
@@ -195,6 +198,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   function deliver(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
     const attributes = { 'messaging.operation.type': 'process', 'fw.event': row.event, 'fw.outbox.attempt': row.attempts, ...(row.traceId ? { 'fw.emitted_by.trace_id': row.traceId } : {}) };
     return inSpan(`fw.outbox.deliver ${row.event}`, { kind: SpanKind.CONSUMER, attributes }, async (span) => {
+      // fw dev's dashboard: who the delivery runs as (the caller who caused it), beside the spans.
+      if (span.isRecording()) noteCaller(span.spanContext().traceId, { kind: row.callerKind ?? 'system', userId: row.userId, tenantId: row.tenantId, role: row.callerRole });
       const kind = await deliverTraced(row);
       if (kind) span.setAttribute('fw.outbox.outcome', kind);
       return kind;
@@ -204,6 +209,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
   async function deliverTraced(row: OutboxRow): Promise<OutboxOutcome['kind'] | undefined> {
     const current = delivery;
     const names = current.names(row);
+    const began = performance.now();
+    let failureCode = 'internal';
     let outcome: DeliveryOutcome;
     let settled = false;
     if (row.attempts > maxAttempts) {
@@ -220,6 +227,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
       if (result.ok && result.resumeAt !== undefined) outcome = { kind: 'wait', availableAt: new Date(result.resumeAt) };
       else if (result.ok) outcome = { kind: 'delivered', ...(result.note ? { note: result.note } : {}) };
       else {
+        failureCode = errorCode(result.error);
         report(result.error, { phase: 'deliver', outboxId: row.id, event: row.event, action: result.action, attempt: row.attempts, traceId: row.traceId });
         const delayMs = backoffDelay(row.attempts - 1, backoff);
         outcome =
@@ -243,6 +251,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): OutboxWork
         report(error, { phase: 'finish', outboxId: row.id, event: row.event, attempt: row.attempts, traceId: row.traceId }),
       );
     }
+    if (written && (outcome.kind === 'retry' || outcome.kind === 'dead')) noteDeliveryFailure(row, names, outcome, failureCode, performance.now() - began);
     const kind = written ? outcome.kind : 'lease-lost';
     totals[kind === 'delivered' ? 'delivered' : kind === 'retry' ? 'retried' : kind === 'wait' ? 'waiting' : kind === 'dead' ? 'dead' : 'leaseLost']++;
     const message = outcome.kind === 'delivered' ? outcome.note : outcome.kind === 'wait' ? undefined : outcome.error;
@@ -368,4 +377,30 @@ function reportToStderr(error: unknown, context: OutboxErrorContext): void {
       ? `action ${context.action} failed on event "${context.event}" (outbox #${context.outboxId}, attempt ${context.attempt}, trace ${context.traceId ?? '–'})`
       : `outbox worker: ${context.phase} failed${context.outboxId ? ` (outbox #${context.outboxId})` : ''}`;
   console.error(`fw: ${where}: ${printable(message)}`);
+}
+
+/** fw's code of what a delivery threw (the cause an action's failure wraps), else `internal`. */
+function errorCode(error: unknown): string {
+  for (let current = error, depth = 0; current && depth < 3; current = (current as { cause?: unknown }).cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && Object.hasOwn(errorStatus, code)) return code;
+  }
+  return 'internal';
+}
+
+/** fw dev's dashboard: a failed delivery beside its trace, and its line in Logs. */
+function noteDeliveryFailure(row: OutboxRow, names: string[], outcome: DeliveryOutcome & { kind: 'retry' | 'dead' }, code: string, durationMs: number): void {
+  const traceId = activeTraceId();
+  if (!traceId) return;
+  const status = errorStatus[code as keyof typeof errorStatus] ?? 500;
+  noteFailure(traceId, { code, status, message: outcome.error });
+  const then = outcome.kind === 'dead' ? 'dead-lettered' : `retried in ${Math.max(1, Math.round(outcome.delayMs / 1000))} s`;
+  noteFailedExecution({
+    what: `${row.event}${names.length ? ` (${names.join(', ')})` : ''}, attempt ${row.attempts}`,
+    outcome: `${code}, ${then}`,
+    level: outcome.kind === 'dead' ? 'error' : 'warn',
+    durationMs,
+    message: outcome.error,
+    traceId,
+  });
 }

@@ -92,12 +92,14 @@ export function injectTraceContext(headers: Record<string, string>): void {
   propagation.inject(context.active(), headers);
 }
 
-/** A span recorded after the fact, from its measured duration (database statements, timed by Kysely). */
-export function recordFinishedSpan(name: string, kind: SpanKind, durationMs: number, attributes: Attributes, error?: unknown): void {
+/** A span recorded after the fact, from its measured duration (database statements, timed by Kysely); its ids. */
+export function recordFinishedSpan(name: string, kind: SpanKind, durationMs: number, attributes: Attributes, error?: unknown): { traceId: string; spanId: string } {
   const now = performance.timeOrigin + performance.now();
   const span = tracer.startSpan(name, { kind, attributes, startTime: now - durationMs }, context.active());
   if (error !== undefined) failSpan(span, error);
   span.end(now);
+  const { traceId, spanId } = span.spanContext();
+  return { traceId, spanId };
 }
 
 /** Whether the active span records (a traced request, rerun or delivery is running here). */
