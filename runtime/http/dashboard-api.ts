@@ -9,14 +9,16 @@ import { approvalsOfTrace } from '../ai/approval-ledger.ts';
 import { readTrace } from '../ai/traces.ts';
 import { discardOutboxRow, listOutboxRows, type OutboxFilter, retryOutboxRow } from '../outbox/admin.ts';
 import { nextCronTicks } from '../schedule/cron-ticks.ts';
-import { cancelCall } from '../schedule/store.ts';
-import { cancelRun } from '../workflows/store.ts';
+import { cancelCall, listCalls } from '../schedule/store.ts';
+import { cancelRun, readRun, readRunData } from '../workflows/store.ts';
+import { serveTimeControl, TIME_CONTROL } from './dashboard-time.ts';
 import { logsOfTrace, recentLogs } from '../telemetry/recent-logs.ts';
 import { recentTrace, recentTraces } from '../telemetry/recent-spans.ts';
 import { noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
 import { failureNote } from './failure-note.ts';
 import { parseJsonBody, readBody } from './body.ts';
 import { listTables, readRows } from './dashboard-data.ts';
+import { dashboardIdentities } from './dashboard-identities.ts';
 import { listEntries } from './list-entries.ts';
 
 export const DASHBOARD_API = '/_fw/dashboard/api/';
@@ -43,20 +45,24 @@ export async function serveDashboardApi(req: IncomingMessage, path: string, cont
   const route = path.slice(DASHBOARD_API.length);
   const outbox = /^outbox\/(\d{1,19})\/(retry|discard)$/.exec(route);
   const cancel = /^(schedule|workflows)\/([^/]{1,100})\/cancel$/.exec(route);
-  const method = route === 'run' || outbox || cancel ? 'POST' : 'GET';
+  const time = TIME_CONTROL.exec(route);
+  const method = route === 'run' || outbox || cancel || time ? 'POST' : 'GET';
   if (req.method !== method) throw new FwError('method_not_allowed', `${path} answers ${method} only.`, { headers: { allow: method } });
   if (method === 'POST' && !/^application\/json\b/i.test(String(req.headers['content-type'] ?? ''))) {
     throw new FwError('unsupported_media_type', `POST ${path} needs Content-Type: application/json.`);
   }
   if (route === 'functions') return { functions: describeFunctions(context.app), dev: context.dev };
   if (route === 'run') return runEntry(req, context);
+  if (route === 'identities') return dashboardIdentities(context.app, context.db, context.dev);
   if (route === 'tables') return { tables: await listTables(context.db, context.app.schema) };
   if (route === 'rows') {
     const column = url.searchParams.get('column');
     const value = url.searchParams.get('value');
     const asTenant = url.searchParams.get('asTenant');
     const tenant = url.searchParams.get('tenant');
+    const sort = url.searchParams.get('sort');
     return readRows(context.db, context.app.schema, {
+      ...(sort ? { sort: { column: sort, descending: url.searchParams.get('dir') === 'desc' } } : {}),
       table: url.searchParams.get('table') ?? '',
       ...(asTenant ? { asTenant } : {}),
       ...(tenant ? { tenant } : {}),
@@ -82,6 +88,18 @@ export async function serveDashboardApi(req: IncomingMessage, path: string, cont
     }
     console.info(`fw dashboard: ${what === 'retry' ? 'retried' : 'discarded'} outbox row ${id} [trace ${context.traceId}]`);
     return { id, [what === 'retry' ? 'retried' : 'discarded']: true };
+  }
+  if (time) return serveTimeControl(req, time, context);
+  // Scheduled calls with their args, and a run with its args, result and step outputs: app data the
+  // admin routes (`fw schedule list`, `fw workflows show`) leave out.
+  if (route === 'schedule') {
+    return { calls: await listCalls(context.db.admin, { status: url.searchParams.get('status') ?? 'pending', limit: wholeParam(url, 'limit', 50, 500), withArgs: true }) };
+  }
+  const workflowRun = /^workflows\/([0-9a-f-]{36})$/i.exec(route);
+  if (workflowRun) {
+    const run = await readRun(context.db.admin, workflowRun[1]!);
+    if (!run) throw new FwError('not_found', `No workflow run ${workflowRun[1]}.`, { diagnostics: [{ path: 'url', code: 'unknown_run', message: 'The Outbox view lists the runs.' }] });
+    return { ...run, ...(await readRunData(context.db.admin, run.runId)) };
   }
   if (cancel) return cancelFromDashboard(cancel[1] as 'schedule' | 'workflows', decodeURIComponent(cancel[2]!), context);
   // The crons of src/crons.ts with their next tick (`fw inspect crons`), by this process's clock.

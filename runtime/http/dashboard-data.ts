@@ -48,6 +48,8 @@ export interface RowsQuery {
   tenant?: string;
   /** `column` contains `value` (compared as text, case-insensitive). */
   filter?: { column: string; value: string };
+  /** Sorted by this column (the key breaks ties, so pages stay stable); by default newest first. */
+  sort?: { column: string; descending: boolean };
   limit: number;
   offset: number;
 }
@@ -73,9 +75,18 @@ export async function readRows(db: FwDatabase, schema: Schema, query: RowsQuery)
       diagnostics: [{ path: 'query.column', code: 'unknown_column', message: `Known: ${columns.join(', ')}` }],
     });
   }
+  if (query.sort && !columns.includes(query.sort.column)) {
+    throw new FwError('validation_failed', `No column "${query.sort.column.slice(0, 60)}" in ${query.table}.`, {
+      diagnostics: [{ path: 'query.sort', code: 'unknown_column', message: `Known: ${columns.join(', ')}` }],
+    });
+  }
   const key = Object.entries(table.columns).find(([, c]) => c.spec.primaryKey)?.[0] ?? columns[0]!;
-  // Newest first when the table says when a row was made; the key keeps pages stable.
-  const order = columns.includes('created_at') && key !== 'created_at' ? sql`${sql.ref('created_at')} desc, ${sql.ref(key)}` : sql`${sql.ref(key)}`;
+  // As asked, else newest first when the table says when a row was made; the key keeps pages stable.
+  const order = query.sort
+    ? sql`${sql.ref(query.sort.column)} ${sql.raw(query.sort.descending ? 'desc nulls last' : 'asc nulls first')}, ${sql.ref(key)}`
+    : columns.includes('created_at') && key !== 'created_at'
+      ? sql`${sql.ref('created_at')} desc, ${sql.ref(key)}`
+      : sql`${sql.ref(key)}`;
   const conditions = [
     ...(query.tenant && table.tenantScoped && !query.asTenant ? [sql`tenant_id = ${query.tenant}::uuid`] : []),
     ...(query.filter ? [sql`${sql.ref(query.filter.column)}::text ilike ${`%${query.filter.value.replace(/[\\%_]/g, '\\$&')}%`}`] : []),

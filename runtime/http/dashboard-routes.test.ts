@@ -70,6 +70,31 @@ describe('the dashboard routes', () => {
     expect((await listed.json()).functions.map((f: { name: string }) => f.name)).toEqual(['boom', 'createNote']);
     const refused = await fetch(`${open}/_fw/dashboard/api/run`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fw-admin-token': TOKEN }, body: JSON.stringify({ name: 'createNote', args: { title: 'x' }, identity: { userId: 'u' } }) });
     expect(refused.status).toBe(403);
+    // The controls for time are operator writes on the owner's connection: dev only, even with the token.
+    for (const path of ['schedule/5c51bd6e-0000-4000-8000-000000000000/run-now', 'crons/daily/trigger', 'workflows/5c51bd6e-0000-4000-8000-000000000000/skip-sleep', 'workflows/5c51bd6e-0000-4000-8000-000000000000/signal', 'workflows/5c51bd6e-0000-4000-8000-000000000000/rerun']) {
+      const time = await fetch(`${open}/_fw/dashboard/api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fw-admin-token': TOKEN }, body: '{}' });
+      expect(time.status, path).toBe(403);
+      expect((await time.json()).error.message, path).toMatch(/for dev mode only/);
+      expect((await fetch(`${open}/_fw/dashboard/api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, path).toBe(401);
+    }
+  });
+
+  it('offers the roles each policy lets in, found by asking the policy, and the tenants in the data', async () => {
+    const withPolicies: AppDefinition = {
+      ...app,
+      policies: { agent: ({ auth }) => auth.role === 'agent' || auth.role === 'admin', admin: ({ auth }) => auth.role === 'admin', signedIn: ({ auth }) => auth.userId !== null },
+    };
+    const server = createServer(createRuntimeHandler({ app: withPolicies, db, onError: () => {}, dev: true, config: resolveConfig({}) }));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const identities = await (await get(`${url}/_fw/dashboard/api/identities`)).json();
+    expect(identities).toMatchObject({
+      roles: ['agent', 'admin'],
+      policies: { agent: { roles: ['agent', 'admin'], anyRole: false }, admin: { roles: ['admin'], anyRole: false }, signedIn: { roles: [], anyRole: true } },
+      dev: true,
+    });
+    expect(Array.isArray(identities.tenants)).toBe(true);
   });
 
   it('runs entries as the chosen identity through the pipeline and browses rows as the owner or a tenant', async () => {
@@ -135,7 +160,7 @@ describe('the dashboard routes', () => {
     expect((await post(`workflows/${runId}/cancel`)).status).toBe(409);
 
     const { crons } = await (await get(`${url}/_fw/dashboard/api/crons`)).json();
-    expect(crons).toEqual([{ name: 'daily', call: 'createNote', schedule: '0 7 * * * (Europe/Berlin)', tenant: null, nextRun: expect.stringMatching(/^\d{4}-\d\d-\d\dT0[56]:00:00\.000Z$/) }]);
+    expect(crons).toEqual([{ name: 'daily', call: 'createNote', forEachTenant: null, schedule: '0 7 * * * (Europe/Berlin)', tenant: null, nextRun: expect.stringMatching(/^\d{4}-\d\d-\d\dT0[56]:00:00\.000Z$/) }]);
     expect(Date.parse(crons[0].nextRun)).toBeGreaterThan(Date.now());
     expect(await (await get(`${url}/_fw/dashboard/api/ai/no-such-trace`)).json()).toEqual({ traceId: 'no-such-trace', runs: [], approvals: [] });
   });

@@ -13,6 +13,7 @@
  * new cron starts with its first tick after now. A changed cron (its fingerprint) replaces its waiting
  * row; a removed cron's waiting row is cancelled.
  */
+import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { enqueueAsOwner } from '../db/outbox.ts';
@@ -21,6 +22,8 @@ import { CALL_EVENT_PREFIX } from './plan.ts';
 import { TENANTS_EVENT_PREFIX } from './tenant-fan-out.ts';
 
 export const CRON_KEY_PREFIX = 'cron:';
+/** A tick an operator asked for now (`cron-now:<name>:<fingerprint>:<id>`): never `cron:`, so the ticker leaves it alone. */
+export const CRON_NOW_KEY_PREFIX = 'cron-now:';
 
 export function cronTickKey(name: string, fingerprint: string, tick: number): string {
   return `${CRON_KEY_PREFIX}${name}:${fingerprint}:${new Date(tick).toISOString()}`;
@@ -118,4 +121,21 @@ export function nextCronTicks(app: AppDefinition, now: number): Array<{ name: st
       const schedule = definition.cron !== undefined ? `${definition.cron} (${definition.timezone ?? 'UTC'})` : `every ${String(definition.every)}`;
       return { name, call: definition.call, schedule, tenant: definition.tenant ?? null, forEachTenant: definition.forEachTenant ?? null, nextRun };
     });
+}
+
+/**
+ * A tick of cron `name` now, beside its schedule (an operator's "trigger", fw dev): one more row, as the
+ * cron's own tick would be — a call of its target as the system (in its tenant), or for a cron
+ * `forEachTenant` the row that calls it in each tenant. The waiting tick stays as it is. Returns the
+ * row's key, or undefined when there is no such cron.
+ */
+export async function triggerCron(app: AppDefinition, admin: Kysely<any>, name: string, traceId: string, now: number): Promise<string | undefined> {
+  const definition = app.crons?.get(name);
+  if (!definition) return undefined;
+  const key = `${CRON_NOW_KEY_PREFIX}${name}:${cronFingerprint(definition)}:${randomUUID()}`;
+  const row = definition.forEachTenant
+    ? { event: `${TENANTS_EVENT_PREFIX}${name}`, payload: { call: definition.call, forEachTenant: definition.forEachTenant, tick: new Date(now).toISOString() } }
+    : { event: `${CALL_EVENT_PREFIX}${definition.call}`, payload: { args: definition.args ?? {} } };
+  await enqueueAsOwner(admin, { tenantId: definition.tenant ?? null, userId: null, traceId, kind: 'system', role: null }, [{ ...row, idempotencyKey: key }]);
+  return key;
 }

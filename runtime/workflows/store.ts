@@ -280,3 +280,61 @@ function summary(row: RawRun): RunSummary {
     finishedAt: row.finished_at === null ? null : new Date(row.finished_at).toISOString(),
   };
 }
+
+/** What a run was given and gave back, and what its steps returned: app data, for the dashboard's run detail. */
+export interface RunData {
+  args: unknown;
+  result: unknown;
+  /** Each finished step's stored output, by name (a sleep's is its wake-up time, a wait's its outcome). */
+  outputs: Record<string, unknown>;
+}
+
+export async function readRunData(admin: Kysely<any>, runId: string): Promise<RunData> {
+  const start = await sql<{ args: unknown }>`
+    select payload->'args' as args from "public"."_fw_outbox" where idempotency_key = ${runOutboxKey(runId)}`.execute(admin);
+  const run = await sql<{ result: unknown }>`select result from "public"."${sql.raw(RUNS)}" where id = ${runId}::uuid`.execute(admin);
+  const steps = await sql<{ name: string; output: { value?: unknown } }>`
+    select name, output from "public"."${sql.raw(STEPS)}" where run_id = ${runId}::uuid order by finished_at, name`.execute(admin);
+  return {
+    args: start.rows[0]?.args ?? null,
+    result: run.rows[0]?.result ?? null,
+    outputs: Object.fromEntries(steps.rows.map((row) => [row.name, row.output.value ?? null])),
+  };
+}
+
+/**
+ * Ends a run's `ctx.sleep` now (an operator's "skip the sleep", fw dev): its stored wake-up time becomes
+ * now and its start row falls due, so the next attempt goes on past the sleep. Resolves to what the run
+ * was doing when it is not sleeping (nothing changed), or `woken`.
+ */
+export async function skipSleep(admin: Kysely<any>, runId: string, now: Date): Promise<'woken' | 'not_sleeping' | 'busy'> {
+  return admin.transaction().execute(async (trx) => {
+    const found = await sql<{ step: string | null; kind: string | null; status: RunStatus }>`
+      select waiting_for->>'step' as step, waiting_for->>'kind' as kind, status from "public"."${sql.raw(RUNS)}" where id = ${runId}::uuid for update`.execute(trx);
+    const run = found.rows[0];
+    if (!run || run.status !== 'sleeping' || run.kind !== 'sleep' || !run.step) return 'not_sleeping';
+    const due = await sql`
+      update "public"."_fw_outbox" set available_at = now()
+      where idempotency_key = ${runOutboxKey(runId)} and status = 'pending' and (lease_until is null or lease_until < now())
+      returning id`.execute(trx);
+    if (due.rows.length === 0) return 'busy';
+    await sql`
+      update "public"."${sql.raw(STEPS)}" set output = ${JSON.stringify({ value: { until: now.toISOString() } })}::jsonb
+      where run_id = ${runId}::uuid and name = ${run.step}`.execute(trx);
+    return 'woken';
+  });
+}
+
+/**
+ * Runs a failed run again (an operator's "rerun", as `fw workflows` would by retrying its start row):
+ * its dead start row is made pending with its attempts reset; the run resumes after its last finished
+ * step. Resolves to whether it was failed and could be.
+ */
+export async function rerunFailedRun(admin: Kysely<any>, runId: string): Promise<boolean> {
+  const result = await sql`
+    update "public"."_fw_outbox" o set status = 'pending', available_at = now(), dead_at = null, attempts = 0
+    where o.idempotency_key = ${runOutboxKey(runId)} and o.status = 'dead'
+      and exists (select 1 from "public"."${sql.raw(RUNS)}" r where r.id = ${runId}::uuid and r.status = 'failed')
+    returning o.id`.execute(admin);
+  return result.rows.length > 0;
+}
