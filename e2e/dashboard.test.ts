@@ -154,6 +154,7 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     const started = await post(serverUrl, '/commands/startGreet', { name: 'ada' }, as);
     const runId = String(started.body.result.runId);
     await open('outbox');
+    await page.getByRole('button', { name: /^Dead-lettered/ }).click();
     const dead = page.getByRole('region', { name: 'Outbox rows (dead)' });
     await expect.poll(() => dead.innerText().catch(() => ''), { timeout: WAIT }).toContain('note.bad');
     expect(await dead.innerText()).toContain('validation_failed');
@@ -197,10 +198,10 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     // Due in an hour, by the call's own time (hover: the ISO time), not run yet, as the caller who scheduled it.
     expect(await row.locator('.time').getAttribute('title')).toBe(call.runAt);
     const cells = async () => (await row.locator('td').allInnerTexts()).map((text) => text.trim());
-    const [name, runsAt, attempts, caller, state, trace, action] = await cells();
+    const [name, args, runsAt, caller, state, trace, action] = await cells();
     expect(name).toBe('sendReminder');
     expect(runsAt).toMatch(/^in (59|60) min\n\S/);
-    expect([attempts, caller, state, trace, action]).toEqual(['0', `dash · tenant ${tenant.slice(0, 8)}…`, 'pending', call.traceId.slice(0, 8), 'Cancel']);
+    expect([args, caller, state, trace, action]).toEqual(['{"text":"call back"}', `dash · tenant ${tenant.slice(0, 8)}…`, 'pending', call.traceId.slice(0, 8), 'Run now\nCancel']);
 
     // The cron's next tick waits in the same list, as the system; the crons show their next run.
     const hour = () => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
@@ -213,8 +214,8 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     const tick = calls.locator('tbody tr').filter({ hasText: 'cron hourlyDigest' });
     await expect.poll(async () => (await tick.locator('td').allInnerTexts().catch(() => [])).map((t) => t.trim()), { timeout: WAIT }).toEqual([
       'sendDigest cron hourlyDigest',
+      '{}',
       expect.stringMatching(soon),
-      '0',
       'system',
       'pending',
       '—',
@@ -235,8 +236,8 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     const gone = page.getByRole('region', { name: 'Scheduled calls (cancelled)' }).locator('tbody tr').filter({ has: page.getByRole('link', { name: call.traceId.slice(0, 8) }) });
     await expect.poll(async () => (await gone.locator('td').allInnerTexts().catch(() => [])).map((t) => t.trim()), { timeout: WAIT }).toEqual([
       'sendReminder',
+      '{"text":"call back"}',
       expect.stringMatching(/^in (59|60) min\n\S/),
-      '0',
       `dash · tenant ${tenant.slice(0, 8)}…`,
       'cancelled',
       call.traceId.slice(0, 8),
@@ -280,8 +281,9 @@ describe.skipIf(!hasChromium)('the dashboard under fw dev', { timeout: 180_000 }
     const runs = page.getByRole('region', { name: 'Workflow runs' });
     const cellsOf = async (id: string, workflow: string) =>
       (await runs.locator('tbody tr').filter({ has: page.getByRole('link', { name: `Run ${id.slice(0, 8)} of ${workflow}` }) }).locator('td').allInnerTexts().catch(() => [])).map((t) => t.trim()).slice(0, 5);
-    await expect.poll(() => cellsOf(napId, 'nap'), { timeout: WAIT }).toEqual([napId.slice(0, 8), 'nap', 'sleeping', expect.stringMatching(/^sleep · in (59|60) min$/), '1']);
-    expect(await cellsOf(waitId, 'awaitApproval')).toEqual([waitId.slice(0, 8), 'awaitApproval', 'sleeping', 'signal order.approved · times out in 2 d', '1']);
+    // A sleeping run is waiting, not failing: a neutral badge that says so.
+    await expect.poll(() => cellsOf(napId, 'nap'), { timeout: WAIT }).toEqual([napId.slice(0, 8), 'nap', 'waiting', expect.stringMatching(/^sleep · in (59|60) min$/), '1']);
+    expect(await cellsOf(waitId, 'awaitApproval')).toEqual([waitId.slice(0, 8), 'awaitApproval', 'waiting', 'signal order.approved · times out in 2 d', '1']);
 
     await page.getByRole('link', { name: `Run ${napId.slice(0, 8)} of nap` }).click();
     const until_ = (await runOf(napId)).waitingFor!.until;

@@ -1,12 +1,36 @@
 /** A tiny element builder: the dashboard needs no framework (it ships inside fw's package; kept small). */
-type Child = Node | string | number | null | undefined | false | Child[];
+export type Child = Node | string | number | null | undefined | false | Child[];
 type Props = Record<string, unknown> & { class?: string; on?: Record<string, (event: any) => void> };
+
+export type Handlers = Record<string, (event: any) => void>;
+
+/**
+ * An element's event handlers, looked up when the event comes: patch.ts, which keeps an element a
+ * refresh would have replaced, gives it the new element's handlers (closed over the fresh data).
+ */
+const handlers = new WeakMap<Element, Handlers>();
+const listening = new WeakMap<Element, Set<string>>();
+
+export function setHandlers(el: Element, on: Handlers): void {
+  handlers.set(el, on);
+  const names = listening.get(el) ?? new Set<string>();
+  listening.set(el, names);
+  for (const name of Object.keys(on)) {
+    if (names.has(name)) continue;
+    names.add(name);
+    el.addEventListener(name, (event) => handlers.get(el)?.[name]?.(event));
+  }
+}
+
+export function handlersOf(el: Element): Handlers | undefined {
+  return handlers.get(el);
+}
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props | null = null, ...children: Child[]): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(props ?? {})) {
     if (key === 'on') {
-      for (const [name, fn] of Object.entries(value as Record<string, (event: Event) => void>)) el.addEventListener(name, fn);
+      setHandlers(el, value as Handlers);
     } else if (value === false || value === null || value === undefined) {
       continue;
     } else if (key === 'class') {
@@ -24,7 +48,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props | 
   return el;
 }
 
-function append(el: Node, children: Child[]): void {
+export function append(el: Node, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(el, child);
@@ -76,7 +100,15 @@ export function time(iso: string | null | undefined): HTMLElement | string {
 }
 
 /** A table with a caption (its accessible name) and a row per item; `empty` when there is none. */
-export function table<T>(caption: string, columns: Array<[string, (item: T) => Child]>, items: readonly T[], empty: string, options: { rowClass?: (item: T) => string; nowrap?: boolean } = {}): HTMLElement {
+export function table<T>(
+  caption: string,
+  columns: Array<[string, (item: T) => Child]>,
+  items: readonly T[],
+  empty: string,
+  // `key`: each row's id, so that a refresh (patch.ts) updates the row in place rather than the row at its index.
+  // `sort`: the headers are buttons that sort by their column (the column sorted by says so in aria-sort).
+  options: { rowClass?: (item: T) => string; nowrap?: boolean; key?: (item: T) => string; sort?: { column: string; descending: boolean; by(column: string): void } } = {},
+): HTMLElement {
   if (items.length === 0) return h('p', { class: 'empty' }, empty);
   return h(
     'div',
@@ -87,10 +119,15 @@ export function table<T>(caption: string, columns: Array<[string, (item: T) => C
       null,
       h('caption', { class: 'sr-only' }, caption),
       // An `Actions` column stays pinned at the right edge while the table scrolls sideways (a phone).
-      h('thead', null, h('tr', null, columns.map(([name]) => h('th', { scope: 'col', class: name === 'Actions' ? 'sticky-end' : undefined }, name)))),
-      h('tbody', null, items.map((item) => h('tr', { class: options.rowClass?.(item) ?? '' }, columns.map(([name, cell]) => h('td', { class: name === 'Actions' ? 'sticky-end' : undefined }, cell(item)))))),
+      h('thead', null, h('tr', null, columns.map(([name]) => h('th', { scope: 'col', class: name === 'Actions' ? 'sticky-end' : undefined, 'aria-sort': options.sort?.column && options.sort.column === name ? (options.sort.descending ? 'descending' : 'ascending') : null }, name === '' ? h('span', { class: 'sr-only' }, 'Row') : options.sort && name !== 'Actions' ? sortButton(name, options.sort) : name)))),
+      h('tbody', null, items.map((item) => h('tr', { class: options.rowClass?.(item) || undefined, 'data-key': options.key?.(item) ?? null }, columns.map(([name, cell]) => h('td', { class: name === 'Actions' ? 'sticky-end' : undefined }, cell(item)))))),
     ),
   );
+}
+
+function sortButton(name: string, sort: { column: string; descending: boolean; by(column: string): void }): HTMLElement {
+  const arrow = sort.column === name ? (sort.descending ? '↓' : '↑') : '';
+  return h('button', { type: 'button', class: 'sort', on: { click: () => sort.by(name) } }, name, h('span', { class: 'arrow', 'aria-hidden': 'true' }, arrow));
 }
 
 export function badge(text: string, tone = ''): HTMLElement {

@@ -1,7 +1,8 @@
 import './style.css';
 import { adminToken, ApiError, isAuthError, setAdminToken } from './api.ts';
 import { h, mount } from './h.ts';
-import type { Identity, View, ViewInstance } from './shell.ts';
+import { currentIdentity, devMode, identityFold, loadChoices, policies, setIdentity } from './identity.ts';
+import type { View, ViewInstance } from './shell.ts';
 import { dataView } from './views/data.ts';
 import { functionsView } from './views/functions.ts';
 import { liveView } from './views/live.ts';
@@ -12,70 +13,45 @@ import { aiView } from './views/ai.ts';
 
 const views: View[] = [functionsView, dataView, liveView, outboxView, requestsView, logsView, aiView];
 const POLL_MS = 2000;
-const IDENTITY_KEY = 'fw.dashboard.identity';
-
-function loadIdentity(): Identity {
-  try {
-    const saved = JSON.parse(localStorage.getItem(IDENTITY_KEY) ?? '') as Partial<Identity>;
-    return { userId: saved.userId ?? 'dev', tenantId: saved.tenantId ?? '00000000-0000-4000-8000-000000000001', role: saved.role ?? '' };
-  } catch {
-    return { userId: 'dev', tenantId: '00000000-0000-4000-8000-000000000001', role: '' };
-  }
-}
-
-let identity = loadIdentity();
-const identityField = (key: keyof Identity, label: string, placeholder: string) =>
-  h('label', { class: 'field' }, h('span', null, label), h('input', {
-    value: identity[key],
-    placeholder,
-    spellcheck: false,
-    autocomplete: 'off',
-    'data-identity': key,
-    on: {
-      change: (event: Event) => {
-        identity = { ...identity, [key]: (event.target as HTMLInputElement).value.trim() };
-        localStorage.setItem(IDENTITY_KEY, JSON.stringify(identity));
-        renderIdentitySummary();
-      },
-    },
-  }));
-
-/** On a phone the identity folds to one line: `dash · 799b5789… · admin`. */
-const identitySummary = h('summary', { 'aria-label': 'Act as' });
-function renderIdentitySummary(): void {
-  const parts = [identity.userId || 'anonymous', identity.tenantId ? `${identity.tenantId.slice(0, 4)}…` : null, identity.role || null].filter(Boolean);
-  mount(identitySummary, h('span', null, 'Act as'), h('code', null, parts.join(' · ')));
-}
-renderIdentitySummary();
-const wide = matchMedia('(min-width: 701px)');
-const identityFold = h('details', { class: 'identity-fold', open: wide.matches });
-wide.addEventListener('change', () => (identityFold.open = wide.matches));
+const LIVE_KEY = 'fw.dashboard.live';
 
 const nav = h('nav', { class: 'nav', 'aria-label': 'Views' }, h('ul', null, views.map((view, i) => h('li', null, h('a', { href: `#/${view.id}`, 'data-view': view.id, title: `${view.title} (key ${i + 1})` }, view.title)))));
 const main = h('main', { id: 'main', class: 'main', tabindex: -1 });
 const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
 
+/**
+ * Live or paused: live, the views follow the app every couple of seconds (in place: patch.ts keeps your
+ * focus, selection and scroll); paused, nothing moves until you say so. Kept for this tab.
+ */
+let live = sessionStorage.getItem(LIVE_KEY) !== 'paused';
+const liveToggle = h('button', {
+  type: 'button',
+  class: 'live-toggle',
+  title: 'Live: the views follow the app every 2 s. Paused: they hold still.',
+  on: {
+    click: () => {
+      live = !live;
+      sessionStorage.setItem(LIVE_KEY, live ? 'live' : 'paused');
+      renderLive();
+      if (live) void poll();
+    },
+  },
+});
+function renderLive(): void {
+  liveToggle.setAttribute('aria-pressed', String(live));
+  mount(liveToggle, h('span', { class: 'dot', 'aria-hidden': 'true' }), live ? 'Live' : 'Paused');
+  if (!live) {
+    status.textContent = 'Paused: updates are held until you press Live.';
+    status.classList.remove('error');
+  }
+}
+renderLive();
+
 mount(
   document.getElementById('app')!,
   h('a', { class: 'skip', href: '#main', on: { click: (e: Event) => { e.preventDefault(); main.focus(); } } }, 'Skip to content'),
-  h(
-    'header',
-    { class: 'top' },
-    h('div', { class: 'brand' }, h('span', { class: 'logo', 'aria-hidden': 'true' }, 'fw'), h('span', null, 'dashboard')),
-    identityFold,
-  ),
+  h('header', { class: 'top' }, h('div', { class: 'brand' }, h('span', { class: 'logo', 'aria-hidden': 'true' }, 'fw'), h('span', null, 'dashboard')), liveToggle, identityFold),
   h('div', { class: 'layout' }, nav, h('div', { class: 'content' }, main, status)),
-);
-
-identityFold.append(
-  identitySummary,
-  h(
-    'form',
-    { class: 'identity', 'aria-label': 'Act as (dev auth headers)', on: { submit: (e: Event) => e.preventDefault() } },
-    identityField('userId', 'User', 'anonymous'),
-    identityField('tenantId', 'Tenant', 'no tenant'),
-    identityField('role', 'Role', 'none'),
-  ),
 );
 
 let current: { view: View; param: string; instance: ViewInstance } | undefined;
@@ -100,7 +76,7 @@ function route(): void {
   const body = h('div', { class: 'view-body' });
   container.append(body);
   mount(main, container);
-  const instance = view.render(body, { identity: () => identity, param, navigate: (hash) => (location.hash = hash) });
+  const instance = view.render(body, { identity: currentIdentity, setIdentity, policies, dev: devMode, param, navigate: (hash) => (location.hash = hash) });
   current = { view, param, instance };
   void poll(true);
 }
@@ -108,12 +84,12 @@ function route(): void {
 let polling = false;
 async function poll(first = false): Promise<void> {
   if (!current?.instance.refresh || polling) return;
-  if (!first && document.visibilityState !== 'visible') return;
+  if (!first && (!live || document.visibilityState !== 'visible')) return;
   polling = true;
   const started = current;
   try {
     await current.instance.refresh();
-    if (current === started) status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    if (current === started && live) status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
     status.classList.remove('error');
   } catch (error) {
     if (isAuthError(error)) askForToken();
@@ -143,6 +119,7 @@ function askForToken(): void {
             setAdminToken(input.value);
             current = undefined;
             route();
+            void loadChoices().catch(() => {});
           },
         },
       },
@@ -167,3 +144,6 @@ document.addEventListener('keydown', (event) => {
   if (view) location.hash = `#/${view.id}`;
 });
 route();
+// Roles and tenants to pick from; asked again when the tenant field is used (new data, new tenants).
+void loadChoices().catch(() => {});
+identityFold.querySelector('[data-identity="tenantId"]')?.addEventListener('focus', () => void loadChoices().catch(() => {}));

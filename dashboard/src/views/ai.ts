@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { ago, badge, h, json, mount, table } from '../h.ts';
+import { patch } from '../patch.ts';
 import type { View } from '../shell.ts';
 
 interface AiTraceSummary {
@@ -74,9 +75,8 @@ export const aiView: View = {
     const loadDetail = async () => {
       if (!selected) return mount(detailBox);
       const trace = await api<{ traceId: string; runs: AiRun[]; approvals: Approval[] }>(`/_fw/dashboard/api/ai/${encodeURIComponent(selected)}`);
-      // Kept open across the refresh that redraws it.
-      const rawOpen = detailBox.querySelector('details.raw')?.hasAttribute('open') ?? false;
-      mount(
+      // An open <details> (the raw trace) stays open across the refresh that redraws it (patch.ts).
+      patch(
         detailBox,
         h(
           'article',
@@ -106,7 +106,7 @@ export const aiView: View = {
             'No approval was asked for or decided in this request.',
             { nowrap: true },
           ),
-          h('details', { class: 'raw', open: rawOpen }, h('summary', null, 'Raw trace (JSON)'), h('pre', { class: 'code', tabindex: 0, 'aria-label': 'Runs of this trace' }, json(trace.runs))),
+          h('details', { class: 'raw' }, h('summary', null, 'Raw trace (JSON)'), h('pre', { class: 'code', tabindex: 0, 'aria-label': 'Runs of this trace' }, json(trace.runs))),
           h('div', { class: 'actions' }, h('button', { type: 'button', on: { click: () => context.navigate('#/ai') } }, 'Close')),
         ),
       );
@@ -114,7 +114,7 @@ export const aiView: View = {
     return {
       async refresh() {
         const { traces } = await api<{ traces: AiTraceSummary[] }>('/_fw/ai/traces');
-        mount(
+        patch(
           listBox,
           table(
             'Recorded AI runs',
@@ -127,11 +127,11 @@ export const aiView: View = {
             ],
             traces,
             'No AI run yet. Agents and ctx.ai calls appear here.',
-            { rowClass: (t) => (t.traceId === selected ? 'selected' : '') },
+            { rowClass: (t) => (t.traceId === selected ? 'selected' : ''), key: (t) => t.traceId },
           ),
         );
         // Approvals are decided later, by another request: the open trace follows them.
-        if (selected && !detailBox.contains(document.activeElement)) await loadDetail();
+        if (selected) await loadDetail();
       },
       onParam(param) {
         selected = param;

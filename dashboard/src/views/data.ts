@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { ago, badge, h, json, mount, table } from '../h.ts';
+import { patch } from '../patch.ts';
 import type { View } from '../shell.ts';
 import { moveFocus } from './functions.ts';
 
@@ -31,23 +32,30 @@ export const dataView: View = {
     let status: DbStatus | undefined;
     let selected = context.param;
     // The row browser's state survives polling; a new table starts over.
-    const browse = { as: 'owner' as 'owner' | 'tenant', tenant: '', column: '', value: '', offset: 0 };
+    const browse = { as: 'owner' as 'owner' | 'tenant', tenant: '', column: '', value: '', offset: 0, sort: '', descending: false };
+    // The row open in the drawer (by its place in the page), and the button that opened it, for focus to go back to.
+    let drawerRow: Record<string, unknown> | undefined;
+    let drawerOpener: string | undefined;
+    const drawer = h('div', { class: 'drawer-host' });
+    container.append(drawer);
     let rowsBox: HTMLElement | undefined;
     let tenantsBox: HTMLElement | undefined;
 
+    // One Tab stop for the list (the chosen item); the arrow keys move within it.
+    const stop = (name: string) => (name === (selected === OVERVIEW || tables.some((t) => t.name === selected) ? selected : OVERVIEW) ? 0 : -1);
     const renderList = () =>
-      mount(
+      patch(
         list,
-        h('button', { type: 'button', role: 'option', class: 'list-item', 'aria-selected': String(selected === OVERVIEW), on: { click: () => context.navigate('#/data'), keydown: (e: KeyboardEvent) => moveFocus(e, list) } }, h('span', null, 'Schema & migrations'), status && status.pending.length + status.blocked.length > 0 ? badge(`${status.pending.length + status.blocked.length} pending`, 'warn') : null),
+        h('button', { type: 'button', role: 'option', class: 'list-item', 'data-key': '', tabindex: stop(OVERVIEW), 'aria-selected': String(selected === OVERVIEW), on: { click: () => context.navigate('#/data'), keydown: (e: KeyboardEvent) => moveFocus(e, list) } }, h('span', null, 'Schema & migrations'), status && status.pending.length + status.blocked.length > 0 ? badge(`${status.pending.length + status.blocked.length} pending`, 'warn') : null),
         tables.map((t) =>
-          h('button', { type: 'button', role: 'option', class: 'list-item', 'aria-selected': String(selected === t.name), on: { click: () => context.navigate(`#/data/${encodeURIComponent(t.name)}`), keydown: (e: KeyboardEvent) => moveFocus(e, list) } }, h('span', { class: 'name' }, t.name), h('span', { class: 'count' }, String(t.rows))),
+          h('button', { type: 'button', role: 'option', class: 'list-item', 'data-key': `t-${t.name}`, tabindex: stop(t.name), 'aria-selected': String(selected === t.name), on: { click: () => context.navigate(`#/data/${encodeURIComponent(t.name)}`), keydown: (e: KeyboardEvent) => moveFocus(e, list) } }, h('span', { class: 'name' }, t.name), h('span', { class: 'count' }, String(t.rows))),
         ),
       );
 
     const renderOverview = () => {
       rowsBox = tenantsBox = undefined;
       if (!status) return mount(detail, h('p', { class: 'empty' }, 'Loading…'));
-      mount(
+      patch(
         detail,
         h(
           'div',
@@ -131,7 +139,7 @@ export const dataView: View = {
 
     const renderTenants = (t: TableInfo) => {
       if (!tenantsBox) return;
-      mount(tenantsBox, t.tenantScoped ? table('Rows per tenant', [['Tenant', (x) => h('code', null, x.tenantId)], ['Rows', (x) => x.rows]], t.tenants, 'No rows yet.') : h('p', { class: 'empty' }, `${t.rows} rows, shared by every tenant.`));
+      patch(tenantsBox, t.tenantScoped ? table('Rows per tenant', [['Tenant', (x) => h('code', null, x.tenantId)], ['Rows', (x) => x.rows]], t.tenants, 'No rows yet.') : h('p', { class: 'empty' }, `${t.rows} rows, shared by every tenant.`));
     };
 
     const loadRows = async (t: TableInfo) => {
@@ -144,13 +152,33 @@ export const dataView: View = {
         params.set('column', browse.column || t.columns[0]!.name);
         params.set('value', browse.value);
       }
+      if (browse.sort) {
+        params.set('sort', browse.sort);
+        params.set('dir', browse.descending ? 'desc' : 'asc');
+      }
       try {
         const page = await api<{ rows: Record<string, unknown>[]; total: number; as: string }>(`/_fw/dashboard/api/rows?${params}`);
-        const columns = t.columns.map((c): [string, (row: Record<string, unknown>) => Node] => [c.name, (row) => cell(row[c.name])]);
+        const key = t.columns.find((c) => c.primaryKey)?.name;
+        const rowKey = (row: Record<string, unknown>, n: number) => (key ? String(row[key]) : String(browse.offset + n));
+        const columns: Array<[string, (row: Record<string, unknown>) => Node]> = [
+          // Each row opens in a drawer with every value whole.
+          ['', (row) => h('button', { type: 'button', class: 'open-row', 'data-opener': rowKey(row, page.rows.indexOf(row)), 'aria-label': `Open row ${rowKey(row, page.rows.indexOf(row)).slice(0, 8)}`, on: { click: () => openDrawer(t, row, rowKey(row, page.rows.indexOf(row))) } }, '⤢')],
+          ...t.columns.map((c): [string, (row: Record<string, unknown>) => Node] => [c.name, (row) => cell(row[c.name])]),
+        ];
         const last = Math.min(browse.offset + page.rows.length, page.total);
-        mount(
+        const sortBy = (column: string) => {
+          if (browse.sort === column) browse.descending = !browse.descending;
+          else Object.assign(browse, { sort: column, descending: false });
+          browse.offset = 0;
+          void loadRows(t);
+        };
+        patch(
           box,
-          table(`Rows of ${t.name}`, columns, page.rows, browse.value ? 'No row matches.' : 'No rows.'),
+          table(`Rows of ${t.name}`, columns, page.rows, browse.value ? 'No row matches.' : 'No rows.', {
+            nowrap: true,
+            key: (row) => rowKey(row, page.rows.indexOf(row)),
+            sort: { column: browse.sort, descending: browse.descending, by: sortBy },
+          }),
           h(
             'div',
             { class: 'pager' },
@@ -162,6 +190,39 @@ export const dataView: View = {
       } catch (error) {
         mount(box, h('p', { class: 'result error' }, (error as Error).message));
       }
+    };
+
+    /** A row whole, beside the table: every column with its full value (JSON pretty-printed, long text wrapped). */
+    const renderDrawer = (t: TableInfo) => {
+      if (!drawerRow) return mount(drawer);
+      const row = drawerRow;
+      patch(
+        drawer,
+        h(
+          'div',
+          { class: 'drawer', role: 'dialog', 'aria-labelledby': 'drawer-title', on: { keydown: (e: KeyboardEvent) => e.key === 'Escape' && closeDrawer(true) } },
+          h('header', { class: 'card-head' }, h('h2', { id: 'drawer-title', tabindex: -1 }, `Row of ${t.name}`), h('button', { type: 'button', class: 'close', on: { click: () => closeDrawer(true) } }, 'Close')),
+          h(
+            'dl',
+            { class: 'row-values' },
+            t.columns.map((c) => [
+              h('dt', null, h('code', null, c.name), ' ', h('span', { class: 'muted' }, c.kind)),
+              h('dd', null, row[c.name] === null || row[c.name] === undefined ? h('span', { class: 'muted' }, 'null') : typeof row[c.name] === 'object' ? h('pre', { class: 'code' }, json(row[c.name])) : h('div', { class: 'value' }, String(row[c.name]))),
+            ]),
+          ),
+        ),
+      );
+    };
+    const openDrawer = (t: TableInfo, row: Record<string, unknown>, opener: string) => {
+      drawerRow = row;
+      drawerOpener = opener;
+      renderDrawer(t);
+      drawer.querySelector<HTMLElement>('#drawer-title')?.focus();
+    };
+    const closeDrawer = (returnFocus: boolean) => {
+      drawerRow = undefined;
+      mount(drawer);
+      if (returnFocus && drawerOpener) detail.querySelector<HTMLElement>(`[data-opener="${CSS.escape(drawerOpener)}"]`)?.focus();
     };
 
     const show = () => {
@@ -195,11 +256,12 @@ export const dataView: View = {
         if (t) {
           renderTenants(t);
           await loadRows(t);
-        } else if (!detail.contains(document.activeElement)) renderOverview();
+        } else renderOverview();
       },
       onParam(param) {
         selected = param;
-        Object.assign(browse, { as: 'owner', tenant: '', column: '', value: '', offset: 0 });
+        Object.assign(browse, { as: 'owner', tenant: '', column: '', value: '', offset: 0, sort: '', descending: false });
+        closeDrawer(false);
         show();
         if (selected === OVERVIEW) void loadStatus().then(() => selected === OVERVIEW && renderOverview());
       },

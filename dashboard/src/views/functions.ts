@@ -1,6 +1,8 @@
 import { api, ApiError } from '../api.ts';
 import { badge, h, json, mount, table } from '../h.ts';
-import type { View } from '../shell.ts';
+import { rememberIdentity } from '../identity.ts';
+import type { Identity, PolicyRoles, View } from '../shell.ts';
+import { policyHint } from './trace.ts';
 
 interface FunctionInfo {
   name: string;
@@ -61,6 +63,8 @@ export const functionsView: View = {
               role: 'option',
               class: 'list-item',
               'aria-selected': String(f.name === selected),
+              // One Tab stop for the list (the chosen entry); the arrow keys move within it.
+              tabindex: f.name === (shown.some((x) => x.name === selected) ? selected : shown[0]!.name) ? 0 : -1,
               on: { click: () => select(f.name), keydown: (e: KeyboardEvent) => moveFocus(e, list) },
             },
             h('span', { class: 'name' }, f.name),
@@ -74,6 +78,12 @@ export const functionsView: View = {
     const renderDetail = (f: FunctionInfo | undefined) => {
       if (!f) return mount(detail, h('p', { class: 'empty' }, functions.length ? 'Pick an entry to see its args and run it.' : ''));
       const argsInput = h('textarea', { id: 'run-args', rows: 6, spellcheck: false, class: 'code' });
+      // A request's args sent here from its trace ("Run … again") come first, once.
+      const handed = sessionStorage.getItem(`fw.dashboard.draft.${f.name}`);
+      if (handed !== null) {
+        sessionStorage.removeItem(`fw.dashboard.draft.${f.name}`);
+        drafts.set(f.name, json(JSON.parse(handed)));
+      }
       argsInput.value = drafts.get(f.name) ?? json(skeleton(f.args));
       argsInput.addEventListener('input', () => drafts.set(f.name, argsInput.value));
       const output = h('div', { class: 'run-output', 'aria-live': 'polite' });
@@ -88,7 +98,13 @@ export const functionsView: View = {
         mount(output, h('p', { class: 'empty' }, 'Running…'));
         try {
           const answer = await api<RunAnswer>('/_fw/dashboard/api/run', { method: 'POST', body: { name: f.name, args, identity: who } });
-          mount(output, renderAnswer(answer, context.navigate));
+          rememberIdentity();
+          const asRole = (role: string) => {
+            context.setIdentity({ role });
+            renderDetail(f);
+            void (document.querySelector<HTMLFormElement>('form.run')?.requestSubmit());
+          };
+          mount(output, renderAnswer(answer, context.navigate, { policy: f.policy, roles: context.policies()[f.policy], identity: who, asRole }));
         } catch (error) {
           const e = error instanceof ApiError ? error : new ApiError(0, 'network', String(error));
           mount(output, h('div', { class: 'result error', 'data-testid': 'run-error' }, h('p', null, badge(e.code, 'bad'), ' ', e.message)));
@@ -171,7 +187,8 @@ function argsTable(schema: Record<string, any>): HTMLElement {
       p.maxLength !== undefined ? `max length ${p.maxLength}` : '',
       p.minimum !== undefined ? `≥ ${p.minimum}` : '',
       p.maximum !== undefined ? `≤ ${p.maximum}` : '',
-      p.pattern ? `matches ${p.pattern}` : '',
+      // A format (uuid, email, …) says it in words; zod's regex for it would only repeat it, unreadably.
+      p.pattern && !p.format ? `matches ${p.pattern}` : '',
       p.default !== undefined ? `default ${JSON.stringify(p.default)}` : '',
     ].filter(Boolean).join(', ');
   const columns: Array<[string, (prop: [string, Record<string, any>]) => HTMLElement | string]> = [
@@ -184,7 +201,15 @@ function argsTable(schema: Record<string, any>): HTMLElement {
   return table('Args', columns, props, 'Takes no args.');
 }
 
-function renderAnswer(answer: RunAnswer, navigate: (hash: string) => void): HTMLElement {
+/** What a refusal by a policy can say: which roles it lets in, and a button to run again as each. */
+interface RefusalHelp {
+  policy: string;
+  roles: PolicyRoles | undefined;
+  identity: Identity;
+  asRole(role: string): void;
+}
+
+function renderAnswer(answer: RunAnswer, navigate: (hash: string) => void, help: RefusalHelp): HTMLElement {
   const trace = h('a', { href: `#/requests/${answer.traceId}`, on: { click: (e: Event) => { e.preventDefault(); navigate(`#/requests/${answer.traceId}`); } } }, 'trace');
   if (answer.ok) {
     return h('div', { class: 'result ok', 'data-testid': 'run-result' }, h('p', { class: 'result-head' }, badge('ok', 'good'), ` ${answer.durationMs} ms · `, trace), h('pre', { class: 'code', tabindex: 0, 'aria-label': 'Result' }, json(answer.result)));
@@ -201,6 +226,12 @@ function renderAnswer(answer: RunAnswer, navigate: (hash: string) => void): HTML
     error.location ? h('p', null, 'at ', h('code', null, error.location)) : null,
     diagnostics.length
       ? h('ul', { class: 'diagnostics' }, diagnostics.map((d) => h('li', null, h('code', null, d.path || '(args)'), ' ', d.message, ' ', h('span', { class: 'muted' }, `(${d.code})`))))
+      : null,
+    error.code === 'forbidden' && help.roles && help.roles.roles.length > 0 && !help.roles.anyRole
+      ? [
+          h('p', { 'data-testid': 'policy-hint' }, policyHint(help.policy, help.roles, help.identity.role || null)),
+          h('div', { class: 'actions' }, help.roles.roles.map((role) => h('button', { type: 'button', on: { click: () => help.asRole(role) } }, `Run as ${role}`))),
+        ]
       : null,
   );
 }

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { ago, badge, h, mount, table } from '../h.ts';
+import { patch } from '../patch.ts';
 import type { View } from '../shell.ts';
 
 interface Group {
@@ -35,7 +36,7 @@ export const liveView: View = {
       async refresh() {
         const s = await api<LiveStatus>('/_fw/live/status');
         const problem = s.reader.wakeups?.problem;
-        mount(
+        patch(
           box,
           problem ? h('p', { class: 'result error' }, badge(problem.code, 'bad'), ' ', problem.message ?? 'Live updates are only polled.') : null,
           h('div', { class: 'stats' }, stat('Connections', s.connections), stat('Subscriptions', s.subscriptions), stat('Groups', s.groups), stat('Reruns', s.runs), stat('Unchanged reruns', s.unchangedRuns), stat('Log revision', s.revision)),
@@ -43,7 +44,7 @@ export const liveView: View = {
           s.liveQueries.map((q) =>
             h(
               'article',
-              { class: 'card', 'aria-label': `liveQuery ${q.name}` },
+              { class: 'card', 'aria-label': `liveQuery ${q.name}`, 'data-key': q.name },
               h('header', { class: 'card-head' }, h('h2', null, q.name), badge(plural(q.subscriptions, 'subscription')), badge(plural(q.groups, 'group')), q.preciseGroups === q.groups ? badge('precise', 'good') : badge(`${plural(q.groups - q.preciseGroups, 'group')} rerun on any write`, 'warn')),
               h('p', { class: 'hint' }, 'Reads ', q.reads.length ? q.reads.map((t, i) => [i ? ', ' : '', h('code', null, t)]) : '—'),
               table(

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { badge, h, mount } from '../h.ts';
+import { patch } from '../patch.ts';
 import type { View } from '../shell.ts';
 
 interface LogLine {
@@ -8,6 +9,8 @@ interface LogLine {
   level: 'log' | 'info' | 'warn' | 'error' | 'debug';
   text: string;
   traceId: string | null;
+  /** One line per failed execution (a 4xx or 5xx answer, a failed delivery), noted by fw dev. */
+  failure?: true;
 }
 
 const KEEP = 500;
@@ -27,21 +30,28 @@ export const logsView: View = {
     const lines: LogLine[] = [];
     let since = 0;
     const search = h('input', { type: 'search', placeholder: 'Filter lines or trace id', 'aria-label': 'Filter logs', style: 'width:min(420px,100%)' });
-    const level = h('select', { 'aria-label': 'Level' }, h('option', { value: '' }, 'all levels'), h('option', { value: 'warn' }, 'warnings and errors'), h('option', { value: 'error' }, 'errors'));
+    const level = h(
+      'select',
+      { 'aria-label': 'Level' },
+      h('option', { value: '' }, 'all levels'),
+      h('option', { value: 'warn' }, 'warnings and errors'),
+      h('option', { value: 'error' }, 'errors'),
+      h('option', { value: 'failures' }, 'failed executions'),
+    );
     const box = h('div', { class: 'log', role: 'log', 'aria-label': 'Log lines', tabindex: 0 });
     mount(container, h('div', { class: 'toolbar' }, search, level), box);
     const render = () => {
       const q = search.value.trim().toLowerCase();
       const min = level.value === 'error' ? ['error'] : level.value === 'warn' ? ['warn', 'error'] : null;
-      const shown = lines.filter((l) => (!min || min.includes(l.level)) && (!q || l.text.toLowerCase().includes(q)));
+      const shown = lines.filter((l) => (!min || min.includes(l.level)) && (level.value !== 'failures' || l.failure) && (!q || l.text.toLowerCase().includes(q) || l.traceId?.includes(q)));
       const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-      mount(
+      patch(
         box,
         shown.length === 0 ? h('p', { class: 'empty' }, lines.length === 0 ? 'Nothing logged yet.' : 'No line matches.') : null,
         shown.map((l) =>
           h(
             'div',
-            { class: `log-line ${l.level}` },
+            { class: `log-line ${l.level}${l.failure ? ' failure' : ''}`, 'data-key': String(l.seq) },
             h('time', { datetime: new Date(l.at).toISOString() }, new Date(l.at).toLocaleTimeString()),
             // A fixed-width level column: the colour is on the badge, the line stays readable.
             h('span', { class: 'log-level' }, badge(l.level === 'log' ? 'info' : l.level, l.level === 'error' ? 'bad' : l.level === 'warn' ? 'warn' : '')),

@@ -1,105 +1,98 @@
-import { api } from '../api.ts';
-import { ago, badge, h, mount, table } from '../h.ts';
+import { api, ApiError } from '../api.ts';
+import { ago, h, mount, table } from '../h.ts';
+import { patch } from '../patch.ts';
 import type { View } from '../shell.ts';
-
-interface Span {
-  spanId: string;
-  parentId: string | null;
-  name: string;
-  kind: number;
-  start: number;
-  durationMs: number;
-  error: string | null;
-  attributes: Record<string, string | number | boolean>;
-}
-interface Trace {
-  traceId: string;
-  start: number;
-  spans: Span[];
-  caller?: { kind: string; userId: string | null; tenantId: string | null; role: string | null };
-}
-
-/** Who made the request, shortly: `u1 · tenant 3f2a…  · admin`. */
-function who(t: Trace): string {
-  const c = t.caller;
-  if (!c) return '—';
-  if (c.kind === 'anonymous') return 'anonymous';
-  return [c.userId ?? c.kind, c.tenantId ? `tenant ${c.tenantId.slice(0, 8)}…` : null, c.role].filter(Boolean).join(' · ');
-}
-
-/** The HTTP status the request answered; none for a dashboard run (200 whatever the entry did) or a delivery. */
-function httpStatus(t: Trace): string | number | boolean | undefined {
-  const root = rootOf(t);
-  return root?.attributes['http.route'] === '/_fw/dashboard/api/*' ? undefined : root?.attributes['http.response.status_code'];
-}
-
-/** The trace's first span without a parent in it: the request (or the rerun, the delivery). */
-function rootOf(trace: Trace): Span | undefined {
-  const ids = new Set(trace.spans.map((s) => s.spanId));
-  return trace.spans.find((s) => !s.parentId || !ids.has(s.parentId));
-}
+import { httpBadge, outcomeBadge, type TraceDetail, traceView, type TraceSummary, who } from './trace.ts';
 
 const PAGE = 25;
+type Filter = 'all' | 'errors' | '4xx' | '5xx';
+const FILTERS: Array<[Filter, string]> = [['all', 'All'], ['errors', 'Errors'], ['4xx', '4xx'], ['5xx', '5xx']];
+const SHOW_BACKGROUND = 'fw.dashboard.requests.background';
+
+function matchesFilter(t: TraceSummary, filter: Filter): boolean {
+  if (filter === 'all') return true;
+  if (t.outcome !== 'failed') return false;
+  if (filter === 'errors') return true;
+  const status = t.status ?? 500;
+  return filter === '4xx' ? status >= 400 && status < 500 : status >= 500;
+}
 
 export const requestsView: View = {
   id: 'requests',
   title: 'Requests',
   render(container, context) {
     let selected = context.param;
-    let traces: Trace[] = [];
+    let traces: TraceSummary[] = [];
+    let detail: TraceDetail | undefined;
+    let missing = false;
     let limit = PAGE;
-    const search = h('input', { type: 'search', placeholder: 'Filter by route, entry or trace id', 'aria-label': 'Filter requests', style: 'width:min(420px,100%)' });
+    let filter: Filter = 'all';
+    let background = sessionStorage.getItem(SHOW_BACKGROUND) === '1';
+    const expanded = new Set<string>();
+    const search = h('input', { type: 'search', placeholder: 'Filter by route, entry, code or trace id', 'aria-label': 'Filter requests', class: 'grow' });
+    const filters = h('div', { class: 'tabs segmented', role: 'group', 'aria-label': 'Outcome' });
+    const backgroundBox = h('input', { type: 'checkbox', id: 'show-background', checked: background });
     const listBox = h('div');
     const detailBox = h('div');
-    mount(container, h('div', { class: 'toolbar' }, search), detailBox, listBox);
+    const count = h('span', { class: 'hint', 'data-testid': 'requests-count' });
+    mount(
+      container,
+      h('div', { class: 'toolbar' }, search, filters, h('label', { class: 'check', for: 'show-background' }, backgroundBox, 'Live streams, reruns, health'), count),
+      detailBox,
+      listBox,
+    );
+    const renderFilters = () =>
+      patch(
+        filters,
+        FILTERS.map(([f, label]) =>
+          h('button', { type: 'button', 'aria-pressed': String(f === filter), 'data-key': f, on: { click: () => { filter = f; limit = PAGE; renderFilters(); renderList(); } } }, label),
+        ),
+      );
+    renderFilters();
     search.addEventListener('input', () => {
       limit = PAGE;
       renderList();
     });
+    backgroundBox.addEventListener('change', () => {
+      background = backgroundBox.checked;
+      sessionStorage.setItem(SHOW_BACKGROUND, background ? '1' : '0');
+      limit = PAGE;
+      renderList();
+    });
 
-    /** What the trace was: the request line, or the entry a dashboard run ran. */
-    const label = (t: Trace) => {
-      const root = rootOf(t);
-      const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined && s.name.startsWith('fw.entry '));
-      if (root?.attributes['http.route'] === '/_fw/dashboard/api/*' && entry) return `run ${entry.attributes['fw.entry']} (dashboard)`;
-      return root?.name ?? t.traceId;
-    };
-    const failure = (t: Trace) => t.spans.find((s) => s.error)?.error ?? null;
     const renderList = () => {
       const q = search.value.trim().toLowerCase();
-      const matching = traces.filter((t) => !q || t.traceId.includes(q) || label(t).toLowerCase().includes(q) || t.spans.some((s) => s.name.toLowerCase().includes(q)));
+      const matching = traces.filter(
+        (t) =>
+          (background || !t.background) &&
+          matchesFilter(t, filter) &&
+          (!q || t.traceId.includes(q) || t.label.toLowerCase().includes(q) || (t.entry ?? '').toLowerCase().includes(q) || (t.code ?? '').includes(q)),
+      );
       const shown = matching.slice(0, limit);
-      mount(
+      const hidden = background ? 0 : traces.filter((t) => t.background).length;
+      count.textContent = `${matching.length} of ${traces.length} kept${hidden ? ` · ${hidden} background hidden` : ''}`;
+      patch(
         listBox,
         table(
           'Recent requests',
           [
-            ['Request', (t) => h('a', { href: `#/requests/${t.traceId}`, class: 'mono clip wide', title: label(t) }, label(t))],
             [
-              // The HTTP status of a request (none for a dashboard run, which answers 200 whatever the entry did, nor for a delivery).
-              'HTTP',
-              (t) => {
-                const code = httpStatus(t);
-                return code !== undefined ? badge(String(code), Number(code) >= 500 ? 'bad' : Number(code) >= 400 ? 'warn' : 'good') : h('span', { class: 'muted' }, '—');
-              },
+              'Request',
+              (t) =>
+                h('a', { href: `#/requests/${t.traceId}`, class: 'mono clip wide', title: t.message ? `${t.label}\n${t.code}: ${t.message}` : t.label, 'aria-current': t.traceId === selected ? 'true' : null }, t.label),
             ],
-            [
-              // fw's own outcome: ok, or the error code (a delivery's dead or retry).
-              'Outcome',
-              (t) => {
-                const outcome = t.spans.find((s) => s.attributes['fw.outbox.outcome'] !== undefined)?.attributes['fw.outbox.outcome'];
-                const error = failure(t) ?? (outcome === 'dead' || outcome === 'retry' ? String(outcome) : null);
-                return error ? badge(error, 'bad') : badge('ok', 'good');
-              },
-            ],
+            // The HTTP status of a request (none for a dashboard run, which answers 200 whatever the entry did, nor for a delivery).
+            ['HTTP', (t) => httpBadge(t.httpStatus)],
+            // fw's own outcome: ok, the error code, or a workflow that waits (neutral: waiting is not failing).
+            ['Outcome', (t) => outcomeBadge(t)],
             ['Caller', (t) => h('span', { class: 'clip', title: t.caller ? `${who(t)}\n${JSON.stringify(t.caller)}` : '' }, who(t))],
-            ['Entry', (t) => { const entry = t.spans.find((s) => s.attributes['fw.entry'] !== undefined); return entry ? h('code', null, String(entry.attributes['fw.entry'])) : '—'; }],
-            ['Duration', (t) => h('span', { class: 'nowrap', title: `${t.spans.length} spans` }, `${(rootOf(t)?.durationMs ?? 0).toFixed(1)} ms`)],
+            ['Entry', (t) => (t.entry ? h('code', null, t.entry) : '—')],
+            ['Duration', (t) => h('span', { class: 'nowrap', title: `${t.spanCount} spans` }, `${t.durationMs.toFixed(1)} ms`)],
             ['When', (t) => h('span', { class: 'nowrap', title: new Date(t.start).toISOString() }, ago(t.start))],
           ],
           shown,
           traces.length === 0 ? 'No request yet. Call an entry (the Functions view runs one) and it appears here.' : 'No request matches.',
-          { rowClass: (t) => (t.traceId === selected ? 'selected' : ''), nowrap: true },
+          { rowClass: (t) => (t.traceId === selected ? 'selected' : ''), nowrap: true, key: (t) => t.traceId },
         ),
         matching.length > shown.length
           ? h(
@@ -114,54 +107,64 @@ export const requestsView: View = {
 
     const renderDetail = () => {
       if (!selected) return mount(detailBox);
-      const trace = traces.find((t) => t.traceId === selected);
-      if (!trace) return mount(detailBox, h('p', { class: 'empty' }, `Trace ${selected} is not among the last ${traces.length} kept in memory.`));
-      const start = Math.min(...trace.spans.map((s) => s.start));
-      const end = Math.max(...trace.spans.map((s) => s.start + s.durationMs));
-      const total = Math.max(end - start, 0.001);
-      // Depth-first from the roots, children by start: each span under its parent, as a waterfall reads.
-      const ids = new Set(trace.spans.map((s) => s.spanId));
-      const ordered: Array<{ span: Span; depth: number }> = [];
-      const visit = (span: Span, depth: number) => {
-        ordered.push({ span, depth });
-        for (const child of trace.spans.filter((c) => c.parentId === span.spanId)) visit(child, depth + 1);
-      };
-      for (const root of trace.spans.filter((s) => !s.parentId || !ids.has(s.parentId))) visit(root, 0);
-      mount(
+      if (!detail || detail.traceId !== selected) {
+        return patch(detailBox, h('p', { class: 'empty' }, missing ? `Trace ${selected} is not among the traces kept in memory.` : 'Loading the trace…'));
+      }
+      patch(
         detailBox,
-        h(
-          'article',
-          { class: 'card', 'aria-labelledby': 'trace-title' },
-          h('header', { class: 'card-head' }, h('h2', { id: 'trace-title' }, label(trace)), h('code', { class: 'muted' }, trace.traceId)),
-          h('p', { class: 'hint' }, `${total.toFixed(1)} ms · ${trace.spans.length} spans · ${new Date(start).toLocaleTimeString()}`, trace.caller ? ` · by ${who(trace)}` : ''),
-          h(
-            'div',
-            { class: 'waterfall', role: 'list', 'aria-label': 'Spans' },
-            ordered.map(({ span: s, depth }) =>
-              h(
-                'div',
-                { class: 'span-row', role: 'listitem', title: Object.entries(s.attributes).map(([k, v]) => `${k} = ${v}`).join('\n') },
-                h('span', { class: 'span-name', style: `padding-left:${depth * 14}px` }, s.name, s.error ? [' ', badge(s.error, 'bad')] : null),
-                h('span', { class: 'span-track' }, h('span', { class: `span-bar${s.error ? ' error' : ''}`, style: `left:${((s.start - start) / total) * 100}%;width:${(s.durationMs / total) * 100}%` })),
-                h('span', { class: 'span-ms' }, `${s.durationMs.toFixed(1)} ms`),
-              ),
-            ),
-          ),
-          h('div', { class: 'actions' }, h('button', { type: 'button', on: { click: () => context.navigate('#/requests') } }, 'Close')),
-        ),
+        traceView(detail, {
+          expanded,
+          toggle: (spanId) => {
+            if (!expanded.delete(spanId)) expanded.add(spanId);
+            renderDetail();
+          },
+          policies: context.policies(),
+          close: () => context.navigate('#/requests'),
+          runAgain: (entry, args) => {
+            sessionStorage.setItem(`fw.dashboard.draft.${entry}`, args);
+            context.navigate(`#/functions/${encodeURIComponent(entry)}`);
+          },
+        }),
       );
+    };
+
+    const loadDetail = async () => {
+      if (!selected) return;
+      const wanted = selected;
+      try {
+        const { trace } = await api<{ trace: TraceDetail }>(`/_fw/dashboard/api/traces/${encodeURIComponent(wanted)}`);
+        if (wanted !== selected) return;
+        detail = trace;
+        missing = false;
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+        if (wanted === selected) missing = true;
+      }
     };
 
     return {
       async refresh() {
-        traces = (await api<{ traces: Trace[] }>('/_fw/dashboard/api/traces')).traces;
+        const [{ traces: fresh }] = await Promise.all([api<{ traces: TraceSummary[] }>('/_fw/dashboard/api/traces'), loadDetail()]);
+        traces = fresh;
         renderList();
         renderDetail();
       },
       onParam(param) {
         selected = param;
+        detail = undefined;
+        missing = false;
+        expanded.clear();
         renderList();
         renderDetail();
+        // The opened trace is above the list: bring it into sight, and the keyboard's focus with it.
+        void loadDetail().catch(() => {}).then(() => {
+          renderDetail();
+          const heading = detailBox.querySelector<HTMLElement>('#trace-title');
+          if (heading && selected === param) {
+            heading.focus({ preventScroll: true });
+            detailBox.scrollIntoView({ block: 'start' });
+          }
+        });
       },
     };
   },
