@@ -1,14 +1,20 @@
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
+import { createTestApp, post, repoRoot, type RunningFw, runNode, startFw } from './support/app.ts';
 import { hasChromium, holdRequests, launchChromium } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 
 /**
  * The b2b-support-web template in Chromium through the real `fw dev`: the empty state, a ticket opened
  * in the form appearing in the live list, a reply shown optimistically (before its command answers)
- * that stays, "Load more" paging the live list, Assign offered to admins only, and the error banner (fw
- * error code and trace id) when the server refuses a command. Every test acts as a tenant of its own.
+ * that stays, "Load more" paging the live list, finding tickets by words, status and priority, the
+ * focus moving to an opened ticket, a refused field said under it, Assign offered to admins only, the
+ * error banner (fw error code and trace id) when the server refuses a command, and the built app's
+ * sign-in page on a phone. Every test acts as a tenant of its own.
  */
 describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
@@ -37,8 +43,8 @@ describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', 
     await page.goto(dev.ready.webUrl as string);
     return { page, context, problems };
   }
-  const createTicket = async (tenantId: string, subject: string) => {
-    const response = await post(dev.ready.serverUrl as string, '/commands/createTicket', { subject, body: `About ${subject}.` }, { 'x-fw-user-id': 'other-agent', 'x-fw-tenant-id': tenantId, 'x-fw-role': 'agent' });
+  const createTicket = async (tenantId: string, subject: string, extra: { priority?: string } = {}) => {
+    const response = await post(dev.ready.serverUrl as string, '/commands/createTicket', { subject, body: `About ${subject}.`, ...extra }, { 'x-fw-user-id': 'other-agent', 'x-fw-tenant-id': tenantId, 'x-fw-role': 'agent' });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     return response.body.result as { id: string };
   };
@@ -134,6 +140,69 @@ describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', 
     await context.close();
   });
 
+  it('finds tickets by words in the subject or description, by status and by priority', async () => {
+    const tenantId = freshTenantId();
+    await createTicket(tenantId, 'Printer jams', { priority: 'high' });
+    await createTicket(tenantId, 'Password reset', { priority: 'low' });
+    const waiting = await createTicket(tenantId, 'Invoice is wrong', { priority: 'high' });
+    // An agent's reply puts it in the customer's court: pending.
+    expect((await post(dev.ready.serverUrl as string, '/commands/addComment', { ticketId: waiting.id, body: 'Which invoice?' }, { 'x-fw-user-id': 'other-agent', 'x-fw-tenant-id': tenantId, 'x-fw-role': 'agent' })).status).toBe(200);
+    const { page, context, problems } = await open(tenantId);
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Invoice is wrong', 'Password reset', 'Printer jams']);
+    const search = page.getByRole('searchbox', { name: 'Search tickets' });
+    await search.fill('print');
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Printer jams']);
+    // The description counts too ("About Password reset.").
+    await search.fill('about password');
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Password reset']);
+    await search.fill('');
+    await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption('pending');
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Invoice is wrong']);
+    await page.getByRole('combobox', { name: 'Status', exact: true }).selectOption('');
+    await page.getByRole('combobox', { name: 'Priority', exact: true }).selectOption('high');
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Invoice is wrong', 'Printer jams']);
+    await search.fill('nothing like this');
+    await page.getByText('No tickets match').waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => listed(page), { timeout: 30_000 }).toEqual(['Invoice is wrong', 'Password reset', 'Printer jams']);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('moves the focus to the ticket it opens, from the list and from the form', async () => {
+    const tenantId = freshTenantId();
+    await createTicket(tenantId, 'Focus me');
+    const { page, context, problems } = await open(tenantId);
+    await page.getByRole('button', { name: /Focus me/ }).click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 30_000 }).toBe('ticket-subject');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Focus me');
+    await page.getByRole('button', { name: 'New ticket' }).click();
+    await page.getByLabel('Subject').fill('Opened here');
+    await page.getByRole('button', { name: 'Open ticket', exact: true }).click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), { timeout: 30_000 }).toBe('Opened here');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('says a refused subject under the field, in words, and puts the cursor there', async () => {
+    const { page, context, problems } = await open(freshTenantId());
+    await page.getByRole('button', { name: 'New ticket' }).click();
+    // Only spaces: the browser lets it through (required), the command's trimmed min(1) refuses it.
+    await page.getByLabel('Subject').fill('   ');
+    await page.getByRole('button', { name: 'Open ticket', exact: true }).click();
+    const problem = page.locator('#subject-problem');
+    await expect.poll(() => problem.textContent().catch(() => null), { timeout: 30_000 }).toBe('Subject can’t be blank.');
+    expect(await page.getByLabel('Subject').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Subject').getAttribute('aria-describedby')).toBe('subject-problem');
+    expect(await page.locator('.banner').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-describedby'))).toBe('subject-problem');
+    // Being fixed: the words go.
+    await page.getByLabel('Subject').fill('A real subject');
+    await expect.poll(() => problem.count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('shows the error banner with the fw code and trace id when the server refuses a command', async () => {
     const tenantId = freshTenantId();
     await createTicket(tenantId, 'Needs an owner');
@@ -154,5 +223,44 @@ describe.skipIf(!hasChromium)('b2b-support-web in a real browser under fw dev', 
     await expect.poll(() => banner.count()).toBe(0);
     expect(problems).toEqual([]);
     await context.close();
+  });
+
+  it('the built app’s sign-in card is one column at 390 px (the header’s grid area stays in the header)', async () => {
+    // As `fw build` builds it (a production build: vitest's NODE_ENV=test would make it a dev one, with the dev identity switcher).
+    const build = await runNode([path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'], { cwd: app.dir, env: { NODE_ENV: 'production' } });
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    // The built page served as files: the sign-in page needs no API until it is submitted.
+    const dist = path.join(app.dir, 'web/dist');
+    const files = createServer((req, res) => {
+      const file = path.join(dist, (req.url ?? '/').split('?')[0] === '/' ? 'index.html' : (req.url ?? '/').split('?')[0]!);
+      readFile(file).then(
+        (body) => res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : file.endsWith('.svg') ? 'image/svg+xml' : 'text/html' }).end(body),
+        () => res.writeHead(404).end(),
+      );
+    });
+    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('response', (response) => response.status() >= 400 && problems.push(`${response.status()} ${response.url()}`));
+    try {
+      await page.goto(`http://127.0.0.1:${(files.address() as AddressInfo).port}/`);
+      await expect.poll(async () => (problems.length ? problems.join('\n') : await page.locator('.sign-in-card').count()), { timeout: 30_000 }).toBe(1);
+      const card = page.locator('.sign-in-card');
+      await page.getByRole('heading', { name: 'Sign in to the support desk' }).waitFor({ timeout: 30_000 });
+      // One column: every part of the card starts at the same left edge and spans its width; nothing is wider than the phone.
+      const parts = await card.evaluate((el) => [...el.children].map((child) => { const box = child.getBoundingClientRect(); return { left: box.left, width: box.width }; }));
+      const inner = await card.evaluate((el) => el.getBoundingClientRect().left + parseFloat(getComputedStyle(el).paddingLeft));
+      expect(parts.map((part) => Math.abs(part.left - inner) <= 1 && part.width >= 280)).toEqual(parts.map(() => true));
+      expect(await card.evaluate((el) => getComputedStyle(el).gridTemplateColumns.split(' ').length)).toBe(1);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      const field = await page.getByLabel('Workspace').boundingBox();
+      expect(field!.width).toBeGreaterThan(280);
+      await page.screenshot({ path: '/tmp/fw-b2b-sign-in-390.png', fullPage: true });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      files.close();
+    }
   });
 });

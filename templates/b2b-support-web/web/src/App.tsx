@@ -1,9 +1,9 @@
-import { type ReactNode, useState } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { AddPersonForm } from './components/AddPersonForm.tsx';
 import { LiveIndicator } from './components/LiveIndicator.tsx';
 import { TicketDetail } from './components/TicketDetail.tsx';
 import { TicketForm } from './components/TicketForm.tsx';
-import { TicketList, type View } from './components/TicketList.tsx';
+import { type Filters, TicketList, type View } from './components/TicketList.tsx';
 import { usePaginatedLiveQuery } from './lib/fw.ts';
 import { Brand } from './components/Brand.tsx';
 
@@ -16,9 +16,20 @@ type Selection = { ticketId: string } | 'new' | 'people' | null;
  */
 export function App({ identity, role }: { identity?: ReactNode; role?: string | null }) {
   const [view, setView] = useState<View>('active');
+  const [filters, setFilters] = useState<Filters>({ search: '', status: '', priority: '' });
+  // The search asks the server once typing pauses, not at every key.
+  const [search, setSearch] = useState('');
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(filters.search.trim()), 250);
+    return () => clearTimeout(timer);
+  }, [filters.search]);
   const [selection, setSelection] = useState<Selection>(null);
-  // Every loaded page stays live: a ticket opened anywhere in this tenant appears at the top.
-  const tickets = usePaginatedLiveQuery('liveTickets', { view }, { pageSize: 10 });
+  // Every loaded page stays live: a ticket opened anywhere in this tenant appears at the top (if it matches).
+  const tickets = usePaginatedLiveQuery(
+    'liveTickets',
+    { view, ...(search ? { search } : {}), ...(view === 'active' && filters.status ? { status: filters.status } : {}), ...(filters.priority ? { priority: filters.priority } : {}) },
+    { pageSize: 10 },
+  );
   const selectedId = typeof selection === 'object' && selection !== null ? selection.ticketId : null;
 
   return (
@@ -45,6 +56,8 @@ export function App({ identity, role }: { identity?: ReactNode; role?: string | 
             setView(next);
             setSelection(null);
           }}
+          filters={filters}
+          onFilters={setFilters}
           tickets={tickets}
           selectedId={selectedId}
           onSelect={(ticketId) => setSelection({ ticketId })}
@@ -58,7 +71,8 @@ export function App({ identity, role }: { identity?: ReactNode; role?: string | 
           )}
           {selection === 'new' && <TicketForm onCreated={(ticketId) => setSelection({ ticketId })} />}
           {selection === 'people' && <AddPersonForm />}
-          {selectedId && <TicketDetail key={selectedId} ticketId={selectedId} canAssign={role === 'admin'} />}
+          {/* Opened from the list or the form: the keyboard's focus moves to it (its heading). */}
+          {selectedId && <TicketDetail key={selectedId} ticketId={selectedId} canAssign={role === 'admin'} focusOnOpen />}
           {selection === null && (
             <div className="placeholder">
               <svg aria-hidden="true" viewBox="0 0 24 24" className="placeholder-icon">

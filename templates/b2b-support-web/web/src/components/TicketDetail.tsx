@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { type Comment, useCommand, useLiveQuery } from '../lib/fw.ts';
 import { Ago, PriorityBadge, SlaBadge, StatusBadge } from './Badges.tsx';
 import { ErrorBanner } from './ErrorBanner.tsx';
@@ -6,8 +6,16 @@ import { ErrorBanner } from './ErrorBanner.tsx';
 let pendingIds = 0;
 
 /** One ticket, live: its details, the conversation, a reply box and the agent's actions. */
-export function TicketDetail({ ticketId, canAssign }: { ticketId: string; canAssign: boolean }) {
+export function TicketDetail({ ticketId, canAssign, focusOnOpen = false }: { ticketId: string; canAssign: boolean; focusOnOpen?: boolean }) {
   const live = useLiveQuery('liveTicket', { ticketId });
+  // Opened: the keyboard's focus goes to the ticket (its heading, once it has loaded), not left in the list.
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focused = useRef(false);
+  useEffect(() => {
+    if (!focusOnOpen || focused.current || !heading.current) return;
+    focused.current = true;
+    heading.current.focus();
+  });
   // The reply shows at once: the optimistic update adds it to the loaded conversation, and it stays until
   // the server's snapshot includes it (or goes if the command fails). docs/live.md "Optimistic updates".
   const addComment = useCommand('addComment', {
@@ -47,7 +55,9 @@ export function TicketDetail({ ticketId, canAssign }: { ticketId: string; canAss
   return (
     <article className="ticket" aria-labelledby="ticket-subject">
       <header className="ticket-head">
-        <h2 id="ticket-subject">{ticket.subject}</h2>
+        <h2 id="ticket-subject" ref={heading} tabIndex={-1}>
+          {ticket.subject}
+        </h2>
         <div className="ticket-meta">
           <StatusBadge status={ticket.status} />
           <PriorityBadge ticket={ticket} />

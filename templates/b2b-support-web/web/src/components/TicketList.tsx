@@ -1,13 +1,23 @@
 import type { UsePaginatedLiveQueryResult } from 'fwjs/react';
-import { type Ticket, useQuery } from '../lib/fw.ts';
+import { type Ticket, type TicketPriority, useQuery } from '../lib/fw.ts';
 import { Ago, PriorityBadge, SlaBadge, StatusBadge } from './Badges.tsx';
 import { ErrorBanner } from './ErrorBanner.tsx';
 
 export type View = 'active' | 'closed';
 
+/** What the list is narrowed to: words in the subject or description, a status (of the active ones), a priority. */
+export interface Filters {
+  search: string;
+  status: '' | 'open' | 'pending';
+  priority: '' | TicketPriority;
+}
+const priorities: TicketPriority[] = ['urgent', 'high', 'normal', 'low'];
+
 interface TicketListProps {
   view: View;
   onView(view: View): void;
+  filters: Filters;
+  onFilters(filters: Filters): void;
   /** The paginated live list (App owns it: the header shows its live status). */
   tickets: UsePaginatedLiveQueryResult<Ticket>;
   selectedId: string | null;
@@ -16,7 +26,8 @@ interface TicketListProps {
 }
 
 /** Active or closed tickets, newest first, ten at a time, every loaded page live. */
-export function TicketList({ view, onView, tickets, selectedId, onSelect, onNew }: TicketListProps) {
+export function TicketList({ view, onView, filters, onFilters, tickets, selectedId, onSelect, onNew }: TicketListProps) {
+  const filtered = filters.search.trim() !== '' || (view === 'active' && filters.status !== '') || filters.priority !== '';
   return (
     <section className="pane list-pane" aria-labelledby="tickets-heading">
       <div className="list-head">
@@ -29,10 +40,46 @@ export function TicketList({ view, onView, tickets, selectedId, onSelect, onNew 
           ))}
         </div>
       </div>
+      <div className="filters" role="search" aria-label="Find tickets">
+        <label className="field">
+          <span className="visually-hidden">Search tickets</span>
+          <input type="search" value={filters.search} onChange={(e) => onFilters({ ...filters, search: e.target.value })} placeholder="Search subject or description" maxLength={200} />
+        </label>
+        {view === 'active' && (
+          <label className="field inline">
+            <span className="visually-hidden">Status</span>
+            <select value={filters.status} onChange={(e) => onFilters({ ...filters, status: e.target.value as Filters['status'] })}>
+              <option value="">Any status</option>
+              <option value="open">Open</option>
+              <option value="pending">Awaiting customer</option>
+            </select>
+          </label>
+        )}
+        <label className="field inline">
+          <span className="visually-hidden">Priority</span>
+          <select value={filters.priority} onChange={(e) => onFilters({ ...filters, priority: e.target.value as Filters['priority'] })}>
+            <option value="">Any priority</option>
+            {priorities.map((p) => (
+              <option key={p} value={p}>
+                {p.charAt(0).toUpperCase() + p.slice(1)}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
       {/* The subscription ended (e.g. the sign-in expired): Retry reopens it. */}
       {tickets.error && <ErrorBanner title="Could not load tickets" error={tickets.error} onRetry={tickets.liveStatus === 'closed' ? tickets.retry : undefined} />}
       {tickets.isLoading && !tickets.error && <LoadingRows />}
-      {!tickets.isLoading && tickets.results.length === 0 && (
+      {!tickets.isLoading && tickets.results.length === 0 && filtered && (
+        <div className="empty">
+          <p className="empty-title">No tickets match</p>
+          <p className="muted">Nothing {view === 'active' ? 'active' : 'closed'} matches these filters.</p>
+          <button type="button" className="button" onClick={() => onFilters({ search: '', status: '', priority: '' })}>
+            Clear filters
+          </button>
+        </div>
+      )}
+      {!tickets.isLoading && tickets.results.length === 0 && !filtered && (
         <div className="empty">
           <p className="empty-title">{view === 'active' ? 'No open tickets' : 'No closed tickets yet'}</p>
           <p className="muted">{view === 'active' ? 'New tickets show up here the moment anyone opens one.' : 'Closed tickets are kept here.'}</p>
