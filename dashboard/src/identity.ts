@@ -32,7 +32,7 @@ const saved = read<Partial<Identity>>(IDENTITY_KEY);
 let identity: Identity = { userId: saved?.userId ?? 'dev', tenantId: saved?.tenantId ?? DEFAULT_TENANT, role: saved?.role ?? '' };
 let recent: Identity[] = (read<Identity[]>(RECENT_KEY) ?? []).filter((i) => i && typeof i.userId === 'string');
 let choices: Choices = { roles: [], policies: {}, tenants: [], dev: false };
-const listeners: Array<() => void> = [];
+const listeners: Array<() => boolean> = [];
 
 export function currentIdentity(): Identity {
   return identity;
@@ -47,7 +47,8 @@ export function devMode(): boolean {
   return choices.dev;
 }
 
-export function onIdentityChange(listener: () => void): void {
+/** Calls `listener` whenever the identity changes, until it answers false (its view is gone). */
+export function onIdentityChange(listener: () => boolean): void {
   listeners.push(listener);
 }
 
@@ -57,7 +58,11 @@ export function setIdentity(change: Partial<Identity>): void {
   identity = { ...identity, ...change };
   localStorage.setItem(IDENTITY_KEY, JSON.stringify(identity));
   render();
-  for (const listener of listeners) listener();
+  tell();
+}
+
+function tell(): void {
+  for (const listener of [...listeners]) if (!listener()) listeners.splice(listeners.indexOf(listener), 1);
 }
 
 /** Puts the identity first among the recent ones (called when something ran as it). */
@@ -131,5 +136,5 @@ export async function loadChoices(): Promise<void> {
     identity = { ...identity, role: [...choices.roles].sort((a, b) => score(b) - score(a))[0]! };
   }
   render();
-  for (const listener of listeners) listener();
+  tell();
 }

@@ -1,6 +1,6 @@
 import { api, ApiError } from '../api.ts';
 import { badge, h, json, mount, table } from '../h.ts';
-import { rememberIdentity } from '../identity.ts';
+import { onIdentityChange, rememberIdentity } from '../identity.ts';
 import type { Identity, PolicyRoles, View } from '../shell.ts';
 import { policyHint } from './trace.ts';
 
@@ -136,7 +136,7 @@ export const functionsView: View = {
                 'form',
                 { class: 'run', 'aria-label': `Run ${f.name}`, on: { submit: (e: Event) => { e.preventDefault(); void run(); } } },
                 h('h3', null, 'Run'),
-                h('p', { class: 'hint' }, 'As ', h('strong', null, who.userId ? `user ${who.userId}` : 'anonymous'), who.userId && who.tenantId ? ` in tenant ${who.tenantId}` : '', who.userId && who.role ? `, role ${who.role}` : '', ' — change it at the top. Runs through the entry pipeline: policy, validation, row-level security.'),
+                runAsHint(who),
                 h('label', { for: 'run-args' }, 'Args (JSON)'),
                 argsInput,
                 h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, f.kind === 'command' ? 'Run command' : 'Run query'), h('span', { class: 'hint' }, 'Ctrl+Enter')),
@@ -153,6 +153,11 @@ export const functionsView: View = {
       });
     };
 
+    // The identity changed at the top: the run form says who it runs as now (what was typed stays).
+    onIdentityChange(() => {
+      detail.querySelector('.run-as')?.replaceWith(runAsHint(context.identity()));
+      return detail.isConnected;
+    });
     void api<{ functions: FunctionInfo[]; dev: boolean }>('/_fw/dashboard/api/functions').then(
       (answer) => {
         const order = ['command', 'query', 'liveQuery', 'endpoint', 'action', 'workflow'];
@@ -174,6 +179,18 @@ export const functionsView: View = {
     };
   },
 };
+
+function runAsHint(who: Identity): HTMLElement {
+  return h(
+    'p',
+    { class: 'hint run-as' },
+    'As ',
+    h('strong', null, who.userId ? `user ${who.userId}` : 'anonymous'),
+    who.userId && who.tenantId ? ` in tenant ${who.tenantId}` : '',
+    who.userId ? `, ${who.role ? `role ${who.role}` : 'no role'}` : '',
+    ' — change it at the top. Runs through the entry pipeline: policy, validation, row-level security.',
+  );
+}
 
 /** The args' properties at a glance: name, type, required, constraints (the raw schema is one click away). */
 function argsTable(schema: Record<string, any>): HTMLElement {
