@@ -124,8 +124,9 @@ export function lifecycleOf(entry: Invocable): Lifecycle {
 export function invokeEntry(services: EntryServices, entry: Invocable, call: Invocation): Promise<unknown> {
   const run = async () => {
     let args: unknown;
-    // fw dev's dashboard shows what each entry of a trace was given and gave back (kept beside the spans).
-    const noting = keepingTraceNotes();
+    // fw dev's dashboard shows what each entry of a trace was given and gave back (kept beside the spans);
+    // not a live rerun's (no span of its own: its rerun span says what it read), which may run often on big results.
+    const noting = call.span !== false && keepingTraceNotes();
     const started = noting ? performance.now() : 0;
     const note = (outcome: { result: unknown } | { error: { code: string; message: string } } | { suspended: 'wait' | 'cancelled' }) =>
       noteInvocation({ entry: call.name, kind: entry.kind, args: args ?? call.args, durationMs: performance.now() - started, ...outcome });

@@ -14,7 +14,7 @@ import { cancelRun, readRun, readRunData } from '../workflows/store.ts';
 import { serveTimeControl, TIME_CONTROL } from './dashboard-time.ts';
 import { logsOfTrace, recentLogs } from '../telemetry/recent-logs.ts';
 import { recentTrace, recentTraces } from '../telemetry/recent-spans.ts';
-import { noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
+import { activeTraceId, noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
 import { failureNote } from './failure-note.ts';
 import { parseJsonBody, readBody } from './body.ts';
 import { listTables, readRows } from './dashboard-data.ts';
@@ -35,10 +35,13 @@ export interface DashboardApiContext {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The dashboard's own read routes and its writes (run an entry, retry or discard an outbox row, cancel a
- * scheduled call or a workflow run), behind the admin check (dev mode or `FW_ADMIN_TOKEN`). Every write
- * is a POST with a JSON body, so a page of another origin cannot send one without a CORS preflight, and
- * each is logged on the server. The cancels are the admin routes' own (`fw schedule cancel`, `fw workflows cancel`).
+ * The dashboard's own read routes (entries, identities to act as, tables and rows, outbox rows, scheduled
+ * calls with their args, a workflow run with its data, crons, AI traces, recent traces and one trace, log
+ * lines) and its writes (run an entry, retry or discard an outbox row, cancel a scheduled call or a
+ * workflow run, and in dev the controls for time: dashboard-time.ts), behind the admin check (dev mode or
+ * `FW_ADMIN_TOKEN`). Every write is a POST with a JSON body, so a page of another origin cannot send one
+ * without a CORS preflight, and each is logged on the server. The cancels are the admin routes' own
+ * (`fw schedule cancel`, `fw workflows cancel`).
  */
 export async function serveDashboardApi(req: IncomingMessage, path: string, context: DashboardApiContext): Promise<unknown> {
   const url = new URL(req.url ?? '/', 'http://localhost');
@@ -185,7 +188,7 @@ async function runEntry(req: IncomingMessage, context: DashboardApiContext) {
   }
   const userId = text(identity.userId);
   const auth: Auth = { kind: userId === null ? 'anonymous' : 'user', userId, tenantId: userId === null ? null : tenantId, role: userId === null ? null : text(identity.role) };
-  noteCaller(context.traceId, auth);
+  noteCaller(activeTraceId() ?? context.traceId, auth);
   const started = performance.now();
   const who = userId === null ? 'anonymous' : `user ${userId}${tenantId ? ` tenant ${tenantId}` : ''}${auth.role ? ` role ${auth.role}` : ''}`;
   try {
@@ -198,7 +201,7 @@ async function runEntry(req: IncomingMessage, context: DashboardApiContext) {
     const failure = error instanceof FwError ? error : new FwError('internal', error instanceof Error ? error.message : String(error), { cause: error });
     console.warn(`fw dashboard: ran ${entry.kind} ${name} as ${who}: ${failure.code} in ${ms} ms [trace ${context.traceId}]`);
     const location = locate(failure, context.app);
-    noteFailure(context.traceId, { ...failureNote(failure), ...(location ? { location } : {}) });
+    noteFailure(activeTraceId() ?? context.traceId, { ...failureNote(failure), ...(location ? { location } : {}) });
     return {
       ok: false,
       error: { code: failure.code, status: failure.status, message: failure.message, diagnostics: failure.diagnostics, ...(location ? { location } : {}) },

@@ -11,7 +11,7 @@ import { assembleEntryServices } from '../app/entry-services.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { endServerSpan, startServerSpan, withContext } from '../telemetry/tracing.ts';
 import { noteFailedExecution } from '../telemetry/recent-logs.ts';
-import { noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
+import { activeTraceId, noteCaller, noteFailure } from '../telemetry/trace-notes.ts';
 import { recordRequest } from '../telemetry/metrics.ts';
 import type { LiveHub } from '../live/hub.ts';
 import type { AiRuntimeOptions } from '../ai/ai-runtime.ts';
@@ -122,7 +122,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     if (held && !isHoldExempt(req)) throw held;
     const identity = await authenticate(req, found.route);
     // fw dev's dashboard lists who made each request (a flag check when it is not keeping them).
-    if (identity.caller) noteCaller(traceId, identity.caller.auth);
+    if (identity.caller) noteCaller(activeTraceId() ?? traceId, identity.caller.auth);
     return found.route.serve({ req, res, params: found.params, traceId, ...identity, clientAddress: () => clientAddressOf(req, trustedProxies) });
   }
 
@@ -161,8 +161,10 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
         send(res, req, { status: error.status, headers: error.headers, body: errorBody(error, traceId, options.dev) }, cors, traceId);
         request.span.setAttribute('error.type', error.code);
         // fw dev's dashboard: the failure beside the trace, and a line of its own in Logs (4xx ones print nothing).
-        noteFailure(traceId, failureNote(error));
-        if (!path.startsWith(ADMIN_PREFIX)) noteFailedExecution({ what: `${method} ${path}`, outcome: `${error.status} ${error.code}`, level: error.status >= 500 ? 'error' : 'warn', durationMs: performance.now() - started, message: error.message, traceId });
+        // (By the span's own id: an inbound x-fw-trace-id that is no W3C id is hashed into one.)
+        const spanTraceId = request.span.isRecording() ? request.span.spanContext().traceId : traceId;
+        noteFailure(spanTraceId, failureNote(error));
+        if (!path.startsWith(ADMIN_PREFIX)) noteFailedExecution({ what: `${method} ${path}`, outcome: `${error.status} ${error.code}`, level: error.status >= 500 ? 'error' : 'warn', durationMs: performance.now() - started, message: error.message, traceId: spanTraceId });
         endServerSpan(request.span, error.status);
         measured(error.status, error.code);
       });
