@@ -388,13 +388,14 @@ export const outboxView: View = {
               ['Status', (r) => [statusBadge(r.status), r.cancelRequested && !FINAL.includes(r.status) ? [' ', badge('cancelling')] : null]],
               ['Waits for', (r) => (r.waitingFor && r.status === 'sleeping' ? waitShort(r.waitingFor) : '—')],
               ['Attempts', (r) => r.attempts],
-              ['Error', (r) => (r.lastError ? h('span', { class: 'cell', title: r.lastError }, r.lastError) : '—')],
+              ['Error', (r) => (r.lastError ? h('span', { class: 'cell narrow', title: r.lastError }, r.lastError) : '—')],
               ['Started', (r) => h('span', { title: r.createdAt }, ago(r.createdAt))],
               ['Trace', (r) => (r.traceId ? h('a', { href: `#/requests/${r.traceId}` }, r.traceId.slice(0, 8)) : '—')],
             ],
             runs,
             'No workflow has run yet.',
-            { rowClass: (r) => (r.runId === selectedRun ? 'selected' : ''), nowrap: true, key: (r) => r.runId },
+            // Not one line a row: what a run waits for may wrap, so that the table fits a laptop's width.
+            { rowClass: (r) => (r.runId === selectedRun ? 'selected' : ''), key: (r) => r.runId },
           ),
           pager(runs.length, runsLimit, 'workflow runs', 'fw workflows list --limit 1000', () => {
             runsLimit += PAGE;
