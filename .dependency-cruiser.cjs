@@ -50,14 +50,14 @@ module.exports = {
       severity: 'error',
       comment: 'runtime/db/ owns every table and its DDL (the live capture, the outbox rows too) and is below every feature.',
       from: { path: '^runtime/db/' },
-      to: { path: '^runtime/', pathNot: '^runtime/(core|telemetry|db)/' },
+      to: { path: '^runtime/', pathNot: '^runtime/(core|config|telemetry|db)/' },
     },
     {
       name: 'runtime-entry-below-features',
       severity: 'error',
       comment: 'runtime/entry/ is the one entry pipeline; what it needs of the features (ctx.startWorkflow, ctx.ai) is passed in as EntryServices.',
       from: { path: '^runtime/entry/' },
-      to: { path: '^runtime/', pathNot: '^runtime/(core|telemetry|db|entry)/' },
+      to: { path: '^runtime/', pathNot: '^runtime/(core|config|telemetry|db|entry)/' },
     },
     {
       name: 'runtime-features-apart',
