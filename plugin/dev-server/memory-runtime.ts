@@ -1,5 +1,4 @@
-import { createDatabase } from '../../runtime/db/database.ts';
-import { applyMigration } from '../../runtime/db/migrate.ts';
+import { createMemoryDatabase } from '../../runtime/db/memory-database.ts';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import type { RuntimeHandlerOptions } from '../../runtime/http/handler.ts';
 import { createRuntime, type RuntimeOptions } from '../../runtime/create-runtime.ts';
@@ -16,9 +15,8 @@ export async function createMemoryRuntime(
   app: AppDefinition,
   options: Pick<RuntimeHandlerOptions, 'auth' | 'ai' | 'onError' | 'clock'> & Pick<RuntimeOptions, 'worker'> = {},
 ): Promise<DevRuntime> {
-  const db = await createDatabase({ dataDir: 'memory://' });
+  const { db, migration } = await createMemoryDatabase(app.schema);
   try {
-    const migration = await applyMigration(db, app.schema);
     if (migration.blocked.length > 0) {
       throw new FwFailure('migration_blocked', 'The schema has changes fw will not apply automatically.', { diagnostics: migration.blocked, suggestions: ['fw db status --json'] });
     }

@@ -8,7 +8,7 @@ import { APP_ROLE } from './app-role.ts';
 import { connectionFailure } from './connection-failure.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { createPglitePool } from './pglite-pool.ts';
-import { openPglite } from './pglite-template.ts';
+import { openPgliteFrom } from './pglite-template.ts';
 import { IDENTITY_SECRET, identityFunctionsMarker, identityFunctionsSql, storeIdentityPads } from './request-identity.ts';
 import { type RequestLogin, ensureRequestLogin, requestLoginUrl } from './request-login.ts';
 import { createRequestPool } from './request-pool.ts';
@@ -17,7 +17,7 @@ import { type RequestConnection, RequestTransaction, type RequestTransactionOpti
 import { pgliteWire } from './pglite-wire.ts';
 import { privateTablesSql } from './private-tables.ts';
 import { logStatementSpan } from '../telemetry/database-spans.ts';
-import { databaseSecret, secretsTableSql } from './secrets.ts';
+import { databaseSecret, FW_SCHEMA, SECRETS_TABLE, secretsTableSql } from './secrets.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
 export { APP_ROLE } from './app-role.ts';
@@ -39,6 +39,11 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** `statement_timeout` for request transactions, in ms (default 30 000). */
   statementTimeoutMs?: number;
+  /**
+   * A fresh PGlite starts from this snapshot of a database fw set up and migrated before, when fw's
+   * cache keeps it (memory-database.ts names and saves them). Its secrets are replaced before use.
+   */
+  snapshot?: string;
 }
 
 /**
@@ -63,6 +68,8 @@ export interface FwDatabase {
   transaction<R>(options: RequestTransactionOptions, fn: (trx: Kysely<any>) => Promise<R>): Promise<R>;
   /** Connections of the PostgreSQL pools by state (for metrics); none for PGlite's single session. */
   pools(): PoolUsage[];
+  /** True when this PGlite started from `options.snapshot`. */
+  readonly fromSnapshot?: boolean;
   close(): Promise<void>;
 }
 
@@ -90,6 +97,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
   const poolSize = options.poolSize ?? 10;
   let pgModule: typeof pg | undefined;
   let pglitePool: ReturnType<typeof createPglitePool> | undefined;
+  let fromSnapshot = false;
 
   if (options.directUrl && !options.url) {
     throw new FwFailure('bad_config', 'A direct database URL was given without the pooled one (DATABASE_URL) it stands beside.', {
@@ -117,7 +125,9 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
     let pglite: PGlite;
     try {
       // 64-bit integers and numerics as strings, exactly as `pg` returns them, so both databases agree.
-      pglite = await openPglite(dataDir, { parsers: { 20: String, 1700: String } });
+      ({ pglite, fromSnapshot } = await openPgliteFrom(dataDir, { parsers: { 20: String, 1700: String } }, options.snapshot));
+      // A snapshot's secrets are another database's (and sit in a file): this one makes its own below.
+      if (fromSnapshot) await pglite.exec(`delete from "${FW_SCHEMA}"."${SECRETS_TABLE}"`);
     } catch (error) {
       unlock();
       throw error;
@@ -157,6 +167,7 @@ export async function createDatabase(options: DatabaseOptions = {}): Promise<FwD
       dialect,
       driver,
       admin,
+      fromSnapshot,
       transaction: async (txOptions, fn) => {
         const client = await pool.connect();
         try {
