@@ -1,0 +1,74 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../testing/index.ts';
+import { createTestApp, repoRoot } from './support/app.ts';
+
+const ACME = '00000000-0000-4000-8000-0000000000d1';
+
+/** The block marked `<!-- run by e2e/docs-entries.test.ts -->` in `doc` (the only one there), as written. */
+async function block(doc: string): Promise<string> {
+  const text = await readFile(path.join(repoRoot, doc), 'utf8');
+  const found = /<!-- run by e2e\/docs-entries\.test\.ts -->\n```ts\n([\s\S]*?)```/.exec(text)?.[1];
+  if (!found) throw new Error(`${doc} has no block marked for e2e/docs-entries.test.ts`);
+  return found;
+}
+
+// The tables the blocks read and write, which their pages do not show.
+const schema = `import { defineSchema, t, table } from 'fwjs';
+const schema = defineSchema({
+  tickets: table({ id: t.uuid().primaryKey().defaultRandom(), board: t.integer(), rank: t.integer(), subject: t.text() }),
+  comments: table({ id: t.uuid().primaryKey().defaultRandom(), ticket_id: t.uuid(), body: t.text() }),
+});
+export default schema;
+declare module 'fwjs' { interface Register { schema: typeof schema } }
+`;
+const openTicket = `import { command, z } from 'fwjs';
+export default command({
+  args: { board: z.number().int(), rank: z.number().int(), subject: z.string() },
+  handler: (ctx, args) => ctx.db.insertInto('tickets').values(args).returningAll().executeTakeFirstOrThrow(),
+});
+`;
+
+// Complete entry files from docs/, each run as written in one app: docs/live.md's paginated liveQuery
+// (src/queries/listTickets.ts) and docs/endpoints.md's endpoint (src/endpoints/addComment.ts).
+describe('entry files of docs/, run as written', () => {
+  let app: Awaited<ReturnType<typeof createTestApp>> | undefined;
+  let fw: TestApp<any>;
+  beforeAll(async () => {
+    app = await createTestApp('minimal-web', {
+      'src/fw/schema.ts': schema,
+      'src/commands/openTicket.ts': openTicket,
+      'src/queries/listTickets.ts': await block('docs/live.md'),
+      'src/endpoints/addComment.ts': await block('docs/endpoints.md'),
+    });
+    fw = await startTestApp({ root: app.dir });
+  }, 120_000);
+  afterAll(async () => {
+    await fw?.close();
+    await app?.remove();
+  });
+
+  it('docs/live.md: listTickets pages a board by rank, highest first, a page at a time', async () => {
+    const alice = fw.client({ userId: 'alice', tenantId: ACME, role: 'member' });
+    for (const [rank, subject] of [[1, 'low'], [3, 'high'], [2, 'mid']] as const) await alice.command('openTicket' as never, { board: 7, rank, subject } as never);
+    await alice.command('openTicket' as never, { board: 8, rank: 9, subject: 'other board' } as never);
+    const first = (await alice.query('listTickets' as never, { board: 7, page: { cursor: null, numItems: 2 } } as never)) as { page: Array<{ subject: string }>; isDone: boolean; continueCursor: string };
+    expect([first.page.map((t) => t.subject), first.isDone]).toEqual([['high', 'mid'], false]);
+    const second = (await alice.query('listTickets' as never, { board: 7, page: { cursor: first.continueCursor, numItems: 2 } } as never)) as { page: Array<{ subject: string }>; isDone: boolean };
+    expect([second.page.map((t) => t.subject), second.isDone]).toEqual([['low'], true]);
+  });
+
+  it('docs/endpoints.md: POST /api/tickets/:id/comments answers 201 with the comment and its location', async () => {
+    const ticketId = '00000000-0000-4000-8000-00000000c0de';
+    const response = await fetch(`${fw.url}/api/tickets/${ticketId}/comments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-fw-user-id': 'alice', 'x-fw-tenant-id': ACME },
+      body: JSON.stringify({ body: 'Looking into it' }),
+    });
+    expect(response.status).toBe(201);
+    const comment = (await response.json()) as { id: string; ticket_id: string; body: string; tenant_id: string };
+    expect(comment).toEqual({ id: expect.any(String), ticket_id: ticketId, body: 'Looking into it', tenant_id: ACME });
+    expect(response.headers.get('location')).toBe(`/api/tickets/${ticketId}/comments/${comment.id}`);
+  });
+});
