@@ -6,6 +6,18 @@ import { createTestApp, repoRoot } from './support/app.ts';
 
 const ACME = '00000000-0000-4000-8000-0000000000d1';
 
+/** A block that holds several files, split into the files its `// src/…` lines name. */
+function files(block: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  let current: string | undefined;
+  for (const line of block.split('\n')) {
+    const named = /^\/\/ (src\/\S+\.ts)/.exec(line);
+    if (named) found[(current = named[1]!)] = '';
+    else if (current) found[current] += `${line}\n`;
+  }
+  return found;
+}
+
 /** The block marked `<!-- run by e2e/docs-entries.test.ts -->` in `doc` (the only one there), as written. */
 async function block(doc: string): Promise<string> {
   const text = await readFile(path.join(repoRoot, doc), 'utf8');
@@ -17,6 +29,7 @@ async function block(doc: string): Promise<string> {
 // The tables the blocks read and write, which their pages do not show.
 const schema = `import { defineSchema, t, table } from 'fwjs';
 const schema = defineSchema({
+  notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text(), body: t.text().nullable(), author_id: t.text(), created_at: t.timestamptz().defaultNow() }),
   tickets: table({ id: t.uuid().primaryKey().defaultRandom(), board: t.integer(), rank: t.integer(), subject: t.text() }),
   comments: table({ id: t.uuid().primaryKey().defaultRandom(), ticket_id: t.uuid(), body: t.text() }),
 });
@@ -31,7 +44,9 @@ export default command({
 `;
 
 // Complete entry files from docs/, each run as written in one app: docs/live.md's paginated liveQuery
-// (src/queries/listTickets.ts) and docs/endpoints.md's endpoint (src/endpoints/addComment.ts).
+// (src/queries/listTickets.ts), docs/endpoints.md's endpoint (src/endpoints/addComment.ts) and
+// docs/ai.md's tool and agent (src/ai/tools/noteCount.ts, src/ai/agents/assistant.ts, over the
+// template's createNote and listNotes).
 describe('entry files of docs/, run as written', () => {
   let app: Awaited<ReturnType<typeof createTestApp>> | undefined;
   let fw: TestApp<any>;
@@ -41,6 +56,7 @@ describe('entry files of docs/, run as written', () => {
       'src/commands/openTicket.ts': openTicket,
       'src/queries/listTickets.ts': await block('docs/live.md'),
       'src/endpoints/addComment.ts': await block('docs/endpoints.md'),
+      ...files(await block('docs/ai.md')),
     });
     fw = await startTestApp({ root: app.dir });
   }, 120_000);
@@ -70,5 +86,21 @@ describe('entry files of docs/, run as written', () => {
     const comment = (await response.json()) as { id: string; ticket_id: string; body: string; tenant_id: string };
     expect(comment).toEqual({ id: expect.any(String), ticket_id: ticketId, body: 'Looking into it', tenant_id: ACME });
     expect(response.headers.get('location')).toBe(`/api/tickets/${ticketId}/comments/${comment.id}`);
+  });
+
+  it("docs/ai.md: the assistant calls noteCount, which counts the caller's notes", async () => {
+    const tenant = '00000000-0000-4000-8000-0000000000d2';
+    const bob = fw.client({ userId: 'bob', tenantId: tenant, role: 'member' });
+    await bob.command('createNote' as never, { title: 'One' } as never);
+    await bob.command('createNote' as never, { title: 'Two' } as never);
+    const response = await fetch(`${fw.url}/ai/agents/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-fw-user-id': 'bob', 'x-fw-tenant-id': tenant },
+      body: JSON.stringify({ agent: 'assistant', prompt: 'call noteCount {}', maxSteps: 3 }),
+    });
+    const body = (await response.json()) as { result: { status: string; toolResults: Array<{ toolName: string; output: unknown }> } };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(body.result.status).toBe('completed');
+    expect(body.result.toolResults.map((r) => [r.toolName, r.output])).toEqual([['noteCount', { count: 2 }]]);
   });
 });
