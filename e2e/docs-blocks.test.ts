@@ -61,7 +61,6 @@ describe('code blocks in docs/', () => {
       'scheduling.md: // src/commands/startTrial.ts',
       'scheduling.md: // src/crons.ts',
       'scheduling.md: // src/queries/allWorkspaces.ts',
-      'scheduling.md: // src/commands/closeStaleTickets.ts',
       'workflows.md: // src/workflows/fulfilOrder.ts — na',
       'workflows.md: // src/workflows/fulfilOrder.ts',
     ]);

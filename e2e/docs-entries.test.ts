@@ -30,7 +30,10 @@ async function block(doc: string): Promise<string> {
 const schema = `import { defineSchema, t, table } from 'fwjs';
 const schema = defineSchema({
   notes: table({ id: t.uuid().primaryKey().defaultRandom(), title: t.text(), body: t.text().nullable(), author_id: t.text(), created_at: t.timestamptz().defaultNow() }),
-  tickets: table({ id: t.uuid().primaryKey().defaultRandom(), board: t.integer(), rank: t.integer(), subject: t.text() }),
+  tickets: table({
+    id: t.uuid().primaryKey().defaultRandom(), board: t.integer(), rank: t.integer(), subject: t.text(),
+    status: t.text().default('pending'), updated_at: t.timestamptz().defaultNow(), closed_at: t.timestamptz().nullable(),
+  }),
   comments: table({ id: t.uuid().primaryKey().defaultRandom(), ticket_id: t.uuid(), body: t.text() }),
 });
 export default schema;
@@ -46,7 +49,8 @@ export default command({
 // Complete entry files from docs/, each run as written in one app: docs/live.md's paginated liveQuery
 // (src/queries/listTickets.ts), docs/endpoints.md's endpoint (src/endpoints/addComment.ts) and
 // docs/ai.md's tool and agent (src/ai/tools/noteCount.ts, src/ai/agents/assistant.ts, over the
-// template's createNote and listNotes).
+// template's createNote and listNotes), docs/scheduling.md's closeStaleTickets (with the import it
+// leaves out).
 describe('entry files of docs/, run as written', () => {
   let app: Awaited<ReturnType<typeof createTestApp>> | undefined;
   let fw: TestApp<any>;
@@ -57,6 +61,7 @@ describe('entry files of docs/, run as written', () => {
       'src/queries/listTickets.ts': await block('docs/live.md'),
       'src/endpoints/addComment.ts': await block('docs/endpoints.md'),
       ...files(await block('docs/ai.md')),
+      ...Object.fromEntries(Object.entries(files(await block('docs/scheduling.md'))).map(([file, source]) => [file, `import { command } from 'fwjs';\n${source}`])),
     });
     fw = await startTestApp({ root: app.dir });
   }, 120_000);
@@ -102,5 +107,22 @@ describe('entry files of docs/, run as written', () => {
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.result.status).toBe('completed');
     expect(body.result.toolResults.map((r) => [r.toolName, r.output])).toEqual([['noteCount', { count: 2 }]]);
+  });
+
+  it("docs/scheduling.md: closeStaleTickets closes a pending ticket once the test's clock is 8 days on", async () => {
+    const carol = fw.client({ userId: 'carol', tenantId: '00000000-0000-4000-8000-0000000000d3', role: 'member' });
+    const ticket = (await carol.command('openTicket' as never, { board: 1, rank: 1, subject: 'Stale' } as never)) as { id: string; status: string };
+    expect(ticket.status).toBe('pending');
+    expect(await carol.command('closeStaleTickets' as never, {} as never)).toEqual({ closed: 0 });
+    expect(((await carol.query('listTickets' as never, { board: 1, page: { cursor: null, numItems: 5 } } as never)) as { page: Array<{ status: string }> }).page.map((t) => t.status)).toEqual(['pending']);
+    fw.advanceTime('8d');
+    const before = fw.now();
+    expect(await carol.command('closeStaleTickets' as never, {} as never)).toEqual({ closed: 1 });
+    const after = fw.now();
+    const closed = ((await carol.query('listTickets' as never, { board: 1, page: { cursor: null, numItems: 5 } } as never)) as { page: Array<{ status: string; closed_at: string }> }).page;
+    expect(closed.map((t) => t.status)).toEqual(['closed']);
+    // Closed at the handler's ctx.now(): the test's clock, 8 days on.
+    expect(Date.parse(closed[0]!.closed_at)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(closed[0]!.closed_at)).toBeLessThanOrEqual(after);
   });
 });
