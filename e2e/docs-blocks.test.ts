@@ -54,7 +54,6 @@ describe('code blocks in docs/', () => {
       'deploy.md: fw build              # .fw/build/se',
       'deploy.md: import { createServer } from \'node:h',
       'endpoints.md: // src/queries/findSignInUser.ts — n',
-      'external.md: {',
       'getting-started.md: npm run dev                   # fw d',
       'getting-started.md: curl -s -X POST http://127.0.0.1:310',
       'migrations.md: fw db status',
