@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['runtime/**/*.test.ts', 'plugin/**/*.test.ts', 'toolchain/**/*.test.ts', 'cli/**/*.test.ts', 'client/**/*.test.ts', 'client/**/*.test.tsx', 'e2e/**/*.test.ts'],
+    include: ['runtime/**/*.test.ts', 'plugin/**/*.test.ts', 'toolchain/**/*.test.ts', 'cli/**/*.test.ts', 'client/**/*.test.ts', 'client/**/*.test.tsx', 'dashboard/**/*.test.ts', 'e2e/**/*.test.ts'],
     globalSetup: ['e2e/support/global-setup.ts'],
     // The default report, then one line per reason when suites were skipped (never a silent "passed").
     reporters: ['default', './e2e/support/skip-summary-reporter.ts'],

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import { fileURLToPath } from 'node:url';
 import { installNote, unsupportedNodeMessage } from '../runtime/core/node-version.ts';
+import { findPinnedNode, REEXEC_MARK, runOnPinnedNode } from '../runtime/core/pinned-node.ts';
 
 // `fw postinstall`, an app's npm postinstall: at most one line about the Node npm ran on (an older
 // one included, so before the check below), and never a failed install.
@@ -10,11 +12,16 @@ if (process.argv[2] === 'postinstall') {
   process.exit(0);
 }
 // Checked before fw's other modules load (they are imported below, dynamically): on an older Node
-// they might not even parse.
+// they might not even parse. An app that has its pinned Node (the `node` devDependency) runs fw on it;
+// `fw create` runs as it is (it copies a template and runs npm install, which brings the app's Node).
 const unsupported = unsupportedNodeMessage(process.versions.node);
-if (unsupported) {
-  process.stderr.write(`${unsupported}\n`);
-  process.exit(1);
+if (unsupported && process.argv[2] !== 'create') {
+  const pinned = process.env[REEXEC_MARK] ? undefined : findPinnedNode([process.cwd(), fileURLToPath(new URL('.', import.meta.url))]);
+  if (!pinned) {
+    process.stderr.write(`${unsupported}\n`);
+    process.exit(1);
+  }
+  process.exit(await runOnPinnedNode(pinned.path));
 }
 const { main } = await import('./main.ts');
 // Exit explicitly: a stopped server must not linger on a stray handle.

@@ -26,6 +26,7 @@ const descriptions = {
   schedule: 'Scheduled calls of the running runtime: list, cancel',
   build: 'Bundle the backend (and web/ with Vite) for production into .fw/build/',
   start: 'Serve a fw build in production: API, live streams and the built web app',
+  auth: 'Sign-in for a built app: fw auth token signs a token with the app\'s shared secret (HS256)',
   config: "Show fw's configuration as this environment sets it (secrets masked); exits 1 when a value is malformed",
 } as const;
 

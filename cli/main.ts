@@ -31,6 +31,7 @@ const subCommands: Record<(typeof commandNames)[number], () => Promise<CommandDe
   schedule: () => import('./commands/schedule.ts').then((m) => m.default),
   build: () => import('./commands/build.ts').then((m) => m.default),
   start: () => import('./commands/start.ts').then((m) => m.default),
+  auth: () => import('./commands/auth.ts').then((m) => m.default),
   config: () => import('./commands/config.ts').then((m) => m.default),
 };
 

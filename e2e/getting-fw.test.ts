@@ -120,13 +120,51 @@ describe('npm create fwjs, from the packed tarballs', () => {
       const created = await npm(['exec', '--yes', `--package=${fwTarball}`, `--package=${createTarball}`, '--', 'create-fwjs', 'my-app', '--no-install', '--json'], apps);
       expect(JSON.parse(created.stdout)).toMatchObject({ ok: true, dir: path.join(apps, 'my-app'), template: 'minimal-web', installed: false });
       const pkg = JSON.parse(await readFile(path.join(apps, 'my-app/package.json'), 'utf8'));
-      expect(pkg).toMatchObject({ name: 'my-app', dependencies: { fwjs: expect.stringMatching(/^\^/) }, scripts: { dev: 'fw dev' } });
+      // The fwjs it ran (the tarball npm installed it from, as its lock says), not a registry range
+      // that names no published version.
+      expect(pkg).toMatchObject({ name: 'my-app', dependencies: { fwjs: `file:${fwTarball}` }, scripts: { dev: 'fw dev' } });
       expect((await readFile(path.join(apps, 'my-app/.node-version'), 'utf8')).trim()).toBe('24');
     } finally {
       // This run's npx directory (~250 MB): the tarballs' paths are new every run, so it is never reused.
       for (const dir of existsSync(npx) ? await readdir(npx) : []) if (!before.has(dir)) await rm(path.join(npx, dir), { recursive: true, force: true });
     }
   }, 300_000);
+
+  it("the guide's first step, as written (docs/getting-started.md): npm pack of a checkout, npx fw create --install of the tarball, an app that installed", async () => {
+    const guide = await readFile(path.join(repoRoot, 'docs/getting-started.md'), 'utf8');
+    const block = /<!-- run by e2e\/getting-fw.test.ts -->\n```sh\n([\s\S]*?)```/.exec(guide)?.[1];
+    expect(block).toBeDefined();
+    // The folder that holds the checkout, fw/; a user's shell (no npm_* variables from `npm test`),
+    // npm's cache first (e2e/support/app.ts).
+    const folder = path.join(work, 'guide');
+    await mkdir(folder);
+    await symlink(repoRoot, path.join(folder, 'fw'));
+    const shell = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+    const cache = (await npm(['config', 'get', 'cache'], work)).stdout.trim();
+    const npx = path.join(cache, '_npx');
+    const before = new Set(existsSync(npx) ? await readdir(npx) : []);
+    try {
+      // Line by line, as typed, in one shell (`cd my-app` included), stopping at the first failure.
+      const ran = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn('bash', ['-e', '-c', `${block!}\npwd`], { cwd: folder, env: { ...shell, FW_AI: 'mock', npm_config_prefer_offline: 'true' } });
+        let output = '';
+        child.stdout.on('data', (d) => (output += d));
+        child.stderr.on('data', (d) => (output += d));
+        child.on('close', (code) => resolve({ code, output }));
+      });
+      expect(ran.code, ran.output).toBe(0);
+      const app = path.join(folder, 'my-app');
+      expect(ran.output.trim().split('\n').at(-1)).toBe(app);
+      const tarball = (await readdir(folder)).filter((f) => f.endsWith('.tgz'));
+      expect(tarball).toEqual([path.basename(fwTarball)]);
+      const pkg = JSON.parse(await readFile(path.join(app, 'package.json'), 'utf8'));
+      expect(pkg.dependencies.fwjs).toBe(`file:${path.join(folder, tarball[0]!)}`);
+      expect(JSON.parse(await readFile(path.join(app, 'node_modules/fwjs/package.json'), 'utf8')).version).toBe(JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')).version);
+      expect(await unpinnedPackages('minimal-web', app)).toEqual([]);
+    } finally {
+      for (const dir of existsSync(npx) ? await readdir(npx) : []) if (!before.has(dir)) await rm(path.join(npx, dir), { recursive: true, force: true });
+    }
+  }, 600_000);
 
   // The machine's system Node when it is older than fw supports (20 here), and its npm.
   const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((candidate) => {

@@ -58,7 +58,7 @@ describe('fw make ai-chat', () => {
     expect(chat).toContain('sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses');
     for (const id of ['ai-chat', 'ai-chat-input', 'ai-chat-send', 'ai-approve', 'ai-deny', 'ai-message']) expect(chat).toContain(`data-testid="${id}"`);
     expect(await readFile(path.join(app.dir, 'web/src/lib/fw.ts'), 'utf8')).toContain(
-      'export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);',
+      'export const { FwProvider, useCommand, useQuery, useLiveQuery, usePaginatedLiveQuery, useFwClient, useFwRuntime } = createFwReact(api);',
     );
 
     const pkg = JSON.parse(await readFile(path.join(app.dir, 'package.json'), 'utf8'));

@@ -1,4 +1,5 @@
 import { api } from './api.ts';
+import { defaultIdentity } from './default-identity.ts';
 import { h, mount } from './h.ts';
 import { patch } from './patch.ts';
 import type { Identity, PolicyRoles } from './shell.ts';
@@ -18,7 +19,6 @@ interface Choices {
 const IDENTITY_KEY = 'fw.dashboard.identity';
 const RECENT_KEY = 'fw.dashboard.recent-identities';
 const RECENT = 6;
-const DEFAULT_TENANT = '00000000-0000-4000-8000-000000000001';
 
 function read<T>(key: string): T | undefined {
   try {
@@ -29,7 +29,7 @@ function read<T>(key: string): T | undefined {
 }
 
 const saved = read<Partial<Identity>>(IDENTITY_KEY);
-let identity: Identity = { userId: saved?.userId ?? 'dev', tenantId: saved?.tenantId ?? DEFAULT_TENANT, role: saved?.role ?? '' };
+let identity: Identity = { userId: saved?.userId ?? defaultIdentity.userId, tenantId: saved?.tenantId ?? defaultIdentity.tenantId, role: saved?.role ?? '' };
 let recent: Identity[] = (read<Identity[]>(RECENT_KEY) ?? []).filter((i) => i && typeof i.userId === 'string');
 let choices: Choices = { roles: [], policies: {}, tenants: [], dev: false };
 const listeners: Array<() => boolean> = [];

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwPackageRoot } from '../../plugin/package-root.ts';
-import { fwVersion } from '../../runtime/core/version.ts';
+import { defaultFwSpec } from './fw-spec.ts';
 import { lockFile, lockForApp } from './template-lock.ts';
 
 export const templateNames = ['minimal-web', 'nuxt-web', 'b2b-support-web'] as const;
@@ -14,7 +14,7 @@ export type TemplateName = (typeof templateNames)[number];
 export interface CreateAppOptions {
   dir: string;
   template: string;
-  /** npm spec for the `fwjs` dependency; default: this fw (its version from the registry when installed, else a `file:` link to the checkout). */
+  /** npm spec for the `fwjs` dependency; default: where this fw came from (fw-spec.ts: a checkout or tarball as `file:`, else the registry's version). */
   fwSpec?: string;
   install?: boolean;
   packageManager?: 'npm' | 'pnpm';
@@ -46,7 +46,8 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       suggestions: templateNames.map((t) => `fw create ${options.dir} --template ${t}`),
     });
   }
-  if (existsSync(dir) && (await readdir(dir)).length > 0) {
+  const existed = existsSync(dir);
+  if (existed && (await readdir(dir)).length > 0) {
     throw new FwFailure('dir_not_empty', `${dir} exists and is not empty; fw create never overwrites files.`, {
       suggestions: [`fw create ${path.basename(dir)}-2 --template ${options.template}`],
     });
@@ -77,18 +78,29 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   const lock = path.join(dir, lockFile);
   if (existsSync(lock)) await writeFile(lock, `${JSON.stringify(lockForApp(JSON.parse(await readFile(lock, 'utf8')), { name: pkg.name, fwSpec }), null, 2)}\n`);
 
-  if (options.install) await run(options.packageManager ?? 'npm', ['install'], dir, options.reportInstall);
+  if (options.install) {
+    try {
+      await run(options.packageManager ?? 'npm', ['install'], dir, options.reportInstall);
+    } catch (error) {
+      // No half-made app: what fw create wrote goes (a folder that was there, empty, stays), and the
+      // failure says so, with the install's own error above it.
+      await removeCreated(dir, existed);
+      if (!(error instanceof FwFailure)) throw error;
+      throw new FwFailure(error.kind, `${error.message} fw create removed what it had written in ${dir}; nothing is left half-made.`, {
+        suggestions: [
+          'Fix what npm said above (a network error: run again once online; a fwjs spec that does not install: --fw-spec with a tarball, a checkout or a published version), then run the same fw create again.',
+          `fw create ${options.dir} --template ${options.template}${options.fwSpec ? ` --fw-spec ${options.fwSpec}` : ''} without --install, then cd ${options.dir} && npm install, to keep the app and install it yourself.`,
+        ],
+      });
+    }
+  }
   return { dir, template: options.template as TemplateName, fwSpec, installed: Boolean(options.install), files: await listFiles(dir) };
 }
 
-/**
- * The `fwjs` dependency of a new app: this fw's own version when it runs installed (from the registry,
- * e.g. under `npm create fwjs`, whose copy lives in a cache the app must not link to); a `file:` link
- * when it runs from a checkout, whose version may not be published.
- */
-function defaultFwSpec(): string {
-  const root = fwPackageRoot();
-  return root.split(path.sep).includes('node_modules') ? `^${fwVersion}` : `file:${root}`;
+/** Takes back what fw create wrote: the folder it made, or everything in the empty folder it was given. */
+async function removeCreated(dir: string, existed: boolean): Promise<void> {
+  if (!existed) return rm(dir, { recursive: true, force: true });
+  for (const entry of await readdir(dir)) await rm(path.join(dir, entry), { recursive: true, force: true });
 }
 
 async function listFiles(dir: string, prefix = ''): Promise<string[]> {

@@ -5,7 +5,7 @@ import { createFwReact } from 'fwjs/react';
 import { api } from '../../../src/fw/_generated/api.ts';
 
 export { api };
-export const { FwProvider, useCommand, useQuery, useLiveQuery, usePaginatedLiveQuery } = createFwReact(api);
+export const { FwProvider, useCommand, useQuery, useLiveQuery, usePaginatedLiveQuery, useFwClient, useFwRuntime } = createFwReact(api);
 
 export type { DevAuth, FwError, LiveStatus } from 'fwjs/react';
 
