@@ -40,7 +40,7 @@ export interface FwRoutesContext {
   dashboard?: boolean;
   database: AdminDatabase | undefined;
   /** Serve MCP (`POST /mcp`, mcp.ts) with these settings; off when absent. */
-  mcp?: Pick<McpContext, 'auth' | 'trustedProxies' | 'approvalTtlMs' | 'onError'> | undefined;
+  mcp?: Pick<McpContext, 'auth' | 'trustedProxies' | 'approvalTtlMs' | 'rateLimitPerMinute' | 'onError'> | undefined;
 }
 
 /**

@@ -64,8 +64,11 @@ export interface RuntimeHandlerOptions {
   hold?: () => FwError | undefined;
   /** The database admin routes of a runtime that edits its app as it runs (fw dev; admin-routes.ts). */
   database?: AdminDatabase;
-  /** Serve the MCP endpoint (`POST /mcp`, docs/mcp.md); default: in dev mode, else `FW_MCP`. */
-  mcp?: boolean;
+  /**
+   * Serve the MCP endpoint (`POST /mcp`, docs/mcp.md); default: in dev mode, else `FW_MCP`. An object
+   * serves it with its own per-caller limit (requests per minute; default `FW_MCP_RATE_LIMIT`).
+   */
+  mcp?: boolean | { rateLimitPerMinute?: number };
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -89,8 +92,15 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 
   // One table per app, built here once: fw's own routes, then the app's endpoints.
   const table = createRouteTable<Route>();
-  const mcp = (options.mcp ?? (options.dev || config.get('FW_MCP')))
-    ? { auth: authOption, trustedProxies, approvalTtlMs: options.ai?.approvalTtlMs ?? config.get('FW_AI_APPROVAL_TTL_MS'), onError }
+  const mcpOption = options.mcp ?? (options.dev || config.get('FW_MCP'));
+  const mcp = mcpOption
+    ? {
+        auth: authOption,
+        trustedProxies,
+        approvalTtlMs: options.ai?.approvalTtlMs ?? config.get('FW_AI_APPROVAL_TTL_MS'),
+        rateLimitPerMinute: (typeof mcpOption === 'object' ? mcpOption.rateLimitPerMinute : undefined) ?? config.get('FW_MCP_RATE_LIMIT'),
+        onError,
+      }
     : undefined;
   const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit, database: options.database, dashboard: options.dev || (config.get('FW_DASHBOARD') && options.adminToken !== undefined), mcp });
   for (const { methods, path, route } of ownRoutes) for (const method of methods) table.add(method, path, route);

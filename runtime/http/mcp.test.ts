@@ -70,6 +70,7 @@ for (const target of databaseTargets) {
     let prodUrl: string;
     let prodOffUrl: string;
     let smallUrl: string;
+    let limitedUrl: string;
 
     async function serve(options: Omit<RuntimeHandlerOptions, 'app' | 'db'>): Promise<string> {
       const server = createServer(createRuntimeHandler({ app: testApp(), db, onError: () => {}, ...options }));
@@ -90,6 +91,8 @@ for (const target of databaseTargets) {
       const jwt = { kind: 'jwt' as const, issuer: idp.issuer, audience: idp.audience, jwksUrl: idp.jwksUrl };
       devUrl = await serve({ dev: true });
       smallUrl = await serve({ dev: true, bodyLimit: 2048 });
+      // A clock that stays at 30 s into a minute: the limit's window cannot roll over mid-test.
+      limitedUrl = await serve({ dev: true, mcp: { rateLimitPerMinute: 3 }, clock: { now: () => Date.parse('2026-12-08T10:00:30Z'), at: () => () => {} } });
       prodUrl = await serve({ dev: false, auth: jwt, mcp: true });
       prodOffUrl = await serve({ dev: false, auth: jwt });
     });
@@ -239,6 +242,18 @@ for (const target of databaseTargets) {
       expect(await local.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
       const large = await fetch(`${smallUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...dev('alice', tenant) }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'createNote', arguments: { title: 'x'.repeat(4096) } } }) });
       expect(large.status).toBe(413);
+    });
+
+    it('limits each caller to its requests per minute, others unaffected', async () => {
+      const tenant = randomUUID();
+      const ping = (user: string) =>
+        fetch(`${limitedUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...dev(user, tenant) }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+      expect([(await ping('dave')).status, (await ping('dave')).status, (await ping('dave')).status]).toEqual([200, 200, 200]);
+      const refused = await ping('dave');
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('30');
+      expect((await refused.json()).error.code).toBe('too_many_requests');
+      expect((await ping('erin')).status).toBe(200);
     });
 
     it('in production: a token for another tenant sees none of its rows, commands need approval by default, and failures are redacted', async () => {

@@ -58,11 +58,14 @@ export interface McpContext {
   approvalTtlMs: number;
   /** How many proxies in front are ours (FW_TRUST_PROXY): whether `x-forwarded-proto` says the scheme. */
   trustedProxies: number;
+  /** Requests per minute per caller (FW_MCP_RATE_LIMIT); 0: no limit. */
+  rateLimitPerMinute: number;
   onError: (error: FwError, traceId: string) => void;
 }
 
 /** The routes: `POST /mcp`, and the protected-resource metadata (RFC 9728) at its two addresses. */
 export function mcpRoutes(context: McpContext): { methods: readonly string[]; path: string; route: Route }[] {
+  const limiter = callerLimiter(context.rateLimitPerMinute, context.clock);
   const metadata: Route = {
     auth: 'none',
     template: () => MCP_METADATA_PATH,
@@ -80,6 +83,7 @@ export function mcpRoutes(context: McpContext): { methods: readonly string[]; pa
           headers: { 'www-authenticate': challenge(call.req, context) },
         });
       }
+      limiter(auth.kind === 'anonymous' ? `address:${call.clientAddress()}` : `${auth.tenantId ?? ''}|${auth.userId ?? ''}`);
       const body = await readBody(call.req, context.bodyLimit);
       let parsed: unknown;
       try {
@@ -96,6 +100,34 @@ export function mcpRoutes(context: McpContext): { methods: readonly string[]; pa
     { methods: ['GET', 'HEAD'], path: `${MCP_METADATA_PATH}${MCP_PATH}`, route: metadata },
     { methods: ['POST'], path: MCP_PATH, route: endpoint },
   ];
+}
+
+/**
+ * At most `perMinute` requests per caller in each minute of the clock (a fixed window: the counts start
+ * again every minute, so memory holds only this minute's callers); past it, 429 with `Retry-After`.
+ * Per process: behind several processes a caller gets the limit of each.
+ */
+function callerLimiter(perMinute: number, clock: Clock): (caller: string) => void {
+  let window = -1;
+  let counts = new Map<string, number>();
+  return (caller) => {
+    if (perMinute <= 0) return;
+    const now = clock.now();
+    const current = Math.floor(now / 60_000);
+    if (current !== window) {
+      window = current;
+      counts = new Map();
+    }
+    const count = (counts.get(caller) ?? 0) + 1;
+    counts.set(caller, count);
+    if (count > perMinute) {
+      const retryAfter = Math.max(1, Math.ceil(((current + 1) * 60_000 - now) / 1000));
+      throw new FwError('too_many_requests', `More than ${perMinute} MCP requests this minute; try again in ${retryAfter} s.`, {
+        headers: { 'retry-after': String(retryAfter) },
+        diagnostics: [{ path: 'headers', code: 'rate_limited', message: `At most ${perMinute} requests per minute per caller (FW_MCP_RATE_LIMIT).` }],
+      });
+    }
+  };
 }
 
 /** Where this server is, as its callers reach it: the scheme (from the first proxy when it is ours) and the Host. */
