@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { startTestIssuer, type TestIssuer } from '../../e2e/support/test-issuer.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
-import { command, definePolicies, query } from '../core/entries.ts';
+import { command, definePolicies, liveQuery, query } from '../core/entries.ts';
 import { FwError } from '../core/errors.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import type { FwDatabase } from '../db/database.ts';
@@ -30,6 +30,8 @@ function testApp(): AppDefinition {
     // No tenant filter on purpose: row-level security scopes it to the caller's tenant.
     listNotes: query({ handler: (ctx) => ctx.db.selectFrom('notes').select(['title', 'tenant_id']).orderBy('title').execute() }),
     adminOnly: query({ policy: 'admin', handler: () => 'secret' }),
+    liveNotes: liveQuery({ description: 'The notes, live.', handler: (ctx) => ctx.db.selectFrom('notes').select(['title', 'tenant_id']).orderBy('title').execute() }),
+    notesTitled: liveQuery({ args: { title: z.string().min(1) }, handler: (ctx, args) => ctx.db.selectFrom('notes').select('title').where('title', '=', args.title).execute() }),
     internalJob: command({ policy: 'system', handler: () => 'ran' }),
     hidden: query({ tool: false, handler: () => 'hidden' }),
     signNote: command({ tool: { needsApproval: true }, args: { title: z.string().min(1) }, handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returning('title').executeTakeFirstOrThrow() }),
@@ -116,7 +118,7 @@ for (const target of databaseTargets) {
       const tenant = randomUUID();
       const member = await open(devUrl, dev('alice', tenant));
       const { tools } = await member.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(['boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'signNote']);
+      expect(tools.map((tool) => tool.name)).toEqual(['boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'liveNotes', 'notesTitled', 'signNote']);
       const createNote = tools.find((tool) => tool.name === 'createNote')!;
       expect(createNote.description).toBe('Adds a note.');
       expect(createNote.inputSchema).toEqual({
@@ -133,7 +135,7 @@ for (const target of databaseTargets) {
       expect(tools.find((tool) => tool.name === 'signNote')!._meta).toEqual({ 'fw/kind': 'command', 'fw/needsApproval': true });
 
       const admin = await open(devUrl, dev('root', tenant, 'admin'));
-      expect((await admin.listTools()).tools.map((tool) => tool.name)).toEqual(['adminOnly', 'boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'signNote']);
+      expect((await admin.listTools()).tools.map((tool) => tool.name)).toEqual(['adminOnly', 'boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'liveNotes', 'notesTitled', 'signNote']);
     });
 
     it('runs calls as the caller: its tenant under row-level security, audited with who, what and the outcome', async () => {
@@ -242,6 +244,29 @@ for (const target of databaseTargets) {
       expect(await local.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
       const large = await fetch(`${smallUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...dev('alice', tenant) }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'createNote', arguments: { title: 'x'.repeat(4096) } } }) });
       expect(large.status).toBe(413);
+    });
+
+    it("serves liveQueries as resources (a template when they take args), read as the caller in its tenant", async () => {
+      const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+      const alice = await open(devUrl, dev('alice', tenantA));
+      const bob = await open(devUrl, dev('bob', tenantB));
+      expect((await alice.listResources()).resources).toEqual([{ uri: 'fw://live/liveNotes', name: 'liveNotes', description: 'The notes, live.', mimeType: 'application/json' }]);
+      expect((await alice.listResourceTemplates()).resourceTemplates).toEqual([
+        { uriTemplate: 'fw://live/notesTitled{?args}', name: 'notesTitled', description: "Reads notesTitled (notes titled). (args: the query's args as JSON)", mimeType: 'application/json' },
+      ]);
+      await callTool(alice, 'createNote', { title: 'resource-note' });
+      const read = await alice.readResource({ uri: 'fw://live/liveNotes' });
+      expect(read.contents).toEqual([{ uri: 'fw://live/liveNotes', mimeType: 'application/json', text: JSON.stringify([{ title: 'resource-note', tenant_id: tenantA }]) }]);
+      expect((await bob.readResource({ uri: 'fw://live/liveNotes' })).contents[0]).toMatchObject({ text: '[]' });
+      const uri = `fw://live/notesTitled?args=${encodeURIComponent(JSON.stringify({ title: 'resource-note' }))}`;
+      expect((await alice.readResource({ uri })).contents[0]).toMatchObject({ uri, text: JSON.stringify([{ title: 'resource-note' }]) });
+      // Refused looks like absent.
+      for (const missing of ['fw://live/adminOnly', 'fw://live/nothing', 'https://example.com/liveNotes']) {
+        await expect(alice.readResource({ uri: missing })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(`Resource not found: ${missing}`) });
+      }
+      await expect(alice.readResource({ uri: 'fw://live/notesTitled?args=%7B%7D' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('validation_failed') });
+      const traceId = read._meta?.['fw/traceId'] as string;
+      expect((await auditOf(traceId)).map((row) => [row.user_id, row.entry, row.kind, row.outcome])).toEqual([['alice', 'liveNotes', 'liveQuery', 'ok']]);
     });
 
     it('limits each caller to its requests per minute, others unaffected', async () => {

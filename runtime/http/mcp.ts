@@ -23,10 +23,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { type CallToolResult, ProtocolError, Server, type Tool } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, type ReadResourceResult, type Resource, ResourceNotFoundError, Server, type Tool } from '@modelcontextprotocol/server';
 import type { AuthOption } from '../auth/authenticator.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import type { Auth } from '../core/entry-types.ts';
+import { type EntryDefinition, hasDeclaredArgs } from '../core/entries.ts';
 import { FwError, toFwError } from '../core/errors.ts';
 import { publicError } from '../core/public-error.ts';
 import { fwVersion } from '../core/version.ts';
@@ -183,10 +184,13 @@ interface McpCall extends McpContext {
 
 /** One request: a server that knows this caller, on a transport for this request alone. */
 async function serveMcp(req: IncomingMessage, res: ServerResponse, body: unknown, call: McpCall): Promise<void> {
-  const server = new Server({ name: 'fw', version: fwVersion }, { capabilities: { tools: { listChanged: false }, logging: {} } });
+  const server = new Server({ name: 'fw', version: fwVersion }, { capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, logging: {} } });
   const client = clientName(req);
   server.setRequestHandler('tools/list', async () => ({ tools: (await permittedTools(call)).map((tool) => describeTool(tool, call.dev)) }));
   server.setRequestHandler('tools/call', async (request) => callTool(request.params.name, request.params.arguments ?? {}, client, call));
+  server.setRequestHandler('resources/list', async () => ({ resources: (await permittedLiveQueries(call)).filter(({ entry }) => !hasDeclaredArgs(entry)).map(describeResource) }));
+  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: (await permittedLiveQueries(call)).filter(({ entry }) => hasDeclaredArgs(entry)).map(describeTemplate) }));
+  server.setRequestHandler('resources/read', async (request) => readResource(request.params.uri, client, call));
   const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
@@ -281,6 +285,50 @@ async function callTool(name: string, args: Record<string, unknown>, client: str
     if (error.status >= 500) call.onError(error, traceId);
     await auditAsOwner(db.admin, auth, { ...row, outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
     return failed(error, traceId, call.dev);
+  }
+}
+
+/** A liveQuery's resource: `fw://live/<name>`, its args (when it has some) as JSON in `?args=`. */
+export const LIVE_RESOURCE_PREFIX = 'fw://live/';
+
+/** The liveQueries this caller's policies let in (never `system` ones, nor `tool: false` ones). */
+async function permittedLiveQueries(call: McpCall): Promise<Array<{ name: string; entry: EntryDefinition; description: string }>> {
+  return (await permittedTools(call)).filter((tool) => tool.kind === 'liveQuery').map((tool) => ({ name: tool.name, entry: tool.entry, description: tool.description }));
+}
+
+function describeResource(query: { name: string; description: string }): Resource {
+  return { uri: `${LIVE_RESOURCE_PREFIX}${query.name}`, name: query.name, description: query.description, mimeType: 'application/json' };
+}
+
+function describeTemplate(query: { name: string; description: string }): { uriTemplate: string; name: string; description: string; mimeType: string } {
+  return { uriTemplate: `${LIVE_RESOURCE_PREFIX}${query.name}{?args}`, name: query.name, description: `${query.description} (args: the query's args as JSON)`, mimeType: 'application/json' };
+}
+
+/**
+ * Reads a liveQuery's resource: the query run once as the caller (read-only, its tenant), audited as a
+ * call. Unknown or refused is the SDK's "resource not found" (-32602 with `data.uri`); a failure is a JSON-RPC error carrying
+ * fw's public error and the trace id in its data, redacted as HTTP answers are.
+ */
+async function readResource(uri: string, client: string | null, call: McpCall): Promise<ReadResourceResult> {
+  const { caller: auth, traceId, services, db } = call;
+  const parsed = URL.canParse(uri) ? new URL(uri) : undefined;
+  const name = parsed && uri.startsWith(LIVE_RESOURCE_PREFIX) ? decodeURIComponent(parsed.pathname.replace(/^\/+/, '') || parsed.host) : '';
+  const query = name ? (await permittedLiveQueries(call)).find((candidate) => candidate.name === name) : undefined;
+  if (!query) throw new ResourceNotFoundError(uri.slice(0, 200), `Resource not found: ${uri.slice(0, 200)}`);
+  const row: McpAuditRow = { client, entry: name, kind: 'liveQuery', argsDigest: '', outcome: 'ok', traceId, approvalId: null };
+  try {
+    const raw = parsed!.searchParams.get('args');
+    const args = raw === null ? {} : parseJsonText(raw, 'args');
+    row.argsDigest = argsDigest(canonical(args));
+    const result = await invokeEntry(services, query.entry, { name, auth, traceId, external: true, args, what: `resource ${name}` });
+    await auditAsOwner(db.admin, auth, row);
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result === undefined ? null : result) }], _meta: { 'fw/traceId': traceId } };
+  } catch (thrown) {
+    const error = toFwError(thrown);
+    if (error.status >= 500) call.onError(error, traceId);
+    await auditAsOwner(db.admin, auth, { ...row, argsDigest: row.argsDigest || argsDigest(null), outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
+    const told = publicError(error, traceId, call.dev);
+    throw new ProtocolError(error.status < 500 ? -32602 : -32603, `${told.code}: ${told.message} (trace id ${traceId})`, { error: told, traceId });
   }
 }
 
