@@ -210,12 +210,16 @@ export interface McpApprovalBinding {
 }
 
 /** What an MCP call found in the ledger for its caller, tool and input. */
-export type McpApprovalLookup = { state: 'used'; approvalId: string } | { state: 'pending'; approvalId: string; expiresAt: string } | { state: 'none' };
+export type McpApprovalLookup =
+  | { state: 'used'; approvalId: string }
+  | { state: 'refused'; approvalId: string }
+  | { state: 'pending'; approvalId: string; expiresAt: string }
+  | { state: 'none' };
 
 /**
- * Uses an approved, unused, unexpired approval of this caller for `tool` and `input` (the oldest), or
- * says there is one still waiting for its decision, or none. Using it is one update: two concurrent
- * calls cannot both take it.
+ * Uses an approved, unused, unexpired approval of this caller for `tool` and `input` (the oldest); or
+ * takes a refusal not told yet (told once: the next call asks again); or says there is one still
+ * waiting for its decision, or none. Taking one is one update: two concurrent calls cannot both take it.
  */
 export async function useMcpApproval(db: FwDatabase, binding: McpApprovalBinding, tool: string, input: unknown, options: { now: Date; traceId: string }): Promise<McpApprovalLookup> {
   const hash = inputHash(input);
@@ -230,6 +234,17 @@ export async function useMcpApproval(db: FwDatabase, binding: McpApprovalBinding
       and used_at is null
     returning approval_id`.execute(db.admin);
   if (used.rows[0]) return { state: 'used', approvalId: used.rows[0].approval_id };
+  const refused = await sql<{ approval_id: string }>`
+    update "_fw"."ai_approvals" set used_at = ${options.now}, used_trace_id = ${options.traceId}
+    where approval_id = (
+      select approval_id from "_fw"."ai_approvals"
+      where agent = ${MCP_AGENT} and approved = false and used_at is null
+        and user_id is not distinct from ${binding.userId} and tenant_id is not distinct from ${binding.tenantId}::uuid
+        and tool = ${tool} and input_hash = ${hash}
+      order by issued_at, approval_id limit 1 for update skip locked)
+      and used_at is null
+    returning approval_id`.execute(db.admin);
+  if (refused.rows[0]) return { state: 'refused', approvalId: refused.rows[0].approval_id };
   const pending = await sql<{ approval_id: string; expires_at: Date }>`
     select approval_id, expires_at from "_fw"."ai_approvals"
     where agent = ${MCP_AGENT} and decided_at is null and expires_at > ${options.now}
@@ -278,7 +293,7 @@ export async function listMcpApprovals(db: FwDatabase, options: { now: Date; pen
     tool: row.tool,
     inputHash: row.input_hash,
     input: row.input,
-    state: row.used_at ? 'used' : row.decided_at ? (row.approved ? 'approved' : 'refused') : new Date(row.expires_at).getTime() <= options.now.getTime() ? 'expired' : 'pending',
+    state: row.used_at && row.approved ? 'used' : row.decided_at ? (row.approved ? 'approved' : 'refused') : new Date(row.expires_at).getTime() <= options.now.getTime() ? 'expired' : 'pending',
     issuedAt: new Date(row.issued_at).toISOString(),
     expiresAt: new Date(row.expires_at).toISOString(),
     issuedTraceId: row.issued_trace_id,

@@ -221,6 +221,15 @@ for (const target of databaseTargets) {
       expect(third.structuredContent.error.reason).toBe('approval_required');
       expect(third.structuredContent.error.approvalId).not.toBe(approvalId);
       expect(await notes()).toEqual(['signed']);
+
+      // A refusal is told once, and nothing runs; the next call asks again.
+      const decline = await fetch(`${devUrl}/_fw/mcp/approvals/${third.structuredContent.error.approvalId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ approved: false }) });
+      expect(decline.status).toBe(200);
+      const refused = await callTool(alice, 'signNote', { title: 'signed' });
+      expect(refused.structuredContent.error).toMatchObject({ code: 'forbidden', reason: 'approval_refused', approvalId: third.structuredContent.error.approvalId });
+      expect((await auditOf(traceOf(refused))).map((row) => row.outcome)).toEqual(['approval_refused']);
+      expect((await callTool(alice, 'signNote', { title: 'signed' })).structuredContent.error.reason).toBe('approval_required');
+      expect(await notes()).toEqual(['signed']);
     });
 
     it('answers 401 with WWW-Authenticate and protected-resource metadata naming the issuer; refuses a foreign Origin and a large body', async () => {

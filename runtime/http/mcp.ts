@@ -266,6 +266,10 @@ async function callTool(name: string, args: Record<string, unknown>, client: str
       const binding = { userId: auth.userId, tenantId: auth.tenantId };
       const now = new Date(call.clock.now());
       const found = await useMcpApproval(db, binding, name, canonical(args), { now, traceId });
+      if (found.state === 'refused') {
+        await auditAsOwner(db.admin, auth, { ...row, outcome: 'approval_refused', approvalId: found.approvalId });
+        return approvalRefused(name, found.approvalId, traceId);
+      }
       if (found.state !== 'used') {
         const asked = found.state === 'pending' ? found : await askMcpApproval(db, binding, name, canonical(args), { now, ttlMs: call.approvalTtlMs, traceId });
         await auditAsOwner(db.admin, auth, { ...row, outcome: 'approval_required', approvalId: asked.approvalId });
@@ -349,6 +353,16 @@ function failed(error: FwError, traceId: string, dev: boolean): CallToolResult {
     isError: true,
     content: [{ type: 'text', text: `${told.code}: ${told.message} (trace id ${traceId})` }],
     structuredContent: { ok: false, error: told, traceId },
+    _meta: { 'fw/traceId': traceId },
+  };
+}
+
+function approvalRefused(name: string, approvalId: string, traceId: string): CallToolResult {
+  const message = `A person refused request ${approvalId}: ${name} did not run. Do not retry it unless the user asks you to (a new call asks them again).`;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `forbidden: ${message} (trace id ${traceId})` }],
+    structuredContent: { ok: false, error: { code: 'forbidden', reason: 'approval_refused', message, diagnostics: [], approvalId }, traceId },
     _meta: { 'fw/traceId': traceId },
   };
 }
