@@ -22,8 +22,7 @@
  * Stateless: a server per request, nothing kept between requests (any process can answer any call).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { type CallToolResult, ProtocolError, type ReadResourceResult, type Resource, ResourceNotFoundError, Server, type Tool } from '@modelcontextprotocol/server';
+import type { CallToolResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/server';
 import type { AuthOption } from '../auth/authenticator.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import type { Auth } from '../core/entry-types.ts';
@@ -92,7 +91,7 @@ export function mcpRoutes(context: McpContext): { methods: readonly string[]; pa
       } catch (error) {
         return { status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32700, message: toFwError(error).message } } };
       }
-      await serveMcp(call.req, call.res, parsed, { ...context, caller: auth, traceId: call.traceId });
+      await serveMcp(call.req, call.res, parsed, { ...context, caller: auth, traceId: call.traceId, sdk: await loadSdk() });
       return 'streamed';
     },
   };
@@ -180,10 +179,25 @@ function checkOrigin(req: IncomingMessage, context: McpContext): void {
 interface McpCall extends McpContext {
   caller: Auth;
   traceId: string;
+  sdk: Sdk;
+}
+
+/** The SDK, loaded on the first MCP request: a runtime that serves none (fw start without FW_MCP) never loads it. */
+type Sdk = Pick<typeof import('@modelcontextprotocol/server'), 'Server' | 'ProtocolError' | 'ResourceNotFoundError'> & Pick<typeof import('@modelcontextprotocol/node'), 'NodeStreamableHTTPServerTransport'>;
+let sdk: Promise<Sdk> | undefined;
+function loadSdk(): Promise<Sdk> {
+  sdk ??= Promise.all([import('@modelcontextprotocol/server'), import('@modelcontextprotocol/node')]).then(([server, node]) => ({
+    Server: server.Server,
+    ProtocolError: server.ProtocolError,
+    ResourceNotFoundError: server.ResourceNotFoundError,
+    NodeStreamableHTTPServerTransport: node.NodeStreamableHTTPServerTransport,
+  }));
+  return sdk;
 }
 
 /** One request: a server that knows this caller, on a transport for this request alone. */
 async function serveMcp(req: IncomingMessage, res: ServerResponse, body: unknown, call: McpCall): Promise<void> {
+  const { Server, NodeStreamableHTTPServerTransport } = call.sdk;
   const server = new Server({ name: 'fw', version: fwVersion }, { capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, logging: {} } });
   const client = clientName(req);
   server.setRequestHandler('tools/list', async () => ({ tools: (await permittedTools(call)).map((tool) => describeTool(tool, call.dev)) }));
@@ -255,7 +269,7 @@ async function callTool(name: string, args: Record<string, unknown>, client: str
   if (!tool) {
     // Unknown and refused look alike: what a caller may not call is no tool of its.
     await auditAsOwner(db.admin, auth, { ...row, outcome: 'not_found' }).catch((error: unknown) => call.onError(toFwError(error), traceId));
-    throw new ProtocolError(-32602, `Unknown tool: ${name.slice(0, 200)}`);
+    throw new call.sdk.ProtocolError(-32602, `Unknown tool: ${name.slice(0, 200)}`);
   }
   row.kind = tool.kind;
   const invocation = { name, auth, traceId, external: true, args, what: `tool ${name}` };
@@ -318,7 +332,7 @@ async function readResource(uri: string, client: string | null, call: McpCall): 
   const parsed = URL.canParse(uri) ? new URL(uri) : undefined;
   const name = parsed && uri.startsWith(LIVE_RESOURCE_PREFIX) ? decodeURIComponent(parsed.pathname.replace(/^\/+/, '') || parsed.host) : '';
   const query = name ? (await permittedLiveQueries(call)).find((candidate) => candidate.name === name) : undefined;
-  if (!query) throw new ResourceNotFoundError(uri.slice(0, 200), `Resource not found: ${uri.slice(0, 200)}`);
+  if (!query) throw new call.sdk.ResourceNotFoundError(uri.slice(0, 200), `Resource not found: ${uri.slice(0, 200)}`);
   const row: McpAuditRow = { client, entry: name, kind: 'liveQuery', argsDigest: '', outcome: 'ok', traceId, approvalId: null };
   try {
     const raw = parsed!.searchParams.get('args');
@@ -332,7 +346,7 @@ async function readResource(uri: string, client: string | null, call: McpCall): 
     if (error.status >= 500) call.onError(error, traceId);
     await auditAsOwner(db.admin, auth, { ...row, argsDigest: row.argsDigest || argsDigest(null), outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
     const told = publicError(error, traceId, call.dev);
-    throw new ProtocolError(error.status < 500 ? -32602 : -32603, `${told.code}: ${told.message} (trace id ${traceId})`, { error: told, traceId });
+    throw new call.sdk.ProtocolError(error.status < 500 ? -32602 : -32603, `${told.code}: ${told.message} (trace id ${traceId})`, { error: told, traceId });
   }
 }
 
