@@ -11,7 +11,7 @@
  *   await issueApprovals(db, binding, [{ approvalId, toolCallId, toolName, input }], { now, ttlMs });
  *   await decideApprovals(db, binding, decisions, messages, { now, traceId });   // throws 403 on any misuse
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { sql } from 'kysely';
 import type { FwDatabase } from '../db/database.ts';
@@ -192,4 +192,137 @@ function toolCallsByApproval(messages: readonly ModelMessage[]): Map<string, { t
 /** A hash of a tool input as JSON (key order as given: the history returns the input as fw sent it). */
 export function inputHash(input: unknown): string {
   return createHash('sha256').update(JSON.stringify(input ?? null)).digest('hex');
+}
+
+/**
+ * MCP approvals (runtime/http/mcp.ts), in the same ledger: asked by an MCP tool call that needs one,
+ * decided by a human on a channel the agent does not hold (the dashboard, `POST /_fw/mcp/approvals/:id`
+ * with the admin token, or the app's own UI through {@link decideMcpApproval}), then used once by the
+ * same caller's call of the same tool with the same input. Agent `mcp`; the tool call id is the
+ * approval's own id (an MCP call has no other).
+ */
+export const MCP_AGENT = 'mcp';
+
+/** Who asked over MCP: an approval is good for this user and tenant only. */
+export interface McpApprovalBinding {
+  userId: string | null;
+  tenantId: string | null;
+}
+
+/** What an MCP call found in the ledger for its caller, tool and input. */
+export type McpApprovalLookup =
+  | { state: 'used'; approvalId: string }
+  | { state: 'refused'; approvalId: string }
+  | { state: 'pending'; approvalId: string; expiresAt: string }
+  | { state: 'none' };
+
+/**
+ * Uses an approved, unused, unexpired approval of this caller for `tool` and `input` (the oldest); or
+ * takes a refusal not told yet (told once: the next call asks again); or says there is one still
+ * waiting for its decision, or none. Taking one is one update: two concurrent calls cannot both take it.
+ */
+export async function useMcpApproval(db: FwDatabase, binding: McpApprovalBinding, tool: string, input: unknown, options: { now: Date; traceId: string }): Promise<McpApprovalLookup> {
+  const hash = inputHash(input);
+  const used = await sql<{ approval_id: string }>`
+    update "_fw"."ai_approvals" set used_at = ${options.now}, used_trace_id = ${options.traceId}
+    where approval_id = (
+      select approval_id from "_fw"."ai_approvals"
+      where agent = ${MCP_AGENT} and approved and used_at is null and expires_at > ${options.now}
+        and user_id is not distinct from ${binding.userId} and tenant_id is not distinct from ${binding.tenantId}::uuid
+        and tool = ${tool} and input_hash = ${hash}
+      order by issued_at, approval_id limit 1 for update skip locked)
+      and used_at is null
+    returning approval_id`.execute(db.admin);
+  if (used.rows[0]) return { state: 'used', approvalId: used.rows[0].approval_id };
+  const refused = await sql<{ approval_id: string }>`
+    update "_fw"."ai_approvals" set used_at = ${options.now}, used_trace_id = ${options.traceId}
+    where approval_id = (
+      select approval_id from "_fw"."ai_approvals"
+      where agent = ${MCP_AGENT} and approved = false and used_at is null
+        and user_id is not distinct from ${binding.userId} and tenant_id is not distinct from ${binding.tenantId}::uuid
+        and tool = ${tool} and input_hash = ${hash}
+      order by issued_at, approval_id limit 1 for update skip locked)
+      and used_at is null
+    returning approval_id`.execute(db.admin);
+  if (refused.rows[0]) return { state: 'refused', approvalId: refused.rows[0].approval_id };
+  const pending = await sql<{ approval_id: string; expires_at: Date }>`
+    select approval_id, expires_at from "_fw"."ai_approvals"
+    where agent = ${MCP_AGENT} and decided_at is null and expires_at > ${options.now}
+      and user_id is not distinct from ${binding.userId} and tenant_id is not distinct from ${binding.tenantId}::uuid
+      and tool = ${tool} and input_hash = ${hash}
+    order by issued_at, approval_id limit 1`.execute(db.admin);
+  const row = pending.rows[0];
+  return row ? { state: 'pending', approvalId: row.approval_id, expiresAt: new Date(row.expires_at).toISOString() } : { state: 'none' };
+}
+
+/** Asks for an approval of `tool` with `input` for this caller; answers its id and when it expires. */
+export async function askMcpApproval(db: FwDatabase, binding: McpApprovalBinding, tool: string, input: unknown, options: { now: Date; ttlMs: number; traceId: string }): Promise<{ approvalId: string; expiresAt: string }> {
+  const approvalId = `mcp_${randomUUID()}`;
+  await issueApprovals(db, { ...binding, agent: MCP_AGENT }, [{ approvalId, toolCallId: approvalId, toolName: tool, input }], options);
+  // What the human is asked to approve: the call's input, shown to whoever decides (owner-only table).
+  await sql`update "_fw"."ai_approvals" set input = ${JSON.stringify(input ?? null)}::jsonb where approval_id = ${approvalId}`.execute(db.admin);
+  return { approvalId, expiresAt: new Date(options.now.getTime() + options.ttlMs).toISOString() };
+}
+
+/** An MCP approval as the dashboard and `GET /_fw/mcp/approvals` list it. */
+export interface McpApprovalRecord {
+  approvalId: string;
+  userId: string | null;
+  tenantId: string | null;
+  tool: string;
+  inputHash: string;
+  /** The input the call was asked with: what the human approves. */
+  input: unknown;
+  state: 'pending' | 'approved' | 'used' | 'refused' | 'expired';
+  issuedAt: string;
+  expiresAt: string;
+  issuedTraceId: string | null;
+}
+
+/** MCP approvals, newest first: those waiting for a decision first (`pending: true`), or all recent ones. */
+export async function listMcpApprovals(db: FwDatabase, options: { now: Date; pendingOnly?: boolean; limit?: number }): Promise<McpApprovalRecord[]> {
+  const limit = Math.min(Math.max(options.limit ?? 100, 1), 1000);
+  const result = await sql<{ approval_id: string; user_id: string | null; tenant_id: string | null; tool: string; input_hash: string; input: unknown; issued_at: Date; expires_at: Date; decided_at: Date | null; approved: boolean | null; used_at: Date | null; issued_trace_id: string | null }>`
+    select approval_id, user_id, tenant_id::text, tool, input_hash, input, issued_at, expires_at, decided_at, approved, used_at, issued_trace_id from "_fw"."ai_approvals"
+    where agent = ${MCP_AGENT} and (not ${options.pendingOnly ?? false} or (decided_at is null and expires_at > ${options.now}))
+    order by issued_at desc, approval_id limit ${limit}`.execute(db.admin);
+  return result.rows.map((row) => ({
+    approvalId: row.approval_id,
+    userId: row.user_id,
+    tenantId: row.tenant_id,
+    tool: row.tool,
+    inputHash: row.input_hash,
+    input: row.input,
+    state: row.used_at && row.approved ? 'used' : row.decided_at ? (row.approved ? 'approved' : 'refused') : new Date(row.expires_at).getTime() <= options.now.getTime() ? 'expired' : 'pending',
+    issuedAt: new Date(row.issued_at).toISOString(),
+    expiresAt: new Date(row.expires_at).toISOString(),
+    issuedTraceId: row.issued_trace_id,
+  }));
+}
+
+/**
+ * Records a human's decision on an MCP approval, once, before it expires. `decider`, when given, must
+ * be the user and tenant that were asked (the app's own UI deciding for its signed-in user); without
+ * it the decision is an operator's (the dashboard, the admin token). Refused: 403 with a diagnostic code.
+ */
+export async function decideMcpApproval(db: FwDatabase, approvalId: string, approved: boolean, options: { now: Date; traceId: string; decider?: McpApprovalBinding }): Promise<void> {
+  const decider = options.decider;
+  const taken = await sql<{ approval_id: string }>`
+    update "_fw"."ai_approvals" set decided_at = ${options.now}, approved = ${approved}, decided_trace_id = ${options.traceId}
+    where approval_id = ${approvalId} and agent = ${MCP_AGENT} and decided_at is null and expires_at > ${options.now}
+      and (${decider === undefined} or (user_id is not distinct from ${decider?.userId ?? null} and tenant_id is not distinct from ${decider?.tenantId ?? null}::uuid))
+    returning approval_id`.execute(db.admin);
+  if (taken.rows.length === 1) return;
+  const row = (
+    await sql<{ user_id: string | null; tenant_id: string | null; decided_at: Date | null; expires_at: Date }>`
+      select user_id, tenant_id::text, decided_at, expires_at from "_fw"."ai_approvals" where approval_id = ${approvalId} and agent = ${MCP_AGENT}`.execute(db.admin)
+  ).rows[0];
+  const code: Refusal = !row
+    ? 'forged_approval'
+    : decider && (row.user_id !== decider.userId || row.tenant_id !== decider.tenantId)
+      ? 'approval_wrong_caller'
+      : row.decided_at
+        ? 'approval_used'
+        : 'approval_expired';
+  throw refusal(approvalId, code);
 }

@@ -43,6 +43,14 @@ export const VARIABLES = {
     doc: 'Serves the dashboard (`/_fw/dashboard/`) outside dev mode too, to callers with `FW_ADMIN_TOKEN` only (`fw dev` always serves it).',
     see: 'dashboard.md',
   },
+  FW_MCP: {
+    type: 'flag',
+    group: 'server',
+    default: false,
+    doc: 'Serves the MCP endpoint (`POST /mcp`) outside dev mode too: the entries as tools for signed-in callers, under their policies (`fw dev` always serves it).',
+    see: 'mcp.md',
+  },
+  FW_MCP_RATE_LIMIT: { type: 'whole', group: 'server', default: 600, doc: 'MCP requests a caller (a user in a tenant) may send per minute; more are answered `429 too_many_requests` (0: no limit).', see: 'mcp.md' },
   FW_CSP: {
     type: 'text',
     group: 'server',

@@ -404,7 +404,7 @@ export function isEndpointResponse(value: unknown): value is EndpointResponse {
 }
 
 /** First path segments fw serves itself; an endpoint path may not start with one of them. */
-export const RESERVED_PATH_SEGMENTS: readonly string[] = ['commands', 'queries', 'live', 'external', 'ai', '_fw', 'health', 'entries'];
+export const RESERVED_PATH_SEGMENTS: readonly string[] = ['commands', 'queries', 'live', 'external', 'ai', '_fw', 'health', 'entries', 'mcp'];
 const endpointMethods: readonly string[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const pathSegment = /^(?::[A-Za-z_][A-Za-z0-9_]*|[A-Za-z0-9._~-]+)$/;
 

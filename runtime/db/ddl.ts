@@ -618,8 +618,12 @@ export const outboxPolicySql: readonly string[] = [
  * - `_fw.settle_call(id, owner, proof)`: a scheduled command marks its own row delivered inside its own
  *   transaction, so its writes and the `delivered` commit together (exactly once); it raises when `owner`
  *   no longer holds the row's lease (another worker took it over), which rolls the command back.
+ * - `_fw.mcp_audit(row, proof)`: the audit row of an MCP tool call that ran a command, in the command's
+ *   own transaction (so the write and its record commit together): user, tenant, role and auth kind
+ *   come from the claim, the rest (client, entry, kind, args digest, outcome, trace id, approval) from
+ *   the row fw wrote (db/mcp-audit.ts).
  */
-export const INTENT_FUNCTIONS_MARKER = 'fw intent functions v1';
+export const INTENT_FUNCTIONS_MARKER = 'fw intent functions v2';
 export const intentFunctionsSql: readonly string[] = [
   `drop function if exists "public"."_fw_cancel_call"(text)`,
   `drop function if exists "public"."_fw_settle_call"(bigint, text)`,
@@ -663,7 +667,16 @@ begin
   end if;
 end
 $fw$`,
-  ...['enqueue(text, text)', 'cancel_call(text, text, text)', 'settle_call(bigint, text, text)'].flatMap((signature) => [
+  `create or replace function "_fw"."mcp_audit"(p_row text, p_proof text) returns void
+  language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $fw$
+begin
+  perform "_fw"."check_proof"('mcp_audit', p_row, p_proof);
+  insert into "_fw"."mcp_audit" (user_id, tenant_id, role, auth_kind, client, entry, kind, args_digest, outcome, trace_id, approval_id)
+  select "_fw"."user_id"(), "_fw"."tenant_id"(), "_fw"."role"(), "_fw"."kind"(), r.client, r.entry, r.kind, r.args_digest, r.outcome, r.trace_id, r.approval_id
+  from jsonb_to_record(p_row::jsonb) as r(client text, entry text, kind text, args_digest text, outcome text, trace_id text, approval_id text);
+end
+$fw$`,
+  ...['enqueue(text, text)', 'cancel_call(text, text, text)', 'settle_call(bigint, text, text)', 'mcp_audit(text, text)'].flatMap((signature) => [
     `revoke all on function "_fw".${signature} from public`,
     `grant execute on function "_fw".${signature} to ${app}`,
   ]),

@@ -5,7 +5,15 @@
  *
  * `_fw.ai_approvals`: one row per approval fw asked a human for (runtime/ai/approval-ledger.ts). It
  * binds the approval to who was asked (user, tenant), the agent, the tool, the tool call and a hash of
- * its input, and expires; `decided_at` is set once, by the request that carries the decision.
+ * its input, and expires; `decided_at` is set once, by the request that carries the decision. An MCP
+ * approval (agent `mcp`, runtime/http/mcp.ts) is decided by a human on another channel and then used
+ * once by the call it was asked for: `used_at`, set once.
+ *
+ * `_fw.mcp_audit`: one row per MCP tool call (runtime/http/mcp.ts): who (user, tenant, role, auth
+ * kind — from the verified identity, never from the row's text), the client as it named itself, the
+ * entry, a digest of the args, the outcome and the trace id. A command that commits writes its row in
+ * its own transaction through `_fw.mcp_audit(row, proof)` (db/ddl.ts); every other call's row is the
+ * owner's. The request roles have no privilege on it: handler SQL can neither add, change nor read a row.
  */
 export const privateTablesSql: readonly string[] = [
   `create table if not exists "_fw"."ai_approvals" (
@@ -25,4 +33,23 @@ export const privateTablesSql: readonly string[] = [
   )`,
   `create index if not exists "ai_approvals_expires_at" on "_fw"."ai_approvals" (expires_at)`,
   `revoke all on "_fw"."ai_approvals" from public`,
+  `alter table "_fw"."ai_approvals" add column if not exists used_at timestamptz, add column if not exists used_trace_id text, add column if not exists input jsonb`,
+  `create table if not exists "_fw"."mcp_audit" (
+    id bigserial primary key,
+    at timestamptz not null default now(),
+    user_id text,
+    tenant_id uuid,
+    role text,
+    auth_kind text,
+    client text,
+    entry text not null,
+    kind text not null,
+    args_digest text not null,
+    outcome text not null,
+    trace_id text,
+    approval_id text
+  )`,
+  `create index if not exists "mcp_audit_at" on "_fw"."mcp_audit" (at)`,
+  `revoke all on "_fw"."mcp_audit" from public`,
+  `revoke all on sequence "_fw"."mcp_audit_id_seq" from public`,
 ];

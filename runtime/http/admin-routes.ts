@@ -11,6 +11,9 @@ import { listTraces, readTrace } from '../ai/traces.ts';
 import { outboxOverview } from '../outbox/overview.ts';
 import { cancelRun, listRuns, readRun } from '../workflows/store.ts';
 import { cancelCall, listCalls } from '../schedule/store.ts';
+import { decideMcpApproval, listMcpApprovals } from '../ai/approval-ledger.ts';
+import { readMcpAudit } from '../db/mcp-audit.ts';
+import { resolveTraceId, TRACE_HEADER } from '../core/trace.ts';
 
 export const ADMIN_PREFIX = '/_fw/';
 export const ADMIN_TOKEN_HEADER = 'x-fw-admin-token';
@@ -54,6 +57,8 @@ export async function serveAdmin(req: IncomingMessage, path: string, context: Ad
   if (workflows !== undefined) return workflows;
   const schedule = await serveSchedule(req, path, url, context);
   if (schedule !== undefined) return schedule;
+  const mcp = await serveMcp(req, path, url, context);
+  if (mcp !== undefined) return mcp;
   if (path === '/_fw/db/migrate') return serveMigrate(req, context);
   if (req.method !== 'GET') throw new FwError('method_not_allowed', `${path} answers GET only.`, { headers: { allow: 'GET' } });
   if (path === '/_fw/ai/traces') return { traces: await listTraces(context.db) };
@@ -230,4 +235,46 @@ async function serveSchedule(req: IncomingMessage, path: string, url: URL, conte
     });
   }
   return result;
+}
+
+/**
+ * MCP's operator routes (docs/mcp.md): `GET /_fw/mcp/approvals` (`?pending=1`: waiting ones only),
+ * `POST /_fw/mcp/approvals/:id` with `{ "approved": boolean }` — a human's decision, on a channel the
+ * agent does not hold (dev mode's dashboard, or the admin token) — and `GET /_fw/mcp/audit`
+ * (`?limit=`, `?trace=`).
+ */
+async function serveMcp(req: IncomingMessage, path: string, url: URL, context: AdminContext): Promise<unknown> {
+  if (!path.startsWith('/_fw/mcp/')) return undefined;
+  const now = new Date();
+  if (path === '/_fw/mcp/approvals' && req.method === 'GET') {
+    return { approvals: await listMcpApprovals(context.db, { now, pendingOnly: url.searchParams.get('pending') === '1' }) };
+  }
+  if (path === '/_fw/mcp/audit' && req.method === 'GET') {
+    const limit = url.searchParams.get('limit');
+    const trace = url.searchParams.get('trace');
+    if (limit !== null && !/^\d{1,4}$/.test(limit)) {
+      throw new FwError('validation_failed', `limit must be a whole number, got "${limit.slice(0, 20)}".`, { diagnostics: [{ path: 'query.limit', code: 'invalid_limit', message: 'e.g. ?limit=50' }] });
+    }
+    return { calls: await readMcpAudit(context.db.admin, { ...(limit ? { limit: Number(limit) } : {}), ...(trace ? { traceId: trace } : {}) }) };
+  }
+  const decide = /^\/_fw\/mcp\/approvals\/([^/]+)$/.exec(path);
+  if (decide) {
+    if (req.method !== 'POST') throw new FwError('method_not_allowed', `${path} answers POST only.`, { headers: { allow: 'POST' } });
+    const body = parseJsonBody(await readBody(req, 4096, { raise: false }), req.headers['content-type']) as Record<string, unknown> | null;
+    if (!body || typeof body !== 'object' || typeof body.approved !== 'boolean' || Object.keys(body).some((key) => key !== 'approved')) {
+      throw new FwError('validation_failed', 'The body is { "approved": boolean }.', { diagnostics: [{ path: 'body.approved', code: 'invalid_decision', message: 'Send { "approved": true } or { "approved": false }.' }] });
+    }
+    const approvalId = safeDecode(decide[1]!);
+    await decideMcpApproval(context.db, approvalId, body.approved, { now, traceId: resolveTraceId(req.headers[TRACE_HEADER]) });
+    return { approvalId, approved: body.approved };
+  }
+  throw new FwError('not_found', `No admin route ${path}.`);
+}
+
+function safeDecode(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }

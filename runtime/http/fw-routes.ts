@@ -19,6 +19,7 @@ import { corsHeaders, type ResolvedCors } from './cors.ts';
 import { callerOf, type Route, type RouteCall } from './route.ts';
 import { listEntries } from './list-entries.ts';
 import { dashboardRoutes } from './dashboard-routes.ts';
+import { type McpContext, mcpRoutes } from './mcp.ts';
 
 export { listEntries } from './list-entries.ts';
 
@@ -38,6 +39,8 @@ export interface FwRoutesContext {
   /** Serve the dashboard (`/_fw/dashboard/`): dev mode, or `FW_DASHBOARD` with an admin token. Off, its routes are not registered. */
   dashboard?: boolean;
   database: AdminDatabase | undefined;
+  /** Serve MCP (`POST /mcp`, mcp.ts) with these settings; off when absent. */
+  mcp?: Pick<McpContext, 'auth' | 'trustedProxies' | 'approvalTtlMs' | 'rateLimitPerMinute' | 'onError'> | undefined;
 }
 
 /**
@@ -195,6 +198,7 @@ export function fwRoutes(context: FwRoutesContext): { methods: readonly string[]
     { methods: ['POST'], path: '/external/:service(.+)/queries/:name(.+)', route: external('query') },
     { methods: ['GET', 'POST'], path: `${ADMIN_PREFIX}*`, route: admin },
     ...(context.dashboard ? dashboardRoutes({ app, db, dev, services, bodyLimit }) : []),
+    ...(context.mcp ? mcpRoutes({ app, db, dev, services, cors, bodyLimit, clock, ...context.mcp }) : []),
     { methods: ['POST'], path: '/commands/*', route: entry('/commands/') },
     { methods: ['POST'], path: '/queries/*', route: entry('/queries/') },
   ];

@@ -64,6 +64,11 @@ export interface RuntimeHandlerOptions {
   hold?: () => FwError | undefined;
   /** The database admin routes of a runtime that edits its app as it runs (fw dev; admin-routes.ts). */
   database?: AdminDatabase;
+  /**
+   * Serve the MCP endpoint (`POST /mcp`, docs/mcp.md); default: in dev mode, else `FW_MCP`. An object
+   * serves it with its own per-caller limit (requests per minute; default `FW_MCP_RATE_LIMIT`).
+   */
+  mcp?: boolean | { rateLimitPerMinute?: number };
 }
 
 /** A connect-style handler; with `next`, requests that are not fw's go on to the next middleware. */
@@ -76,7 +81,8 @@ export type RuntimeHandler = (req: IncomingMessage, res: ServerResponse, next?: 
 export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHandler {
   const clock = options.clock ?? systemClock;
   const config = options.config ?? resolveConfig();
-  const authenticator = createAuthenticator(options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none'), options.dev, clock);
+  const authOption = options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none');
+  const authenticator = createAuthenticator(authOption, options.dev, clock);
   const cors = resolveCorsOptions(options.cors);
   const bodyLimit = options.bodyLimit ?? config.get('FW_BODY_LIMIT_BYTES');
   const trustedProxies = config.get('FW_TRUST_PROXY');
@@ -86,7 +92,17 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
 
   // One table per app, built here once: fw's own routes, then the app's endpoints.
   const table = createRouteTable<Route>();
-  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit, database: options.database, dashboard: options.dev || (config.get('FW_DASHBOARD') && options.adminToken !== undefined) });
+  const mcpOption = options.mcp ?? (options.dev || config.get('FW_MCP'));
+  const mcp = mcpOption
+    ? {
+        auth: authOption,
+        trustedProxies,
+        approvalTtlMs: options.ai?.approvalTtlMs ?? config.get('FW_AI_APPROVAL_TTL_MS'),
+        rateLimitPerMinute: (typeof mcpOption === 'object' ? mcpOption.rateLimitPerMinute : undefined) ?? config.get('FW_MCP_RATE_LIMIT'),
+        onError,
+      }
+    : undefined;
+  const ownRoutes = fwRoutes({ app, db, dev: options.dev, services, ai, live: options.live, adminToken: options.adminToken, externalLimits: options.external?.limits, cors, clock, bodyLimit, database: options.database, dashboard: options.dev || (config.get('FW_DASHBOARD') && options.adminToken !== undefined), mcp });
   for (const { methods, path, route } of ownRoutes) for (const method of methods) table.add(method, path, route);
   for (const { method, path, route } of endpointRoutes(app, services, bodyLimit)) table.add(method, path, route);
 
@@ -120,7 +136,12 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
     }
     const held = options.hold?.();
     if (held && !isHoldExempt(req)) throw held;
-    const identity = await authenticate(req, found.route);
+    const identity = await authenticate(req, found.route).catch((error: unknown) => {
+      // A route that says how to sign in (MCP's WWW-Authenticate) says it on every 401, a bad token's too.
+      const fw = toFwError(error);
+      if (fw.status !== 401 || !found.route.challenge) throw fw;
+      throw new FwError(fw.code, fw.message, { diagnostics: fw.diagnostics, cause: fw, headers: { ...fw.headers, ...found.route.challenge(req) }, ...(fw.reason ? { reason: fw.reason } : {}), ...(fw.redacted ? { redacted: fw.redacted } : {}) });
+    });
     // fw dev's dashboard lists who made each request (a flag check when it is not keeping them).
     if (identity.caller) noteCaller(activeTraceId() ?? traceId, identity.caller.auth);
     return found.route.serve({ req, res, params: found.params, traceId, ...identity, clientAddress: () => clientAddressOf(req, trustedProxies) });

@@ -37,6 +37,8 @@ export interface Route {
   auth: RouteAuth;
   /** The route as spans and metrics name it: known names as they are, anything a caller made up as a placeholder (bounded cardinality). */
   template(params: Record<string, string>): string;
+  /** Headers a 401 of this route carries (MCP's `WWW-Authenticate`), a bad credential's included. */
+  challenge?(req: IncomingMessage): Record<string, string>;
   /** Serves the call; `'streamed'` when the route wrote the response itself (live streams, agent chats). */
   serve(call: RouteCall): Promise<Reply | 'streamed'>;
 }

@@ -1,0 +1,19 @@
+/**
+ * bench/mcp's server process: fw's runtime handler (dev mode, so MCP is on) over an in-memory PGlite
+ * seeded as bench/http seeds it. Prints `{"port": n}` once listening.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDatabase } from '../../runtime/db/database.ts';
+import { createRuntimeHandler } from '../../runtime/http/handler.ts';
+import { benchApp, prepareBenchDatabase } from '../http/app.ts';
+
+const db = await createDatabase({ dataDir: 'memory://' });
+await prepareBenchDatabase(db);
+const server = createServer(createRuntimeHandler({ app: benchApp(), db, dev: true, onError: () => {} }));
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
+process.on('SIGTERM', () => {
+  server.close();
+  void db.close().then(() => process.exit(0));
+});
