@@ -91,7 +91,7 @@ describe('fw make ai-chat', () => {
     await makeSupport();
     const agents = await runFw(['ai', 'agents', '--json'], { cwd: app.dir });
     expect(agents.code, agents.stdout + agents.stderr).toBe(0);
-    expect(JSON.parse(agents.stdout).agents).toContainEqual(expect.objectContaining({ name: 'support', tools: ['createNote', 'listNotes', 'liveNotes'] }));
+    expect(JSON.parse(agents.stdout).agents).toContainEqual(expect.objectContaining({ name: 'support', tools: ['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote'] }));
     const generate = await runFw(['generate', '--json'], { cwd: app.dir });
     expect(generate.code, generate.stdout + generate.stderr).toBe(0);
 
@@ -155,7 +155,7 @@ describe('fw make ai-chat without a React web/', () => {
       expect(typecheck.stdout + typecheck.stderr).toBe('');
       const agents = await runFw(['ai', 'agents', '--json'], { cwd: app.dir });
       expect(agents.code, agents.stdout + agents.stderr).toBe(0);
-      expect(JSON.parse(agents.stdout).agents).toEqual([expect.objectContaining({ name: 'helper', tools: ['createNote', 'listNotes', 'liveNotes'] })]);
+      expect(JSON.parse(agents.stdout).agents).toEqual([expect.objectContaining({ name: 'helper', tools: ['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote'] })]);
     } finally {
       await app.remove();
     }

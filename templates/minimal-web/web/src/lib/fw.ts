@@ -4,4 +4,4 @@ import { createFwReact } from 'fwjs/react';
 import { api } from '../../../src/fw/_generated/api.ts';
 
 export { api };
-export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);
+export const { FwProvider, useCommand, useQuery, useLiveQuery, usePaginatedLiveQuery, useFwRuntime } = createFwReact(api);
