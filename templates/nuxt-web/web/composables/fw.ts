@@ -5,7 +5,7 @@ import { api } from '../../src/fw/_generated/api.ts';
 
 /** The plugin (installed by plugins/fw.client.ts and fw.server.ts) and composables typed by this app's entries. */
 export const fw = createFwVue(api);
-export const { useFwCommand, useFwQuery, useFwLiveQuery, useFwClient } = fw;
+export const { useFwCommand, useFwQuery, useFwLiveQuery, useFwPaginatedLiveQuery, useFwClient } = fw;
 
 /** In development the runtime identifies callers by dev headers; production uses real sign-in (getToken). */
 export const devAuth: DevAuth = { userId: 'dev-user', tenantId: '00000000-0000-4000-8000-000000000001', role: 'member' };
