@@ -49,7 +49,7 @@ describe('fw make ai-chat', () => {
     // The template's tsconfig allows `.ts` imports.
     expect(agent).toContain("import createNote from '../../commands/createNote.ts';");
     expect(agent).toContain("import liveNotes from '../../queries/liveNotes.ts';");
-    expect(agent).toContain('tools: { createNote, listNotes, liveNotes },');
+    expect(agent).toContain('tools: { createNote, deleteNote, updateNote, findNotes, listNotes, liveNotes },');
     expect(agent).toContain("stopWhen: { kind: 'stepCount', maxSteps: 5 },");
 
     const chat = await readFile(path.join(app.dir, 'web/src/components/SupportChat.tsx'), 'utf8');
@@ -58,7 +58,7 @@ describe('fw make ai-chat', () => {
     expect(chat).toContain('sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses');
     for (const id of ['ai-chat', 'ai-chat-input', 'ai-chat-send', 'ai-approve', 'ai-deny', 'ai-message']) expect(chat).toContain(`data-testid="${id}"`);
     expect(await readFile(path.join(app.dir, 'web/src/lib/fw.ts'), 'utf8')).toContain(
-      'export const { FwProvider, useCommand, useQuery, useLiveQuery, useFwRuntime } = createFwReact(api);',
+      'export const { FwProvider, useCommand, useQuery, useLiveQuery, usePaginatedLiveQuery, useFwRuntime } = createFwReact(api);',
     );
 
     const pkg = JSON.parse(await readFile(path.join(app.dir, 'package.json'), 'utf8'));
