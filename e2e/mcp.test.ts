@@ -60,8 +60,8 @@ describe('MCP on fw dev', () => {
     const bob = await connect(url, devHeaders('bob', tenantB));
     clients.push(alice, bob);
     const { tools } = await alice.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['createNote', 'listNotes', 'liveNotes', 'testErrorHandling']);
-    expect(tools[0]!.inputSchema.required).toEqual(['title']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'testErrorHandling', 'updateNote']);
+    expect(tools.find((tool) => tool.name === 'createNote')!.inputSchema.required).toEqual(['title']);
 
     const created = await call(alice, 'createNote', { title: 'from an agent' });
     expect(created.structuredContent).toMatchObject({ title: 'from an agent', author_id: 'alice', tenant_id: tenantA });
