@@ -18,6 +18,7 @@ import { type SeverityDiagnostic, toFailureDiagnostics } from '../analyse/failur
 import { generateFromApp } from '../generate/generate.ts';
 import { createAppLoader } from '../load-app.ts';
 import { locateSchemaDiagnostics } from '../schema-locations.ts';
+import { logOnce } from './log-once.ts';
 import { schemaBlockedFailure, schemaHoldError } from './schema-hold.ts';
 
 export interface DevRuntimeOptions extends DatabaseTarget {
@@ -129,6 +130,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
         return { ...outcome.migration, blocked: locateSchemaDiagnostics(root, outcome.migration.blocked), held: hold !== undefined };
       },
     };
+    const failures = logOnce(logServerError);
     // After the first migration: the log and its capture triggers exist from here on.
     const runtime = await createRuntime({
       app: current.app,
@@ -137,7 +139,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       hold: () => hold,
       database,
       onError: (error, traceId) => {
-        logServerError(error, traceId);
+        failures.log(error, traceId);
         for (const listener of errorListeners) listener(error, traceId);
       },
       live: options.live ?? {},
@@ -163,6 +165,8 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
         try {
           current = await prepare(request);
           runtime.setApp(current.app);
+          // Changed code may fail the same way again: that is news.
+          failures.forget();
           outcome = { ok: true, app: current.app };
         } catch (error) {
           outcome = { ok: false, error };
