@@ -1,6 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
+import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { FwProvider } from './lib/fw.ts';
 
 // In development the runtime identifies callers by dev headers; production uses real sign-in.
@@ -11,7 +12,9 @@ const devAuth = import.meta.env.DEV
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <FwProvider apiUrl={import.meta.env.VITE_FW_URL ?? ''} devAuth={devAuth}>
-      <App />
+      <ErrorBoundary>
+        <App />
+      </ErrorBoundary>
     </FwProvider>
   </StrictMode>,
 );
