@@ -2,7 +2,7 @@ import { type CommandDef, defineCommand, renderUsage, runCommand } from 'citty';
 import { fwVersion } from '../runtime/core/version.ts';
 import { FwFailure } from '../runtime/core/failure.ts';
 import { stripVTControlCharacters } from 'node:util';
-import { closestName } from '../plugin/analyse/closest-name.ts';
+import { closestName } from '../runtime/core/closest-name.ts';
 import { colourFor } from '../runtime/config/colour.ts';
 import { commandMeta, commandNames } from './command-meta.ts';
 import { log, printFailure, printJson } from './output.ts';

@@ -1,3 +1,4 @@
+import { logServerFailure } from './dev-console.ts';
 import { type Diagnostic, FwError, type FwErrorCode } from './errors.ts';
 
 interface FailureEnvelope {
@@ -39,7 +40,7 @@ export async function readEnvelope(response: Response, onSuccess?: (body: Record
     return body.result;
   }
   if (isFailure(body)) {
-    throw new FwError({
+    const error = new FwError({
       // A newer runtime may send a code this client does not list; it is passed on unchanged.
       code: body.error.code,
       message: body.error.message,
@@ -49,6 +50,8 @@ export async function readEnvelope(response: Response, onSuccess?: (body: Record
       traceId: typeof body.traceId === 'string' ? body.traceId : headerTraceId,
       ...retryAfter(response),
     });
+    logServerFailure(error);
+    throw error;
   }
   const contentType = response.headers.get('content-type') ?? 'no content type';
   throw new FwError({

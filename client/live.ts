@@ -5,6 +5,7 @@
  */
 import { backoffDelay } from '../runtime/core/backoff.ts';
 import { canonicalJson } from '../runtime/core/canonical-json.ts';
+import { logServerFailure } from './dev-console.ts';
 import { FwError, unreachable } from './errors.ts';
 import { type LiveEvent, type LiveRequestSubscription, parseLiveEvent } from './live-protocol.ts';
 import { readEventStream } from './sse.ts';
@@ -244,6 +245,7 @@ export function createLiveConnection(options: LiveConnectionOptions): LiveConnec
         emit(entry, (handlers) => handlers.onReset?.());
         return;
       case 'error':
+        logServerFailure(event.error);
         if (event.fatal) {
           // The runtime already dropped it from this stream: no reopen needed.
           current.entries.delete(entry);

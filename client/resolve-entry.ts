@@ -1,3 +1,4 @@
+import { closestName } from '../runtime/core/closest-name.ts';
 import type { ApiShape, EntryRef } from './api-types.ts';
 
 /** The api's groups of EntryRefs (external entries are resolved by resolve-external.ts). */
@@ -17,7 +18,8 @@ type KindsOf<C extends CallKind> = (typeof kindOfGroup)[(typeof groupsByCall)[C]
 
 /**
  * The EntryRef for a call target: refs pass through, names are looked up in the api object.
- * Throws a TypeError naming the fix for a name the api does not have, or a ref of the wrong kind.
+ * Throws a TypeError naming the fix for a name the api does not have (the nearest name it has, when one
+ * is close), or a ref of the wrong kind.
  */
 export function resolveEntry<C extends CallKind>(api: ApiShape, call: C, target: string | EntryRef): EntryRef<KindsOf<C>> {
   const groups: readonly EntryGroup[] = groupsByCall[call];
@@ -29,7 +31,9 @@ export function resolveEntry<C extends CallKind>(api: ApiShape, call: C, target:
     if (Object.hasOwn(api[group], target)) return api[group][target] as EntryRef<KindsOf<C>>;
   }
   const known = groups.flatMap((group) => Object.keys(api[group])).sort();
+  // The same suggestion fw dev's analysis prints for the call (orphan_ui_action), where the page shows it.
+  const near = closestName(target, known, 2);
   throw new TypeError(
-    `fw: the api object has no ${call} named "${target}" (known: ${known.join(', ') || 'none'}). Check the name, or regenerate the api with \`fw generate\`.`,
+    `fw: the api object has no ${call} named "${target}"${near ? `. Did you mean '${near}'?` : ''} (known: ${known.join(', ') || 'none'}). Check the name, or regenerate the api with \`fw generate\`.`,
   );
 }

@@ -3,8 +3,10 @@ import type { ViteDevServer } from 'vite';
 import { type CheckDiagnostic, formatDiagnostic, formatFix } from './analyse/check-diagnostic.ts';
 import { createWebSources, isWebFile } from './analyse/frontend/files.ts';
 import type { DevRuntime } from './dev-server/dev-runtime.ts';
+import { setFwProblem } from './dev-server/fw-problem.ts';
 import { fileStamp } from './dev-server/file-stamp.ts';
 import { generateFromApp } from './generate/generate.ts';
+import type { OverlayError } from './overlay-error.ts';
 
 /**
  * Keeps the frontend artifacts (frontendGraph.json, capabilityMap.json, agentContract.json) in step
@@ -32,8 +34,17 @@ export function watchFrontend(server: ViteDevServer, runtime: DevRuntime): void 
     for (const file of files) if (!settled.has(file)) queued.add(file);
     const relevant = result.checks.filter((d) => settled.has(d.file) && d.severity !== 'info');
     for (const d of relevant) report(server, d);
+    for (const file of settled) remember(file, relevant.find((d) => d.file === file && d.severity === 'error'));
     const firstError = relevant.find((d) => d.severity === 'error');
-    if (firstError) sendOverlay(server, runtime.root, firstError);
+    if (firstError) server.ws.send({ type: 'error', err: overlayOf(runtime.root, firstError) });
+  };
+  // Each file's first error finding, while it lasts: fw's problem of the moment (fw-problem.ts).
+  const findings = new Map<string, CheckDiagnostic>();
+  const remember = (file: string, finding: CheckDiagnostic | undefined) => {
+    if (finding) findings.set(file, finding);
+    else findings.delete(file);
+    const first = findings.values().next().value;
+    setFwProblem(runtime.root, 'frontend', first ? overlayOf(runtime.root, first) : undefined);
   };
   const schedule = (file: string) => {
     queued.add(path.relative(runtime.root, file).split(path.sep).join('/'));
@@ -54,6 +65,12 @@ export function watchFrontend(server: ViteDevServer, runtime: DevRuntime): void 
 
   const initial = runtime.diagnostics().filter((d): d is CheckDiagnostic => 'suggestedCommand' in d && d.severity !== 'info');
   for (const d of initial) report(server, d);
+  for (const d of initial) if (d.severity === 'error' && !findings.has(d.file)) remember(d.file, d);
+  // A page that opens meets the finding in the overlay (the terminal said it at start, before any page).
+  server.ws.on('connection', (socket) => {
+    const first = findings.values().next().value;
+    if (first) socket.send(JSON.stringify({ type: 'error', err: overlayOf(runtime.root, first) }));
+  });
 }
 
 function report(server: ViteDevServer, d: CheckDiagnostic): void {
@@ -62,15 +79,13 @@ function report(server: ViteDevServer, d: CheckDiagnostic): void {
   else server.config.logger.warn(line, { timestamp: true });
 }
 
-function sendOverlay(server: ViteDevServer, root: string, d: CheckDiagnostic): void {
-  server.ws.send({
-    type: 'error',
-    err: {
-      message: [`${d.code}: ${d.message}`, ...formatFix(d, '')].join('\n'),
-      stack: '',
-      plugin: 'fw',
-      id: path.join(root, d.file),
-      loc: { file: path.join(root, d.file), line: d.line, column: d.column },
-    },
-  });
+/** A finding as the overlay shows it: its code, message and fix ("Did you mean 'completeTask'?"), linked to its place. */
+function overlayOf(root: string, d: CheckDiagnostic): OverlayError {
+  return {
+    message: [`${d.code}: ${d.message}`, ...formatFix(d, '')].join('\n'),
+    stack: '',
+    plugin: 'fw',
+    id: path.join(root, d.file),
+    loc: { file: path.join(root, d.file), line: d.line, column: d.column },
+  };
 }

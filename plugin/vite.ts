@@ -1,4 +1,4 @@
-import { reportReloads } from './dev-server/reload-report.ts';
+import { reloadedLine, reportReloads } from './dev-server/reload-report.ts';
 import path from 'node:path';
 import { createUnplugin } from 'unplugin';
 import { type Plugin, type ResolvedConfig, searchForWorkspaceRoot, type ViteDevServer } from 'vite';
@@ -9,7 +9,8 @@ import { createDevRuntime, type DevRuntime } from './dev-server/dev-runtime.ts';
 import { hostRefusal, isHostAllowed } from './dev-server/host-check.ts';
 import { generateBeforeBuild, generatedKept } from './generate/build-generation.ts';
 import { fwPackageRoot } from './package-root.ts';
-import { overlayError } from './overlay-error.ts';
+import { type OverlayError, overlayError } from './overlay-error.ts';
+import { setFwProblem } from './dev-server/fw-problem.ts';
 import { claimSharedRuntime } from './dev-server/shared-runtime.ts';
 import { watchFrontend } from './vite-frontend.ts';
 import { typecheckInServer } from './dev-server/typecheck-in-server.ts';
@@ -124,8 +125,16 @@ function resolveAppRoot(viteRoot: string, configured: string | undefined): strin
 function watchBackend(server: ViteDevServer, runtime: DevRuntime): void {
   server.watcher.add([path.join(runtime.root, 'src'), path.join(runtime.root, ROOT_MANIFEST), path.join(runtime.root, REGISTRY_FILE)]);
   const report = reportReloads((outcome, files) => {
-    if (outcome.ok) server.config.logger.info(`fw: reloaded ${files.map((f) => path.relative(runtime.root, f)).join(', ')}`, { timestamp: true });
-    else sendOverlay(server, runtime.root, outcome.error);
+    if (outcome.ok) {
+      setFwProblem(runtime.root, 'backend', undefined);
+      server.config.logger.info(
+        reloadedLine(
+          files.map((f) => path.relative(runtime.root, f)),
+          outcome.migrated,
+        ),
+        { timestamp: true },
+      );
+    } else setFwProblem(runtime.root, 'backend', sendOverlay(server, runtime.root, outcome.error));
   });
   server.watcher.on('all', (_event, file) => {
     if (!isBackendSource(runtime.root, file) && !isManifestFile(runtime.root, file)) return;
@@ -139,8 +148,9 @@ function reportAndRethrow(server: ViteDevServer, error: unknown): never {
 }
 
 /** Shows a backend failure in Vite's error overlay and the terminal: every diagnostic, its place and its fix. */
-function sendOverlay(server: ViteDevServer, root: string, error: unknown): void {
+function sendOverlay(server: ViteDevServer, root: string, error: unknown): OverlayError {
   const err = overlayError(root, error);
   server.config.logger.error(`fw: ${err.message}`, { timestamp: true });
   server.ws.send({ type: 'error', err });
+  return err;
 }

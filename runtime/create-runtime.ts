@@ -67,7 +67,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const handlerOptions = { ...rest, config };
   let app = first;
-  const hub = liveOptions === false ? undefined : createLiveHub(db, { dev: handlerOptions.dev, ...(handlerOptions.clock ? { clock: handlerOptions.clock } : {}), ...liveOptions });
+  // A live query's server-side failure is told where a request's is (fw dev: the terminal once, and the overlay).
+  const hub =
+    liveOptions === false
+      ? undefined
+      : createLiveHub(db, {
+          dev: handlerOptions.dev,
+          ...(handlerOptions.clock ? { clock: handlerOptions.clock } : {}),
+          ...(handlerOptions.onError ? { onError: handlerOptions.onError } : {}),
+          ...liveOptions,
+        });
   const handlerFor = (served: AppDefinition) => createRuntimeHandler({ ...handlerOptions, app: served, db, ...(hub ? { live: hub } : {}) });
   let handler = handlerFor(app);
   hub?.setApp(app);

@@ -4,6 +4,7 @@ import { runDevOnce } from '../../toolchain/dev/dev-once.ts';
 import { startDev } from '../../toolchain/dev/dev-server.ts';
 import { bindDevKeys, openBrowser } from '../../toolchain/dev/open-browser.ts';
 import { parseAllowedHosts } from '../../plugin/dev-server/host-check.ts';
+import { reloadedLine } from '../../plugin/dev-server/reload-report.ts';
 import { formatFix } from '../../plugin/analyse/check-diagnostic.ts';
 import { log, printFailure, printJson, toFailureReport, untilSignal } from '../output.ts';
 import { createStatusLine } from '../progress.ts';
@@ -69,7 +70,12 @@ export default defineCommand({
       onReload: (outcome, files) => {
         if (outcome.ok) {
           lastFailure = undefined;
-          log(`fw: reloaded ${files.map((f) => path.relative(root, f)).join(', ')}`);
+          log(
+            reloadedLine(
+              files.map((f) => path.relative(root, f)),
+              outcome.migrated,
+            ),
+          );
           return;
         }
         // One save often fires several watch events: the same failure is reported once.

@@ -1,5 +1,5 @@
 import type { parseSync } from 'oxc-parser';
-import { closestName } from './closest-name.ts';
+import { closestName } from '../../runtime/core/closest-name.ts';
 import { type CheckDiagnostic, checkDiagnostic } from './check-diagnostic.ts';
 import { type AstNode, memberPath, walk } from './frontend/ast.ts';
 import { positionFinder } from './table-access.ts';

@@ -18,6 +18,7 @@ import { type SeverityDiagnostic, toFailureDiagnostics } from '../analyse/failur
 import { generateFromApp } from '../generate/generate.ts';
 import { createAppLoader } from '../load-app.ts';
 import { locateSchemaDiagnostics } from '../schema-locations.ts';
+import { logOnce } from './log-once.ts';
 import { schemaBlockedFailure, schemaHoldError } from './schema-hold.ts';
 
 export interface DevRuntimeOptions extends DatabaseTarget {
@@ -40,7 +41,8 @@ export interface DevRuntimeOptions extends DatabaseTarget {
   onStep?: (step: string) => void;
 }
 
-export type ReloadOutcome = { ok: true; app: AppDefinition } | { ok: false; error: unknown };
+/** A reload's outcome; one that served the new app says what it changed in the database (`add column notes.pinned (…)`), in order. */
+export type ReloadOutcome = { ok: true; app: AppDefinition; migrated: readonly string[] } | { ok: false; error: unknown };
 
 /** The app as the dev server runs it: one database, and a handler that follows backend edits. */
 export interface DevRuntime {
@@ -129,6 +131,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
         return { ...outcome.migration, blocked: locateSchemaDiagnostics(root, outcome.migration.blocked), held: hold !== undefined };
       },
     };
+    const failures = logOnce(logServerError);
     // After the first migration: the log and its capture triggers exist from here on.
     const runtime = await createRuntime({
       app: current.app,
@@ -137,7 +140,7 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
       hold: () => hold,
       database,
       onError: (error, traceId) => {
-        logServerError(error, traceId);
+        failures.log(error, traceId);
         for (const listener of errorListeners) listener(error, traceId);
       },
       live: options.live ?? {},
@@ -150,6 +153,8 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
     // folded into a single follow-up (core/single-flight.ts).
     const pending: string[] = [];
     const reloads = createSingleFlight(async (): Promise<ReloadOutcome & { migration?: MigrationResult }> => {
+      // What every round of this run applied: the outcome says it, whichever round ends the run.
+      const applied: string[] = [];
       for (let round = 0; ; round++) {
         const files = pending.splice(0);
         // A file that changed while it was being loaded (caught mid-write) is loaded again.
@@ -162,8 +167,12 @@ export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevR
         let outcome: ReloadOutcome;
         try {
           current = await prepare(request);
+          // (Set by prepare(), which TypeScript cannot see from here.)
+          applied.push(...((migrated as MigrationResult | undefined)?.applied ?? []).map((change) => change.description));
           runtime.setApp(current.app);
-          outcome = { ok: true, app: current.app };
+          // Changed code may fail the same way again: that is news.
+          failures.forget();
+          outcome = { ok: true, app: current.app, migrated: applied };
         } catch (error) {
           outcome = { ok: false, error };
         }

@@ -30,7 +30,7 @@ export async function createMemoryRuntime(
       app: () => app,
       diagnostics: () => [],
       onServerError: () => () => {},
-      reload: async () => ({ ok: true, app }),
+      reload: async () => ({ ok: true, app, migrated: [] }),
       close: () => runtime.close(),
     };
   } catch (error) {

@@ -9,7 +9,7 @@ describe('reportReloads', () => {
   it('reports a run once, with every file whose events it covered (a new file is rename + change)', async () => {
     const reports: Array<[boolean, readonly string[]]> = [];
     const report = reportReloads((outcome, files) => reports.push([outcome.ok, files]));
-    const run: ReloadOutcome = { ok: true, app: {} as never };
+    const run: ReloadOutcome = { ok: true, app: {} as never, migrated: [] };
     report('/app/src/commands/a.ts', Promise.resolve(run));
     report('/app/src/commands/a.ts', Promise.resolve(run));
     report('/app/src/queries/b.ts', Promise.resolve(run));
@@ -20,17 +20,17 @@ describe('reportReloads', () => {
   it('a folded follow-up with no new file is reported only when it failed', async () => {
     const reports: Array<[boolean, readonly string[]]> = [];
     const report = reportReloads((outcome, files) => reports.push([outcome.ok, files]));
-    const first: ReloadOutcome = { ok: true, app: {} as never };
+    const first: ReloadOutcome = { ok: true, app: {} as never, migrated: [] };
     let finishFollowUp!: (outcome: ReloadOutcome) => void;
     report('/app/src/a.ts', Promise.resolve(first));
     report('/app/src/a.ts', new Promise((resolve) => (finishFollowUp = resolve)));
     await settled();
-    finishFollowUp({ ok: true, app: {} as never });
+    finishFollowUp({ ok: true, app: {} as never, migrated: [] });
     await settled();
     expect(reports).toEqual([[true, ['/app/src/a.ts']]]);
 
     let failFollowUp!: (outcome: ReloadOutcome) => void;
-    report('/app/src/b.ts', Promise.resolve({ ok: true, app: {} as never }));
+    report('/app/src/b.ts', Promise.resolve({ ok: true, app: {} as never, migrated: [] }));
     report('/app/src/b.ts', new Promise((resolve) => (failFollowUp = resolve)));
     await settled();
     failFollowUp({ ok: false, error: new Error('half-written') });

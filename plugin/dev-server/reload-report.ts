@@ -25,3 +25,15 @@ export function reportReloads(onReload: ((outcome: ReloadOutcome, files: readonl
     });
   };
 }
+
+/**
+ * The line for a reload that served: what was reloaded and what it did to the database, so an
+ * additive migration is announced as what it did.
+ *
+ * @example
+ *   reloadedLine(['src/fw/schema.ts'], ['add column notes.pinned (boolean, not null, default false)'])
+ *   // 'fw: reloaded src/fw/schema.ts; migrated the database: add column notes.pinned (boolean, not null, default false)'
+ */
+export function reloadedLine(files: readonly string[], migrated: readonly string[]): string {
+  return `fw: reloaded ${files.join(', ')}${migrated.length > 0 ? `; migrated the database: ${migrated.join('; ')}` : ''}`;
+}

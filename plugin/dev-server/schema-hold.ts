@@ -6,13 +6,24 @@ import type { AppDefinition } from '../../runtime/core/app-definition.ts';
 import type { FwDatabase } from '../../runtime/db/database.ts';
 import { applyMigration } from '../../runtime/db/migrate.ts';
 
-/** What to do about a blocked schema, beside a running fw dev as much as without one. */
-export const SCHEMA_BLOCKED_SUGGESTIONS = [
-  'Undo the change in the schema file, or follow the hint under each change above.',
-  'fw db status  (every pending and blocked change; works beside fw dev)',
-  'fw db migrate --dry-run  (the plan, applied nowhere)',
-  'fw db migrate --accept-data-loss  (applies drops of columns and tables, beside fw dev too; only if losing that data is intended)',
-];
+/** The refusals `--accept-data-loss` applies (drops of columns and tables); a type change, say, it does not. */
+const DATA_LOSS_CODES = new Set(['drop_column', 'drop_table', 'possible_rename']);
+
+/**
+ * What to do about a blocked schema, beside a running fw dev as much as without one: `fw db migrate
+ * --accept-data-loss` only when some change is a drop it would apply — for any other, it would apply
+ * nothing and fail the same way.
+ */
+export function schemaBlockedSuggestions(blocked: readonly Diagnostic[]): string[] {
+  return [
+    'Undo the change in the schema file, or follow the hint under each change above.',
+    'fw db status  (every pending and blocked change; works beside fw dev)',
+    'fw db migrate --dry-run  (the plan, applied nowhere)',
+    ...(blocked.some((d) => DATA_LOSS_CODES.has(d.code))
+      ? ['fw db migrate --accept-data-loss  (applies drops of columns and tables, beside fw dev too; only if losing that data is intended)']
+      : []),
+  ];
+}
 
 /**
  * The failure of a migration that needs a decision: every refused change with its place in the schema
@@ -25,7 +36,7 @@ export function schemaBlockedFailure(root: string | undefined, blocked: readonly
     : '';
   return new FwFailure('migration_blocked', `The schema has ${count} fw will not apply automatically; nothing was applied.${consequence}`, {
     diagnostics: root === undefined ? [...blocked] : locateSchemaDiagnostics(root, blocked),
-    suggestions: SCHEMA_BLOCKED_SUGGESTIONS,
+    suggestions: schemaBlockedSuggestions(blocked),
   });
 }
 
@@ -33,7 +44,7 @@ export function schemaBlockedFailure(root: string | undefined, blocked: readonly
 export function schemaHoldError(failure: FwFailure): FwError {
   return new FwError(
     'schema_blocked',
-    `fw dev serves no entry while the app's schema has ${failure.diagnostics.length === 1 ? 'a change' : `${failure.diagnostics.length} changes`} fw will not apply automatically (diagnostics: each change, its place and its fix). ${SCHEMA_BLOCKED_SUGGESTIONS.join(' Or: ')}`,
+    `fw dev serves no entry while the app's schema has ${failure.diagnostics.length === 1 ? 'a change' : `${failure.diagnostics.length} changes`} fw will not apply automatically (diagnostics: each change, its place and its fix). ${failure.suggestions.join(' Or: ')}`,
     { diagnostics: failure.diagnostics },
   );
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Plugin, ViteDevServer } from 'vite';
 import type { OverlayError } from '../overlay-error.ts';
+import { fwProblem } from './fw-problem.ts';
 import type { TypeDiagnostic } from './typecheck.ts';
 
 /** The part of Vite's dev server the overlay needs (`server.ws`), typed here so tests can pass a recorder. */
@@ -34,21 +35,26 @@ const listed = 20;
  *   startTypecheck({ root, log, onResult: typeOverlay(root, overlay.channel) });
  */
 export function typeOverlay(root: string, hot: HotChannel, readSource: (file: string) => string = (file) => readFileSync(file, 'utf8')): (diagnostics: readonly TypeDiagnostic[]) => void {
-  let showing: { type: 'error'; err: OverlayError } | undefined;
+  let typeErrors: OverlayError | undefined;
+  // fw's own problem of the moment (fw-problem.ts) comes first, above the type errors.
+  const showing = (): { type: 'error'; err: OverlayError } => ({ type: 'error', err: fwProblemFirst(fwProblem(root), typeErrors!) });
   // Vite keeps an error sent while no page is open and gives it to the next page that connects.
   let kept = false;
   hot.onConnection((sendToPage) => {
     kept = false;
-    if (showing) sendToPage(showing);
+    if (typeErrors) sendToPage(showing());
   });
   return (diagnostics) => {
     if (diagnostics.length > 0) {
-      showing = { type: 'error', err: typeOverlayError(root, diagnostics, readSource) };
+      typeErrors = typeOverlayError(root, diagnostics, readSource);
       kept = hot.connected() === 0;
-      hot.send(showing);
-    } else if (showing) {
-      showing = undefined;
-      if (hot.connected() > 0) hot.send({ type: 'update', updates: [] });
+      hot.send(showing());
+    } else if (typeErrors) {
+      typeErrors = undefined;
+      const problem = fwProblem(root);
+      // The type errors are fixed, fw's problem is not: it stays.
+      if (problem) hot.send({ type: 'error', err: problem });
+      else if (hot.connected() > 0) hot.send({ type: 'update', updates: [] });
       // Replaces the error Vite keeps, so the next page does not open on fixed errors (it reloads once).
       else if (kept) hot.send({ type: 'full-reload', path: '*' });
       kept = false;
@@ -95,6 +101,12 @@ export function viteOverlayChannel(): { channel: HotChannel; attach(server: { ws
       configureServer: attach,
     },
   };
+}
+
+/** fw's problem with the type errors under it, its place the overlay's link (or the type errors alone). */
+function fwProblemFirst(problem: OverlayError | undefined, typeErrors: OverlayError): OverlayError {
+  if (!problem) return typeErrors;
+  return { ...problem, message: `${problem.message}\n\n${typeErrors.message}`, stack: [problem.stack, typeErrors.stack].filter(Boolean).join('\n') };
 }
 
 /**

@@ -3,15 +3,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { type Diagnostic, FwError } from '../core/errors.ts';
+import { statementSite } from '../db/statement-site.ts';
 
 /** The diagnostic code of "this entry failed here". */
 export const ENTRY_FAILED = 'entry_failed';
 
 /**
  * A server-side failure (5xx) of an entry, told with the entry it happened in and the place in the
- * app's source: the first frame of its stack inside the app's `src/` (the module runner maps stacks to
- * the TypeScript as written), or — when the stack is the driver's alone, as for an SQL error — the
- * entry's file at its `handler`. The message leads with the entry (`command createNote: column
+ * app's source: for a failed statement of ctx.db (an SQL error, whose own stack is the driver's alone),
+ * the line that built it (db/statement-site.ts); else the first frame of its stack inside the app's
+ * `src/` (the module runner maps stacks to the TypeScript as written); else the entry's file at its
+ * `handler`. The message leads with the entry (`command createNote: column
  * "stauts" does not exist`), so the log line says it; the place is a diagnostic (`path`
  * `src/commands/createNote.ts:12:7`), which dev answers show and production answers never do
  * (core/public-error.ts). 4xx errors describe the caller's request and are returned as they are, and
@@ -45,12 +47,13 @@ interface Place {
 
 const FRAME = /\(?((?:file:\/\/)?(?:\/|[A-Za-z]:[\\/])[^():\n]+?\.[cm]?[jt]sx?):(\d+):(\d+)\)?$/;
 
-/** The first stack frame (of the error, then its causes) in the app's own sources. */
+/** The first stack frame (of a failed statement's site, else of the error, then its causes) in the app's own sources. */
 function stackPlace(error: FwError, root: string): Place | undefined {
   const src = path.join(root, 'src') + path.sep;
   const generated = path.join(root, 'src', 'fw', '_generated') + path.sep;
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    for (const line of (current.stack ?? '').split('\n')) {
+    const stacks = [statementSite(current)?.stack, current.stack].filter((stack) => stack !== undefined);
+    for (const line of stacks.join('\n').split('\n')) {
       const match = FRAME.exec(line.trim());
       if (!match) continue;
       const file = match[1]!.startsWith('file://') ? fileURLToPath(match[1]!) : match[1]!;

@@ -1,4 +1,4 @@
-import { closestName } from '../../plugin/analyse/closest-name.ts';
+import { closestName } from '../../runtime/core/closest-name.ts';
 import type { TestFailureRecord } from '../test/test-reporter.ts';
 
 /** Where in an fw app a failure likely comes from. */

@@ -46,7 +46,7 @@ export const dataView: View = {
     const renderList = () =>
       patch(
         list,
-        h('button', { type: 'button', role: 'option', class: 'list-item', 'data-key': '', tabindex: stop(OVERVIEW), 'aria-selected': String(selected === OVERVIEW), on: { click: () => context.navigate('#/data'), keydown: (e: KeyboardEvent) => moveFocus(e, list) } }, h('span', null, 'Schema & migrations'), status && status.pending.length + status.blocked.length > 0 ? badge(`${status.pending.length + status.blocked.length} pending`, 'warn') : null),
+        h('button', { type: 'button', role: 'option', class: 'list-item', 'data-key': '', tabindex: stop(OVERVIEW), 'aria-selected': String(selected === OVERVIEW), on: { click: () => context.navigate('#/data'), keydown: (e: KeyboardEvent) => moveFocus(e, list) } }, h('span', null, 'Schema & migrations'), status && changesLabel(status) ? badge(changesLabel(status)!, status.blocked.length > 0 ? 'bad' : 'warn') : null),
         tables.map((t) =>
           h('button', { type: 'button', role: 'option', class: 'list-item', 'data-key': `t-${t.name}`, tabindex: stop(t.name), 'aria-selected': String(selected === t.name), on: { click: () => context.navigate(`#/data/${encodeURIComponent(t.name)}`), keydown: (e: KeyboardEvent) => moveFocus(e, list) } }, h('span', { class: 'name' }, t.name), h('span', { class: 'count' }, String(t.rows))),
         ),
@@ -64,6 +64,7 @@ export const dataView: View = {
           stat('Tables', tables.length),
           stat('Migrations applied', status.applied.length),
           stat('Pending changes', status.pending.length),
+          stat('Blocked changes', status.blocked.length),
         ),
         h(
           'article',
@@ -281,4 +282,14 @@ function cell(value: unknown): Node {
   if (typeof value === 'string' && UUID.test(value)) return h('span', { class: 'id', title: value }, value.slice(0, 8));
   const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
   return h('span', { class: 'cell', title: typeof value === 'object' ? json(value) : text }, text);
+}
+
+/**
+ * The list's badge for changes not applied: pending (fw applies them) and blocked (they wait for a
+ * decision) counted apart, in the words of the overview's stats — one count said "1 pending" beside
+ * "Pending changes 0" when the one change was blocked.
+ */
+function changesLabel(status: { pending: readonly unknown[]; blocked: readonly unknown[] }): string | undefined {
+  const parts = [status.pending.length > 0 ? `${status.pending.length} pending` : '', status.blocked.length > 0 ? `${status.blocked.length} blocked` : ''].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : undefined;
 }

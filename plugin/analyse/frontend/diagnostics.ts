@@ -1,4 +1,4 @@
-import { closestName } from '../closest-name.ts';
+import { closestName } from '../../../runtime/core/closest-name.ts';
 import { builtinModules } from 'node:module';
 import { aiRunExports } from '../agent-calls.ts';
 import { type CheckDiagnostic, checkDiagnostic } from '../check-diagnostic.ts';

@@ -1,6 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
+import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { FwProvider } from './lib/fw.ts';
 import { getToken } from './lib/token.ts';
 
@@ -12,7 +13,9 @@ const devAuth = import.meta.env.DEV
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <FwProvider apiUrl={import.meta.env.VITE_FW_URL ?? ''} devAuth={devAuth} getToken={devAuth ? undefined : getToken}>
-      <App />
+      <ErrorBoundary>
+        <App />
+      </ErrorBoundary>
     </FwProvider>
   </StrictMode>,
 );

@@ -1,0 +1,44 @@
+/**
+ * Where a handler's statement was written. A database error (`column "stauts" does not exist`) is
+ * raised by the driver, on a later turn of the event loop: its stack is the driver's alone and never
+ * reaches the app's line. The one moment the app's line is on the stack is when the statement is
+ * built — Kysely compiles it synchronously inside `.execute()` (and `sql\`…\`.execute(db)`), calling
+ * each plugin's `transformQuery` — so this plugin takes a stack there (taking one costs a few
+ * microseconds, formatting it is left until it is read, which happens only for a failure), and the
+ * connection hands it to the error when the statement fails (postgres-kysely.ts). The failure's place
+ * (entry/failure-place.ts) then reads the statement's line instead of the handler's first one.
+ */
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryId, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+
+/** The stack taken where each statement was built, by its query id (gone with the statement). */
+const sites = new WeakMap<QueryId, Error>();
+/** The statement site of each failed statement's error. */
+const failures = new WeakMap<object, Error>();
+
+/** Frames to keep: Kysely's own (plugin, executor, builder, compile, execute) come before the app's. */
+const FRAMES = 24;
+
+export class StatementSitePlugin implements KyselyPlugin {
+  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = FRAMES;
+    sites.set(queryId, new Error('the statement was built here'));
+    Error.stackTraceLimit = limit;
+    return node;
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
+  }
+}
+
+/** Marks `error`, thrown by the statement `queryId`, with where that statement was built. */
+export function markStatementFailure(error: unknown, queryId: QueryId | undefined): void {
+  const site = queryId && sites.get(queryId);
+  if (site && typeof error === 'object' && error !== null && !failures.has(error)) failures.set(error, site);
+}
+
+/** Where the failed statement behind `error` was built, when it was one of ctx.db's. */
+export function statementSite(error: unknown): Error | undefined {
+  return typeof error === 'object' && error !== null ? failures.get(error) : undefined;
+}
