@@ -63,7 +63,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       // any of those: no capture trigger logs what they read, so the group would never rerun for it.
       // Refused unless the liveQuery says what it reads.
       const unknown = declared.length === 0 ? unmanagedReads(recorder) : [];
-      const functions = declared.length === 0 ? unprovenFunctions(recorder.functions, context.builtinFunctions).map((name) => `${name}()`) : [];
+      const functions = declared.length === 0 ? unprovenFunctions(recorder.functions, context.functionCatalog).map((name) => `${name}()`) : [];
       if (unknown.length + functions.length > 0) {
         throw new FwError(
           'internal',
