@@ -137,9 +137,10 @@ function runTests(dir: string): Outcome {
   const report = path.join(dir, 'vitest-report.json');
   rmSync(report, { force: true });
   const started = Date.now();
-  spawnSync(path.join(dir, 'node_modules/.bin/vitest'), ['run', '--config', 'vitest.mutations.config.ts', '--reporter=json', `--outputFile=${report}`, ...tests], {
+  // This Node (node_modules/.bin/vitest would start whatever `node` the PATH has first, maybe an old one).
+  spawnSync(process.execPath, [path.join(dir, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.mutations.config.ts', '--reporter=json', `--outputFile=${report}`, ...tests], {
     cwd: dir,
-    env: process.env,
+    env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
   const seconds = Math.round((Date.now() - started) / 1000);

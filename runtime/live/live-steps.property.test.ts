@@ -11,14 +11,23 @@
  * subscribers must say so. Sizes are drawn from the seed (up to 60 writes over up to 10 queries), so
  * integer and interval bounds are met and crossed in both directions.
  *
+ * Each seed also keeps a paginated list of `ta` (by `k desc, id desc`, pages of 2, every page loaded
+ * and live, through the client's paginated store): after every write its pages together must be exactly
+ * the whole list — no row twice, none missing, whatever ties on `k` the writes make.
+ *
  * Several seeds run in CI (SEEDS); FW_LIVE_STEPS_SEEDS=1,2,3 or =random replays or explores (the seed
  * is printed), FW_LIVE_STEPS_TARGET=postgres|pglite runs one database only. A miss names the seed, the
  * step, the write, the subscriber, its query, what it holds and what a fresh run returns.
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createLiveConnection } from '../../client/live.ts';
 import { createLiveStore, type LiveStore } from '../../client/live-store.ts';
+import { createPaginatedLive, type PaginatedLive } from '../../client/paginated-live.ts';
+import type { EntryDefinition } from '../core/entry-types.ts';
+import { liveQuery } from '../core/entries.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
+import { paginate, paginationArgs } from '../core/paginate.ts';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { serveLiveRuntime } from '../../e2e/support/live-server.ts';
 import { applyOps, buildApp, condsOf, Random, randomCase, runLiveQuery, SETUP_SQL, type CaseSpec, type LiveQuerySpec, type WriteStep } from '../../e2e/support/live-path-model.ts';
@@ -60,6 +69,10 @@ function serialSteps(spec: CaseSpec): WriteStep[] {
   return out;
 }
 
+/** The list the paginated subscriber pages through; `k` may be null in the model, and an order column may not. */
+const listOf = (db: Kysely<any>) => db.selectFrom('ta').select(['id', 'k', 's']).where('k', 'is not', null);
+const LIST_ORDER = { orderBy: [['k', 'desc'], ['id', 'desc']] as Array<[string, 'asc' | 'desc']> };
+
 interface Subscriber {
   no: number;
   query: LiveQuerySpec;
@@ -75,6 +88,10 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
   const cleanups: Array<() => Promise<unknown>> = [async () => db.close(), drop];
   try {
     const app = buildApp(spec);
+    app.entries.set(
+      'pages',
+      liveQuery({ args: { page: paginationArgs }, handler: (ctx, args) => paginate(listOf(ctx.db as Kysely<any>), LIST_ORDER as never, args) }) as EntryDefinition,
+    );
     await applyMigration(db, app.schema);
     for (const statement of SETUP_SQL) await sql.raw(statement).execute(db.admin);
     await applyOps(db.admin, spec.initial);
@@ -99,15 +116,40 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
       return { no: s.no, query, arg: s.arg, tenant: s.tenant, user: s.user, store };
     });
 
+    // The paginated list, as the first subscriber's identity sees it.
+    const lister = subscribers[0]!;
+    const listStore = createLiveStore();
+    const listConnection = connections.get(`${lister.tenant}|${lister.user}`)!;
+    const pages: PaginatedLive<unknown> = createPaginatedLive({
+      liveStore: listStore,
+      args: {},
+      pageSize: 2,
+      keyOf: (args) => canonicalJson(args),
+      sourceOf: (args) => ({ open: (handlers) => listConnection.subscribe('pages', args, handlers) }),
+    });
+    const stopPages = pages.subscribe(() => undefined);
+    cleanups.unshift(async () => stopPages());
+    const wholeList = async () =>
+      JSON.stringify(
+        await db.transaction({ readOnly: true, auth: { kind: 'user', userId: lister.user, tenantId: lister.tenant, role: 'member' } }, (trx) =>
+          listOf(trx as Kysely<any>).orderBy('k', 'desc').orderBy('id', 'desc').execute(),
+        ),
+      );
+
     const fresh = async (s: Subscriber) =>
       JSON.stringify(await db.transaction({ readOnly: true, auth: { kind: 'user', userId: s.user, tenantId: s.tenant, role: 'member' } }, (trx) => runLiveQuery(trx, s.query, s.arg)));
     let checks = 0;
     /** Polls until every subscriber holds what it must (a fresh run's result, or its refusal); a miss throws. */
     const settle = async (what: string) => {
       const expected = await Promise.all(subscribers.map(async (s) => (refusalOf(s.query) ? undefined : await fresh(s))));
+      const list = await wholeList();
       const deadline = Date.now() + STEP_DEADLINE_MS;
       for (;;) {
-        const wrong = subscribers.flatMap((s, i) => {
+        // Every page loaded: the list grows past its last page now and then.
+        if (pages.getSnapshot().status === 'canLoadMore') pages.loadMore();
+        const listed = JSON.stringify(pages.getSnapshot().results);
+        const wrongList = listed === list ? [] : [{ s: { no: -1, query: { name: 'pages (paginated)' }, user: lister.user, tenant: lister.tenant, arg: 0 } as Subscriber, holds: `${pages.getSnapshot().status} ${listed}`, expected: list }];
+        const wrong = [...wrongList, ...subscribers.flatMap((s, i) => {
           const held = s.store.getSnapshot('s');
           const refusal = refusalOf(s.query);
           if (refusal) {
@@ -116,7 +158,7 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
           }
           const holds = held.data === undefined ? `nothing (${held.status}${held.error ? `, ${held.error.message}` : ''})` : JSON.stringify(held.data);
           return holds === expected[i] ? [] : [{ s, holds, expected: expected[i]! }];
-        });
+        })];
         if (wrong.length === 0) {
           checks += subscribers.length;
           return;
