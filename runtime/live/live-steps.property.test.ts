@@ -15,6 +15,10 @@
  * and live, through the client's paginated store): after every write its pages together must be exactly
  * the whole list — no row twice, none missing, whatever ties on `k` the writes make.
  *
+ * Besides the random shapes, every case has one precise condition per comparison operator and a LEFT
+ * JOIN filtered on its joined table, each subscribed; and on PostgreSQL one resume across a transaction
+ * that was still open when the subscriber's snapshot was taken (`resumeAcrossOpenTransaction`).
+ *
  * Several seeds run in CI (SEEDS); FW_LIVE_STEPS_SEEDS=1,2,3 or =random replays or explores (the seed
  * is printed), FW_LIVE_STEPS_TARGET=postgres|pglite runs one database only. A miss names the seed, the
  * step, the write, the subscriber, its query, what it holds and what a fresh run returns.
@@ -30,7 +34,7 @@ import { canonicalJson } from '../core/canonical-json.ts';
 import { paginate, paginationArgs } from '../core/paginate.ts';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
 import { serveLiveRuntime } from '../../e2e/support/live-server.ts';
-import { applyOps, buildApp, condsOf, Random, randomCase, runLiveQuery, SETUP_SQL, type CaseSpec, type LiveQuerySpec, type WriteStep } from '../../e2e/support/live-path-model.ts';
+import { applyOps, buildApp, condsOf, Random, randomCase, runLiveQuery, SETUP_SQL, TENANTS, USERS, type CaseSpec, type LiveQuerySpec, type WriteStep } from '../../e2e/support/live-path-model.ts';
 import { applyMigration } from '../db/migrate.ts';
 import type { FwDatabase } from '../db/database.ts';
 
@@ -58,6 +62,19 @@ function stepCase(seed: number): CaseSpec {
   const size = { queries: rng.int(4, 9), subscribers: rng.int(8, 16), writers: rng.int(2, 4), steps: rng.int(30, 60), processes: 1 };
   const spec = randomCase(seed, 0, size);
   spec.queries = spec.queries.map(({ reads: _reads, refreshMs: _refreshMs, ...query }) => ({ ...query, pad: 0 }));
+  // Besides the random shapes, one precise condition per operator (random column, table and bound) and
+  // a LEFT JOIN with a WHERE on the joined table, each with a subscriber: every case meets each of them.
+  const precise: LiveQuerySpec[] = (['=', '<>', '<', '<=', '>', '>='] as const).map((op, i) => {
+    const table = rng.pick(['ta', 'tb'] as const);
+    const col = op === '=' || op === '<>' ? rng.pick(['k', 's', 'st']) : 'k';
+    const value = col === 'k' ? rng.int(0, 9) : col === 's' ? rng.pick(['a', 'ab', 'b']) : rng.pick(['open', 'done', 'later']);
+    return { name: `op${i}`, query: { shape: 'plain', table, where: [{ c: 'cmp', col, op, value }], cols: ['k', 's', 'st'] }, pad: 0 };
+  });
+  precise.push({ name: 'leftjoin', query: { shape: 'join', join: 'leftJoin', whereA: [], onB: [], whereB: [{ c: 'cmp', col: 'k', op: rng.pick(['=', '<=', '>'] as const), value: rng.int(0, 9) }] }, pad: 0 });
+  for (const query of precise) {
+    spec.queries.push(query);
+    spec.subscribers.push({ no: spec.subscribers.length, process: 0, transport: 'client', query: query.name, arg: rng.int(0, 9), tenant: rng.pick(TENANTS), user: rng.pick(USERS), slow: false, resumes: [] });
+  }
   return spec;
 }
 
@@ -73,6 +90,42 @@ function serialSteps(spec: CaseSpec): WriteStep[] {
 const listOf = (db: Kysely<any>) => db.selectFrom('ta').select(['id', 'k', 's']).where('k', 'is not', null);
 const LIST_ORDER = { orderBy: [['k', 'desc'], ['id', 'desc']] as Array<[string, 'asc' | 'desc']> };
 
+/** A client's way to the server that the test can break (`drop`) and hold closed (`pause`) while it writes. */
+interface Channel {
+  fetch(input: string, init: RequestInit): Promise<Response>;
+  drop(): void;
+  pause(): void;
+  resume(): void;
+}
+
+function openChannel(base: string): Channel {
+  let paused: { promise: Promise<void>; release: () => void } | undefined;
+  const open = new Set<AbortController>();
+  return {
+    async fetch(input, init) {
+      while (paused) await paused.promise;
+      const controller = new AbortController();
+      init.signal?.addEventListener('abort', () => controller.abort(init.signal!.reason));
+      open.add(controller);
+      return fetch(`${base}${input}`, { ...init, signal: controller.signal });
+    },
+    drop() {
+      for (const controller of open) controller.abort(new Error('dropped by the test (the client resumes)'));
+      open.clear();
+    },
+    pause() {
+      let release = () => {};
+      const promise = new Promise<void>((resolve) => (release = resolve));
+      paused = { promise, release };
+    },
+    resume() {
+      const was = paused;
+      paused = undefined;
+      was?.release();
+    },
+  };
+}
+
 interface Subscriber {
   no: number;
   query: LiveQuerySpec;
@@ -82,7 +135,7 @@ interface Subscriber {
   store: LiveStore;
 }
 
-async function runSeed(target: (typeof databaseTargets)[number], seed: number): Promise<{ steps: number; subscribers: number; refused: number; checks: number }> {
+async function runSeed(target: (typeof databaseTargets)[number], seed: number): Promise<{ steps: number; subscribers: number; refused: number; checks: number; resumed: boolean }> {
   const spec = stepCase(seed);
   const { db, drop } = await openTestDatabase(target);
   const cleanups: Array<() => Promise<unknown>> = [async () => db.close(), drop];
@@ -100,12 +153,15 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
 
     // One fw client connection per identity (its subscriptions share one stream), a store per subscriber.
     const connections = new Map<string, ReturnType<typeof createLiveConnection>>();
+    const channels = new Map<string, Channel>();
     const subscribers: Subscriber[] = spec.subscribers.map((s) => {
       const key = `${s.tenant}|${s.user}`;
       let live = connections.get(key);
       if (!live) {
         const headers = { 'x-fw-user-id': s.user, 'x-fw-tenant-id': s.tenant, 'x-fw-role': 'member', 'content-type': 'application/json' };
-        live = createLiveConnection({ url: '/live', headers: async () => headers, fetch: () => ((input: string, init: RequestInit) => fetch(`${runtime.url}${input}`, init)) as typeof fetch, minRetryMs: 20, maxRetryMs: 200 });
+        const channel = openChannel(runtime.url);
+        channels.set(key, channel);
+        live = createLiveConnection({ url: '/live', headers: async () => headers, fetch: () => channel.fetch as typeof fetch, minRetryMs: 20, maxRetryMs: 200 });
         connections.set(key, live);
       }
       const opened = live;
@@ -178,6 +234,54 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
       }
     };
 
+    /**
+     * A resume across a transaction that was open when the snapshot was taken (PostgreSQL: two sessions
+     * at once). A drew its revision first and commits last; B committed between, so the lister's pages
+     * were rerun, and labelled, past A's revision while A's write was invisible. The lister's stream is
+     * then dropped and held closed until its groups are gone and A has committed; its resume must not
+     * be taken for up-to-date. A moves a row of the list to the top (k + 100), so the pages must change.
+     */
+    const resumeAcrossOpenTransaction = async (): Promise<boolean> => {
+      const ta = spec.tables.find((t) => t.name === 'ta')!;
+      const copied = ta.columns.filter((c) => !c.nullable && c.name !== 'k').map((c) => `"${c.name}"`);
+      const hasRow = (await sql<{ n: number }>`select count(*)::int as n from ta where tenant_id = ${lister.tenant}`.execute(db.admin)).rows[0]!.n > 0;
+      if (!hasRow) return false;
+      let opened!: () => void;
+      const isOpen = new Promise<void>((resolve) => (opened = resolve));
+      let commit!: () => void;
+      const mayCommit = new Promise<void>((resolve) => (commit = resolve));
+      const a = db.admin.transaction().execute(async (trx) => {
+        await sql`update ta set k = coalesce(k, 0) + 100 where id = (select id from ta where tenant_id = ${lister.tenant} order by id limit 1)`.execute(trx);
+        opened();
+        await mayCommit;
+      });
+      try {
+        await isOpen;
+        await sql
+          .raw(`insert into ta (id, tenant_id, k${copied.map((c) => `, ${c}`).join('')}) select gen_random_uuid(), tenant_id, 50${copied.map((c) => `, ${c}`).join('')} from ta where tenant_id = '${lister.tenant}' limit 1`)
+          .execute(db.admin);
+        await settle('B committed while A is open');
+        const channel = channels.get(`${lister.tenant}|${lister.user}`)!;
+        const before = runtime.hub.status().connections;
+        channel.pause();
+        channel.drop();
+        const deadline = Date.now() + STEP_DEADLINE_MS;
+        while (runtime.hub.status().connections >= before) {
+          if (Date.now() > deadline) throw new Error('the hub kept the dropped stream');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        commit();
+        await a;
+        channel.resume();
+      } finally {
+        commit();
+        await a.catch(() => undefined);
+      }
+      await settle('after a resume across a transaction open at the snapshot');
+      return true;
+    };
+
+    let resumed = false;
     await settle('after subscribing');
     const steps = serialSteps(spec);
     for (const [i, step] of steps.entries()) {
@@ -200,8 +304,9 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
         // A foreign key to a row an earlier step deleted, say: nothing was written, the check still holds.
       }
       await settle(`after write ${i + 1}/${steps.length} (${writer.via}: ${JSON.stringify(step.ops).slice(0, 300)})`);
+      if (target.name === 'postgres' && i === Math.floor(steps.length / 2)) resumed = await resumeAcrossOpenTransaction();
     }
-    return { steps: steps.length, subscribers: subscribers.length, refused: subscribers.filter((s) => refusalOf(s.query)).length, checks };
+    return { steps: steps.length, subscribers: subscribers.length, refused: subscribers.filter((s) => refusalOf(s.query)).length, checks, resumed };
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
   }
@@ -217,7 +322,7 @@ for (const target of targets) {
         const started = Date.now();
         const counts = await runSeed(target, seed);
         console.log(`[live steps property] ${target.name} seed=${seed} ${JSON.stringify(counts)} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-        expect(counts.checks).toBe(counts.subscribers * (counts.steps + 1));
+        expect(counts.checks).toBe(counts.subscribers * (counts.steps + 1 + (counts.resumed ? 2 : 0)));
       }, 300_000);
     }
   });
