@@ -19,6 +19,9 @@
  * JOIN filtered on its joined table, each subscribed; and on PostgreSQL one resume across a transaction
  * that was still open when the subscriber's snapshot was taken (`resumeAcrossOpenTransaction`).
  *
+ * And once per case on PostgreSQL, a run that fails while the write that fixes it lands, a write only the failing
+ * run's reads cover (`failDuringWrite`).
+ *
  * Several seeds run in CI (SEEDS); FW_LIVE_STEPS_SEEDS=1,2,3 or =random replays or explores (the seed
  * is printed), FW_LIVE_STEPS_TARGET=postgres|pglite runs one database only. A miss names the seed, the
  * step, the write, the subscriber, its query, what it holds and what a fresh run returns.
@@ -135,6 +138,18 @@ interface Subscriber {
   store: LiveStore;
 }
 
+/** The next failing run of `flaky` waits here until the test releases it. */
+let held: { reached(): void; released: Promise<void> } | undefined;
+
+/** A row of `table` with the given values, every other column that may not be null filled. */
+function rowOf(spec: CaseSpec, name: string, tenant: string, values: Record<string, unknown>): Record<string, unknown> {
+  const table = spec.tables.find((t) => t.name === name)!;
+  const fill: Record<string, unknown> = { integer: 0, text: 'x', timestamptz: '2001-01-01T00:00:00Z', date: '2001-01-01', numeric: '1', jsonb: '{}', enum: 'open', boolean: false };
+  const row: Record<string, unknown> = { id: crypto.randomUUID(), ...(table.tenantScoped ? { tenant_id: tenant } : {}) };
+  for (const column of table.columns) if (!column.nullable && !column.references) row[column.name] = column.kind === 'uuid' ? crypto.randomUUID() : fill[column.kind];
+  return { ...row, ...values };
+}
+
 async function runSeed(target: (typeof databaseTargets)[number], seed: number): Promise<{ steps: number; subscribers: number; refused: number; checks: number; resumed: boolean }> {
   const spec = stepCase(seed);
   const { db, drop } = await openTestDatabase(target);
@@ -144,6 +159,26 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
     app.entries.set(
       'pages',
       liveQuery({ args: { page: paginationArgs }, handler: (ctx, args) => paginate(listOf(ctx.db as Kysely<any>), LIST_ORDER as never, args) }) as EntryDefinition,
+    );
+    // Fails while tg has a 'boom' flag and tb a 'blocker' row; the first such run waits at `held` first.
+    app.entries.set(
+      'flaky',
+      liveQuery({
+        handler: async (ctx) => {
+          const db = ctx.db as Kysely<any>;
+          const flags = await db.selectFrom('tg').select('k').where('s', '=', 'boom').execute();
+          if (flags.length > 0 && (await db.selectFrom('tb').select('id').where('s', '=', 'blocker').execute()).length > 0) {
+            const hold = held;
+            held = undefined;
+            if (hold) {
+              hold.reached();
+              await hold.released;
+            }
+            throw new Error('blocked (the test made this run fail)');
+          }
+          return db.selectFrom('ta').select('id').where('k', '=', -1).execute();
+        },
+      }) as EntryDefinition,
     );
     await applyMigration(db, app.schema);
     for (const statement of SETUP_SQL) await sql.raw(statement).execute(db.admin);
@@ -239,27 +274,21 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
      * at once). A drew its revision first and commits last; B committed between, so the lister's pages
      * were rerun, and labelled, past A's revision while A's write was invisible. The lister's stream is
      * then dropped and held closed until its groups are gone and A has committed; its resume must not
-     * be taken for up-to-date. A moves a row of the list to the top (k + 100), so the pages must change.
+     * be taken for up-to-date. A adds a row at the top of the list (k = 100), so the first page must change.
      */
     const resumeAcrossOpenTransaction = async (): Promise<boolean> => {
-      const ta = spec.tables.find((t) => t.name === 'ta')!;
-      const copied = ta.columns.filter((c) => !c.nullable && c.name !== 'k').map((c) => `"${c.name}"`);
-      const hasRow = (await sql<{ n: number }>`select count(*)::int as n from ta where tenant_id = ${lister.tenant}`.execute(db.admin)).rows[0]!.n > 0;
-      if (!hasRow) return false;
       let opened!: () => void;
       const isOpen = new Promise<void>((resolve) => (opened = resolve));
       let commit!: () => void;
       const mayCommit = new Promise<void>((resolve) => (commit = resolve));
       const a = db.admin.transaction().execute(async (trx) => {
-        await sql`update ta set k = coalesce(k, 0) + 100 where id = (select id from ta where tenant_id = ${lister.tenant} order by id limit 1)`.execute(trx);
+        await trx.insertInto('ta').values(rowOf(spec, 'ta', lister.tenant, { k: 100 })).execute();
         opened();
         await mayCommit;
       });
       try {
         await isOpen;
-        await sql
-          .raw(`insert into ta (id, tenant_id, k${copied.map((c) => `, ${c}`).join('')}) select gen_random_uuid(), tenant_id, 50${copied.map((c) => `, ${c}`).join('')} from ta where tenant_id = '${lister.tenant}' limit 1`)
-          .execute(db.admin);
+        await db.admin.insertInto('ta').values(rowOf(spec, 'ta', lister.tenant, { k: 50 })).execute();
         await settle('B committed while A is open');
         const channel = channels.get(`${lister.tenant}|${lister.user}`)!;
         const before = runtime.hub.status().connections;
@@ -281,8 +310,57 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
       return true;
     };
 
+    /**
+     * A write that lands while a run fails, and that only the failing run's reads cover: the group must
+     * rerun once the failure widened its read set (and recover), not wait in error for another write.
+     * flaky's last good run read tg (s = 'boom') and ta; a tb 'blocker' is written, then the flag: the run
+     * that wakes reads the blocker and is held; the blocker is deleted (no read set of flaky's covers tb
+     * yet) and read by the hub; then the run fails. flaky (its own identity, so it runs alone) must then
+     * hold its data again.
+     */
+    const flakyStore = createLiveStore();
+    const flakyHeaders = { 'x-fw-user-id': 'flaky', 'x-fw-tenant-id': lister.tenant, 'x-fw-role': 'member', 'content-type': 'application/json' };
+    const flakyLive = createLiveConnection({ url: '/live', headers: async () => flakyHeaders, fetch: () => openChannel(runtime.url).fetch as typeof fetch, minRetryMs: 20, maxRetryMs: 200 });
+    const stopFlaky = flakyStore.subscribe('s', { open: (handlers) => flakyLive.subscribe('flaky', {}, handlers) }, () => undefined);
+    cleanups.unshift(async () => stopFlaky());
+    const flakyHolds = async (what: string, accept: (snapshot: ReturnType<LiveStore['getSnapshot']>) => boolean) => {
+      const deadline = Date.now() + STEP_DEADLINE_MS;
+      while (!accept(flakyStore.getSnapshot('s'))) {
+        if (Date.now() > deadline) throw new Error(`MISS seed=${seed} (${target.name}; replay with FW_LIVE_STEPS_SEEDS=${seed}) flaky ${what}: holds ${JSON.stringify(flakyStore.getSnapshot('s'))}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const failDuringWrite = async () => {
+      await flakyHolds('before the failure', (snapshot) => Array.isArray(snapshot.data) && !snapshot.error);
+      const blocker = rowOf(spec, 'tb', lister.tenant, { s: 'blocker' });
+      const flag = rowOf(spec, 'tg', lister.tenant, { s: 'boom' });
+      await db.admin.insertInto('tb').values(blocker).execute();
+      let reached!: () => void;
+      const isReached = new Promise<void>((resolve) => (reached = resolve));
+      let release!: () => void;
+      held = { reached, released: new Promise<void>((resolve) => (release = resolve)) };
+      try {
+        await db.admin.insertInto('tg').values(flag).execute();
+        await isReached;
+        await db.admin.deleteFrom('tb').where('id', '=', blocker.id as string).execute();
+        const last = Number((await sql<{ r: string }>`select max(revision)::text as r from _fw_live_invalidations`.execute(db.admin)).rows[0]!.r);
+        const deadline = Date.now() + STEP_DEADLINE_MS;
+        while (runtime.hub.status().reader.revision < last) {
+          if (Date.now() > deadline) throw new Error('the hub never read the blocker’s delete');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      } finally {
+        release();
+        held = undefined;
+      }
+      await flakyHolds('after a run that failed while the write that fixes it landed', (snapshot) => Array.isArray(snapshot.data) && !snapshot.error && snapshot.status === 'live');
+      await db.admin.deleteFrom('tg').where('id', '=', flag.id as string).execute();
+    };
+
     let resumed = false;
     await settle('after subscribing');
+    // PGlite has one connection, which the held run's transaction keeps: the write could not land.
+    if (target.name === 'postgres') await failDuringWrite();
     const steps = serialSteps(spec);
     for (const [i, step] of steps.entries()) {
       const writer = spec.writers[step.writer]!;
