@@ -15,8 +15,8 @@
  * and live, through the client's paginated store): after every write its pages together must be exactly
  * the whole list — no row twice, none missing, whatever ties on `k` the writes make.
  *
- * Besides the random shapes, every case has one precise condition per comparison operator and a LEFT
- * JOIN filtered on its joined table, each subscribed; and on PostgreSQL one resume across a transaction
+ * Besides the random shapes, every case has one precise condition per comparison operator and two LEFT
+ * JOINs filtered on the joined table (a comparison, `is null`), each subscribed; and on PostgreSQL one resume across a transaction
  * that was still open when the subscriber's snapshot was taken (`resumeAcrossOpenTransaction`).
  *
  * And once per case on PostgreSQL, a run that fails while the write that fixes it lands, a write only the failing
@@ -73,7 +73,9 @@ function stepCase(seed: number): CaseSpec {
     const value = col === 'k' ? rng.int(0, 9) : col === 's' ? rng.pick(['a', 'ab', 'b']) : rng.pick(['open', 'done', 'later']);
     return { name: `op${i}`, query: { shape: 'plain', table, where: [{ c: 'cmp', col, op, value }], cols: ['k', 's', 'st'] }, pad: 0 };
   });
+  // A WHERE on the LEFT-joined table: a comparison, and `is null`, which the null-extended rows satisfy.
   precise.push({ name: 'leftjoin', query: { shape: 'join', join: 'leftJoin', whereA: [], onB: [], whereB: [{ c: 'cmp', col: 'k', op: rng.pick(['=', '<=', '>'] as const), value: rng.int(0, 9) }] }, pad: 0 });
+  precise.push({ name: 'antijoin', query: { shape: 'join', join: 'leftJoin', whereA: [], onB: [], whereB: [{ c: 'null', col: 'k', not: false }] }, pad: 0 });
   for (const query of precise) {
     spec.queries.push(query);
     spec.subscribers.push({ no: spec.subscribers.length, process: 0, transport: 'client', query: query.name, arg: rng.int(0, 9), tenant: rng.pick(TENANTS), user: rng.pick(USERS), slow: false, resumes: [] });
