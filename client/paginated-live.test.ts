@@ -67,11 +67,32 @@ describe('paginated live', () => {
     // The last page, with nothing after it, stays open-ended: a row added at the end shows.
     answer({ cursor: 'c6', numItems: 5 }, { page: rows(5, 4), isDone: true, continueCursor: 'c4' });
     expect(pages.getSnapshot().results).toEqual(rows(10, 9, 8, 7, 6, 5, 4));
+    await nextTurn(); // listeners are told after the turn (once per settled change)
 
     stop();
     await nextTurn();
     expect(openPages()).toEqual([]);
     expect(seen.at(-1)).toBe('exhausted');
+  });
+
+  it('notifies once per settled change: a row moved between two pages whose snapshots land in one turn is never seen twice', async () => {
+    const { pages, answer, rows } = harness();
+    const seen: number[][] = [];
+    const stop = pages.subscribe(() => seen.push(pages.getSnapshot().results.map((row) => row.n)));
+    answer({ cursor: null, numItems: 2 }, { page: rows(9, 8), isDone: false, continueCursor: 'c8' });
+    answer({ cursor: null, numItems: 2, endCursor: 'c8' }, { page: rows(9, 8), isDone: false, continueCursor: 'c8' });
+    expect(pages.loadMore()).toBe(true);
+    answer({ cursor: 'c8', numItems: 2 }, { page: rows(7, 6), isDone: true, continueCursor: 'c6' });
+    await nextTurn();
+    expect(seen.at(-1)).toEqual([9, 8, 7, 6]);
+    seen.length = 0;
+    // 9 moves to the end: one chunk of the stream carries both pages' snapshots, handled in one turn
+    // (the second page's first, as the server may send them).
+    answer({ cursor: 'c8', numItems: 2 }, { page: rows(7, 6, 9), isDone: true, continueCursor: 'c9' });
+    answer({ cursor: null, numItems: 2, endCursor: 'c8' }, { page: rows(8), isDone: false, continueCursor: 'c8' });
+    await nextTurn();
+    expect(seen).toEqual([[8, 7, 6, 9]]);
+    stop();
   });
 
   it('an invalid_cursor starts over from the first page (kept live: it shows at once) and closes the others', async () => {

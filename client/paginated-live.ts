@@ -47,6 +47,7 @@ export interface PaginatedLiveOptions {
 }
 
 export interface PaginatedLive<T = unknown> {
+  /** `listener` is told once per settled change: after the turn in which pages' snapshots landed, not per page. */
   subscribe(listener: () => void): () => void;
   getSnapshot(): PaginatedSnapshot<T>;
   /**
@@ -92,6 +93,9 @@ export function createPaginatedLive<T = unknown>(options: PaginatedLiveOptions):
   let pages: Page[] = [];
   let snapshot = initial as PaginatedSnapshot<T>;
   let lastError: FwError | undefined;
+  /** The snapshot is out of date (current() makes it again); listeners are told in a microtask. */
+  let dirty = false;
+  let notifyQueued = false;
 
   const argsOf = (page: PageArgs) => ({ ...options.args, page });
   const subscribed = (page: PageArgs): Subscribed => {
@@ -145,7 +149,25 @@ export function createPaginatedLive<T = unknown>(options: PaginatedLiveOptions):
     recompute();
   }
 
+  /**
+   * Something changed: the snapshot is made again when next read, and the listeners hear of it once,
+   * after the current turn. Pages' snapshots that arrive together (one chunk of the stream carries
+   * several) are handled one by one in that turn; a listener told after each would see a row that moved
+   * from one page to another in both, or in neither.
+   */
   function recompute(): void {
+    dirty = true;
+    if (notifyQueued) return;
+    notifyQueued = true;
+    queueMicrotask(() => {
+      notifyQueued = false;
+      for (const { listener } of [...listeners]) listener();
+    });
+  }
+
+  function current(): PaginatedSnapshot<T> {
+    if (!dirty) return snapshot;
+    dirty = false;
     const results: T[] = [];
     let status: PaginationStatus = 'canLoadMore';
     let isDone = false;
@@ -167,7 +189,7 @@ export function createPaginatedLive<T = unknown>(options: PaginatedLiveOptions):
     if (status !== 'loadingFirstPage') lastError = undefined;
     const liveStatus = pages[0] ? liveStore.getSnapshot(pages[0].current.key).status : 'connecting';
     snapshot = Object.freeze({ results: Object.freeze(results), status, isDone, error: error ?? lastError, liveStatus });
-    for (const { listener } of [...listeners]) listener();
+    return snapshot;
   }
 
   start();
@@ -195,7 +217,7 @@ export function createPaginatedLive<T = unknown>(options: PaginatedLiveOptions):
       };
     },
 
-    getSnapshot: () => snapshot,
+    getSnapshot: current,
 
     loadMore(numItems = pageSize) {
       const last = pages.at(-1);

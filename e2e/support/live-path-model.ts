@@ -355,7 +355,8 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
-function condsOf(query: QuerySpec): Cond[] {
+/** Every condition of a query, nested ones included. */
+export function condsOf(query: QuerySpec): Cond[] {
   const all: Cond[] = [];
   const walk = (list: readonly Cond[]) => {
     for (const cond of list) {

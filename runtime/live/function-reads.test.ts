@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDatabase } from '../db/database.ts';
-import { functionsInText, loadBuiltinFunctions, unprovenFunctions } from './function-reads.ts';
+import { sql } from 'kysely';
+import { functionsInText, loadFunctionCatalog, newlyShadowed, unprovenFunctions } from './function-reads.ts';
 
 describe('functions a liveQuery calls', () => {
   it('finds the calls in raw SQL text, not SQL syntax, strings or casts', () => {
@@ -10,22 +11,31 @@ describe('functions a liveQuery calls', () => {
   });
 
   it('proves only PostgreSQL’s own functions, save those that run a query given as text', () => {
-    const builtins = new Set(['lower', 'count', 'now', 'query_to_xml']);
-    expect(unprovenFunctions(['lower', 'COUNT', 'pg_catalog.now', 'board_label', 'public.lower', 'query_to_xml'], builtins)).toEqual(['board_label', 'public.lower', 'query_to_xml']);
+    const catalog = { builtins: new Set(['lower', 'count', 'now', 'query_to_xml', 'area']), shadowed: new Set(['board_label', 'area']) };
+    expect(unprovenFunctions(['lower', 'COUNT', 'pg_catalog.now', 'board_label', 'public.lower', 'query_to_xml'], catalog)).toEqual(['board_label', 'public.lower', 'query_to_xml']);
     // `= any($1)` (Kysely's eb.fn.any) is SQL syntax: it reads no table.
-    expect(unprovenFunctions(['any', 'ALL', 'some', 'public.any'], builtins)).toEqual(['public.any']);
+    expect(unprovenFunctions(['any', 'ALL', 'some', 'public.any'], catalog)).toEqual(['public.any']);
+    // A built-in's name that another function carries too: a bare call may resolve to either.
+    expect(unprovenFunctions(['area', 'pg_catalog.area'], catalog)).toEqual(['area']);
   });
 
   it('reads PostgreSQL’s own function names from the database, and proves SQL’s conditional expressions', async () => {
     const db = await createDatabase({ dataDir: 'memory://' });
     try {
-      const builtins = await loadBuiltinFunctions(db);
-      for (const name of ['lower', 'count', 'now', 'date_trunc', 'jsonb_build_object', 'string_agg']) expect(builtins.has(name), name).toBe(true);
-      expect(builtins.has('board_label')).toBe(false);
+      const catalog = await loadFunctionCatalog(db);
+      for (const name of ['lower', 'count', 'now', 'date_trunc', 'jsonb_build_object', 'string_agg', 'area']) expect(catalog.builtins.has(name), name).toBe(true);
+      expect(catalog.builtins.has('board_label')).toBe(false);
       // SQL's conditional expressions, which Kysely builds as calls (eb.fn.coalesce), are no pg_proc
       // functions: proven all the same (the live path property test found them refused).
-      for (const name of ['coalesce', 'greatest', 'least', 'nullif']) expect(builtins.has(name), name).toBe(false);
-      expect(unprovenFunctions(['coalesce', 'GREATEST', 'least', 'pg_catalog.nullif', 'public.coalesce'], builtins)).toEqual(['public.coalesce']);
+      for (const name of ['coalesce', 'greatest', 'least', 'nullif']) expect(catalog.builtins.has(name), name).toBe(false);
+      expect(unprovenFunctions(['coalesce', 'GREATEST', 'least', 'pg_catalog.nullif', 'public.coalesce', 'area', 'lower'], catalog)).toEqual(['public.coalesce']);
+
+      // An app's area(integer): the name is no longer proof of a built-in (pg_catalog's area is still).
+      await sql.raw(`create function area(n integer) returns integer language sql stable as 'select n'`).execute(db.admin);
+      const after = await loadFunctionCatalog(db);
+      expect(newlyShadowed(catalog, after)).toBe(true);
+      expect(newlyShadowed(after, after)).toBe(false);
+      expect(unprovenFunctions(['area', 'pg_catalog.area', 'lower'], after)).toEqual(['area']);
     } finally {
       await db.close();
     }

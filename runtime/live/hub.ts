@@ -23,7 +23,7 @@ import { startHeartbeats } from './hub/heartbeats.ts';
 import { createSubscriptions } from './hub/subscriptions.ts';
 import { hubStatus, subscriptionDebug } from './hub/status.ts';
 import { loadTextSemantics } from './text-semantics.ts';
-import { loadBuiltinFunctions } from './function-reads.ts';
+import { loadFunctionCatalog, newlyShadowed } from './function-reads.ts';
 
 export type { LiveGroupStatus, LiveHub, LiveOptions, LiveStatus, SubscribeOutcome, SubscribeRequest, SubscriptionDebug } from './hub/api.ts';
 
@@ -68,7 +68,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       return revisions.map((revision) => fanOut.token(auth.tenantId ?? '', revision));
     },
     async start() {
-      context.builtinFunctions = await loadBuiltinFunctions(db);
+      context.functionCatalog = await loadFunctionCatalog(db);
       context.textSemantics = await loadTextSemantics(db);
       await reader.start();
       timers.push(startHeartbeats(subscriptions.connections, limits.heartbeatMs));
@@ -81,6 +81,22 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
         prune.unref();
         timers.push(prune);
       }
+      // A function created since (an app's `area(integer)` beside pg_catalog's `area(box)`) may be what a
+      // call proven at its run resolves to now: read the catalog again as often as the safety poll, and
+      // rerun every group when a built-in's name gained another function (they are then refused, or
+      // declare their reads). Rare (DDL), so every group rather than those that called the name.
+      const recheck = setInterval(() => {
+        loadFunctionCatalog(db).then(
+          (catalog) => {
+            const shadowed = newlyShadowed(context.functionCatalog, catalog);
+            context.functionCatalog = catalog;
+            if (shadowed && !context.closed) for (const group of groups.byKey.values()) void scheduler.schedule(group);
+          },
+          (error: unknown) => console.error(`fw live: reading the database's functions failed (retrying): ${printable((error as Error).message)}`),
+        );
+      }, options.safetyPollIntervalMs ?? 10_000);
+      recheck.unref();
+      timers.push(recheck);
     },
 
     setApp(next) {

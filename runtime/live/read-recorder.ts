@@ -1,5 +1,6 @@
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Schema } from '../core/schema.ts';
+import { clockInputs } from './clock-inputs.ts';
 import { functionsInText } from './function-reads.ts';
 import { createReadSetBuilder, type Access } from './read-set.ts';
 import type { TextSemantics } from './text-semantics.ts';
@@ -22,6 +23,8 @@ export interface ReadRecorder extends KyselyPlugin {
   readonly otherSchemaTables: ReadonlySet<string>;
   /** Functions the statements call (`eb.fn`, aggregates, and calls in raw fragments), lower-cased. */
   readonly functions: ReadonlySet<string>;
+  /** Values that read the clock when PostgreSQL parses them (`'now'`, `'today'`, one-argument `age(…)`: clock-inputs.ts). */
+  readonly clockInputs: ReadonlySet<string>;
   /** Statements that were raw SQL at their root, or held a raw subquery, whose tables cannot be known. */
   readonly rawStatements: number;
   /** The run's read set so far (table → accesses); empty without a schema. */
@@ -36,8 +39,10 @@ export function createReadRecorder(schema?: Schema, text?: TextSemantics): ReadR
   const reads = createReadSetBuilder(schema, text);
   let rawStatements = 0;
   const statements: RootOperationNode[] = [];
+  const clock = new Set<string>();
   return {
     statements,
+    clockInputs: clock,
     tables: found.tables,
     cteNames: found.cteNames,
     otherSchemaTables: found.otherSchemaTables,
@@ -53,6 +58,7 @@ export function createReadRecorder(schema?: Schema, text?: TextSemantics): ReadR
         collectTables(node, found);
         if (found.rawQueries > before) rawStatements++;
       }
+      for (const input of clockInputs(node, schema)) clock.add(input);
       reads.addStatement(node);
       statements.push(node);
       return node;

@@ -7,6 +7,7 @@ import type { FwDatabase } from '../../db/database.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
 import type { FwError } from '../../core/errors.ts';
 import { printable } from '../../core/printable.ts';
+import { EMPTY_FUNCTION_CATALOG, type FunctionCatalog } from '../function-reads.ts';
 import { UNKNOWN_TEXT_SEMANTICS, type TextSemantics } from '../text-semantics.ts';
 import type { HubCounters, LiveOptions } from './api.ts';
 
@@ -31,8 +32,8 @@ export interface HubContext {
   app: AppDefinition | undefined;
   /** The runtime's time, for a liveQuery's `ctx.now()`. */
   readonly clock: Clock | undefined;
-  /** PostgreSQL's own function names (function-reads.ts), read at start; none known before. */
-  builtinFunctions: ReadonlySet<string>;
+  /** The database's functions by identity (function-reads.ts), read at start and again on the safety poll; none known before. */
+  functionCatalog: FunctionCatalog;
   /** How text orders and folds in this database (text-semantics.ts), read at start; nothing assumed before. */
   textSemantics: TextSemantics;
   closed: boolean;
@@ -52,7 +53,7 @@ export function createHubContext(db: FwDatabase, options: LiveOptions): HubConte
     },
     retentionMs: options.retentionMs ?? 60 * 60_000,
     pruneIntervalMs: options.pruneIntervalMs ?? 60_000,
-    builtinFunctions: new Set(),
+    functionCatalog: EMPTY_FUNCTION_CATALOG,
     textSemantics: UNKNOWN_TEXT_SEMANTICS,
     onError:
       options.onError ??

@@ -63,7 +63,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       // any of those: no capture trigger logs what they read, so the group would never rerun for it.
       // Refused unless the liveQuery says what it reads.
       const unknown = declared.length === 0 ? unmanagedReads(recorder) : [];
-      const functions = declared.length === 0 ? unprovenFunctions(recorder.functions, context.builtinFunctions).map((name) => `${name}()`) : [];
+      const functions = declared.length === 0 ? unprovenFunctions(recorder.functions, context.functionCatalog).map((name) => `${name}()`) : [];
       if (unknown.length + functions.length > 0) {
         throw new FwError(
           'internal',
@@ -77,9 +77,10 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
         );
       }
       // An answer that changes with time alone is rerun on the schedule the liveQuery declares.
+      // So does one whose values read it when parsed ('now', 'today', age(ts): clock-inputs.ts).
       const clock = clockReads(recorder.functions);
-      if (clock.length > 0 && refreshOf(group.entry) === undefined) {
-        const shown = clock.map((name) => (name.startsWith('current_') || name.startsWith('local') ? name : `${name}()`));
+      if (clock.length + recorder.clockInputs.size > 0 && refreshOf(group.entry) === undefined) {
+        const shown = [...clock.map((name) => (name.startsWith('current_') || name.startsWith('local') ? name : `${name}()`)), ...recorder.clockInputs];
         throw new FwError(
           'internal',
           `liveQuery "${group.name}" reads the clock (${shown.join(', ')}), so its answer changes as time passes with no write to rerun it. Declare how often to rerun it: liveQuery({ refreshMs: 60_000, … }).`,
