@@ -189,10 +189,13 @@ describe('fw create', () => {
       expect(output).not.toContain('\u001b');
     }
     const fw = plain.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('npm ') && !line.startsWith('… '));
-    expect(fw.slice(-2)).toEqual([
-      `✖ npm install exited with ${/exited with (\d+) in/.exec(fw.at(-2)!)?.[1]} in ${path.join(parent, 'install-piped')}.`,
-      `  → cd ${path.join(parent, 'install-piped')} && npm install`,
+    const dir = path.join(parent, 'install-piped');
+    expect(fw.slice(-3)).toEqual([
+      `✖ npm install exited with ${/exited with (\d+) in/.exec(fw.at(-3)!)?.[1]} in ${dir}. fw create removed what it had written in ${dir}; nothing is left half-made.`,
+      '  → Fix what npm said above (a network error: run again once online; a fwjs spec that does not install: --fw-spec with a tarball, a checkout or a published version), then run the same fw create again.',
+      '  → fw create install-piped --template minimal-web --fw-spec file:/nonexistent/fw-0.0.0.tgz without --install, then cd install-piped && npm install, to keep the app and install it yourself.',
     ]);
+    expect(existsSync(dir)).toBe(false);
   }, 180_000);
 
   it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, shows one status line with the elapsed time while npm runs', async () => {
