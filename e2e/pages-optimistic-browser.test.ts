@@ -33,7 +33,7 @@ export default command({
   },
 });
 `,
-  'src/commands/deleteNote.ts': `import { command, z } from 'fwjs';
+  'src/commands/deleteNoteByTitle.ts': `import { command, z } from 'fwjs';
 export default command({
   description: 'Deletes notes by title.',
   policy: 'user',
@@ -53,7 +53,7 @@ export default command({
   'web/src/paged.tsx': `import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createFwReact } from 'fwjs/react';
-import { api } from '../../src/fw/_generated/api.ts';
+import { api } from './lib/fw.ts';
 
 const { FwProvider, useCommand, useLiveQuery, usePaginatedLiveQuery } = createFwReact(api);
 declare global { interface Window { rendered: string[]; pagedRendered: string[] } }
@@ -128,7 +128,7 @@ createRoot(document.getElementById('root')!).render(
   'web/paged-vue.html': '<!doctype html><html><body><div id="root"></div><script type="module" src="/src/paged-vue.ts"></script></body></html>',
   'web/src/paged-vue.ts': `import { createApp, defineComponent, h, watch } from 'vue';
 import { createFwVue } from 'fwjs/vue';
-import { api } from '../../src/fw/_generated/api.ts';
+import { api } from './lib/fw.ts';
 
 const fw = createFwVue(api);
 const rendered: string[] = [];
@@ -215,7 +215,7 @@ describe.skipIf(!hasChromium)('paginated live queries and optimistic updates in 
     // Right after page one's last row (the boundary), and the first row of page two deleted.
     await write(tenantId, '/commands/createNote', { title: 'n03a' });
     await expect.poll(shown, { timeout: 30_000 }).toEqual(['n01', 'n02', 'n03', 'n03a', 'n04', 'n05', 'n06']);
-    await write(tenantId, '/commands/deleteNote', { title: 'n04' });
+    await write(tenantId, '/commands/deleteNoteByTitle', { title: 'n04' });
     await expect.poll(shown, { timeout: 30_000 }).toEqual(['n01', 'n02', 'n03', 'n03a', 'n05', 'n06']);
     // Before the first row: page one (held by its end) grows.
     await write(tenantId, '/commands/createNote', { title: 'n00' });
@@ -292,7 +292,7 @@ describe.skipIf(!hasChromium)('paginated live queries and optimistic updates in 
     await write(tenantId, '/commands/createNote', { title: 'v02a' });
     await write(tenantId, '/commands/createNote', { title: 'v06' });
     await expect.poll(shown, { timeout: 30_000 }).toEqual(['v01', 'v02', 'v02a', 'v03', 'v04', 'v05', 'v06']);
-    await write(tenantId, '/commands/deleteNote', { title: 'v03' });
+    await write(tenantId, '/commands/deleteNoteByTitle', { title: 'v03' });
     await expect.poll(shown, { timeout: 30_000 }).toEqual(['v01', 'v02', 'v02a', 'v04', 'v05', 'v06']);
 
     // useFwCommand's optimistic layer: shown at once, rolled back on failure, replaced by the server's row.
