@@ -55,6 +55,7 @@ describe('code blocks in docs/', () => {
       'deploy.md: import { createServer } from \'node:h',
       'endpoints.md: // src/queries/findSignInUser.ts — n',
       'getting-started.md: npm run dev                   # fw d',
+      'mcp.md: import { Client, StreamableHTTPClien',
       'getting-started.md: curl -s -X POST http://127.0.0.1:310',
       'migrations.md: fw db status',
       'scheduling.md: // src/commands/startTrial.ts',

@@ -80,7 +80,8 @@ describe('the supported Node.js range', () => {
     if (!systemNode) return expect(unsupportedNodeMessage(process.versions.node)).toBeUndefined();
     let failure: { status: number; stderr: string } | undefined;
     try {
-      execFileSync(systemNode, [path.join(repoRoot, 'dist/cli/bin.js'), 'create', 'x', '--json'], { encoding: 'utf8', stdio: 'pipe' });
+      // Without a pinned Node to re-run on (its re-run's marker says it ran already): the line, exit 1 (fw create alone runs on an older Node).
+      execFileSync(systemNode, [path.join(repoRoot, 'dist/cli/bin.js'), 'check', '--json'], { encoding: 'utf8', stdio: 'pipe', env: { ...process.env, FW_REEXEC_PINNED_NODE: '1' } });
     } catch (error) {
       failure = error as { status: number; stderr: string };
     }
