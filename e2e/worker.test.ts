@@ -56,14 +56,14 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
 
     // The app's database, read once no process holds it: delivered at the first attempt (so nothing
     // claimed the row before fw worker did), and the ticket triaged by the action. The SLA check and the
-    // nightly digest crons' next ticks wait for their time.
+    // nightly digest's next tick wait for their time.
     const db = await createDatabase({ dataDir: path.join(dir, '.fw', 'db') });
     try {
       expect(await db.admin.selectFrom('_fw_outbox').select(['event', 'status', 'attempts']).orderBy('id').execute()).toEqual([
         { event: 'ticket.created', status: 'delivered', attempts: 1 },
         { event: 'fw.call:checkSla', status: 'pending', attempts: 0 },
-        { event: 'fw.call:recordDigest', status: 'pending', attempts: 0 },
-        { event: 'fw.call:recordDigest', status: 'pending', attempts: 0 },
+        // One nightly digest tick for every workspace (forEachTenant fans it out when it is due).
+        { event: 'fw.tenants:nightlyDigest', status: 'pending', attempts: 0 },
       ]);
       const tickets = await db.admin.selectFrom('tickets').select(['id', 'priority', 'priority_source', 'triaged_at', 'triage_summary']).execute();
       expect(tickets).toEqual([{ id: created.body.result.id, priority: 'low', priority_source: 'triage', triaged_at: expect.any(Date), triage_summary: expect.any(String) }]);
@@ -86,8 +86,8 @@ describe('the outbox worker: fw dev runs actions, --no-worker does not, fw worke
       const overview = await getJson(`${url}/_fw/outbox`);
       return overview.counts.due === 0 && overview;
     }, 'the outbox rows marked delivered');
-    // Left for later: the two SLA checks (4 hours) and the nightly digest crons' next ticks.
-    expect(outbox).toMatchObject({ counts: { due: 0, scheduled: 4, delivered: 2, dead: 0 }, leased: 0, oldestPending: null, dead: [] });
+    // Left for later: the two SLA checks (4 hours) and the nightly digest's next tick (one, for every workspace).
+    expect(outbox).toMatchObject({ counts: { due: 0, scheduled: 3, delivered: 2, dead: 0 }, leased: 0, oldestPending: null, dead: [] });
     const { runs } = await getJson(`${url}/_fw/ai/traces/${created.body.traceId}`);
     expect(runs).toEqual([expect.objectContaining({ kind: 'generate-structured', status: 'completed', provider: 'mock' })]);
 
