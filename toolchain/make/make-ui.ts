@@ -166,7 +166,7 @@ export async function templateFile(template: string, file: string): Promise<stri
 // ---------------------------------------------------------------- React + Vite
 
 async function viteFiles(entries: UiEntry[]): Promise<Record<string, string>> {
-  const copied = ['web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'web/public/favicon.svg', 'web/src/vite-env.d.ts', 'web/src/main.tsx', 'web/src/lib/fw.ts'];
+  const copied = ['web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'web/public/favicon.svg', 'web/src/vite-env.d.ts', 'web/src/main.tsx', 'web/src/lib/fw.ts', 'web/src/lib/token.ts', 'web/src/components/ErrorBoundary.tsx'];
   const files: Record<string, string> = {};
   for (const file of copied) files[file] = await templateFile('minimal-web', file);
   files['web/src/App.tsx'] = reactApp(entries);
@@ -294,6 +294,7 @@ async function nuxtFiles(entries: UiEntry[]): Promise<Record<string, string>> {
     'web/app.vue',
     'web/public/favicon.svg',
     'web/composables/fw.ts',
+    'web/composables/token.ts',
     'web/plugins/fw.client.ts',
     'web/plugins/fw.server.ts',
     'web/server/api/fw-health.get.ts',
