@@ -1,10 +1,10 @@
 /**
  * MCP through real processes: the official SDK client against `fw dev` (dev headers) and `fw start`
  * with `FW_MCP=1` (bearer JWTs, approvals on the admin channel), and the official conformance suite
- * (`@modelcontextprotocol/conformance server`) against `fw dev` when FW_MCP_CONFORMANCE names its CLI
- * (`node_modules/@modelcontextprotocol/conformance/dist/index.js`; it is not a dependency of fw).
+ * (`@modelcontextprotocol/conformance server`, a devDependency) against `fw dev`.
  */
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
@@ -75,8 +75,8 @@ describe('MCP on fw dev', () => {
 
   // The suite connects without credentials; a proxy adds a dev identity and passes everything else
   // (Host and Origin included) as sent, as a client configured with headers would.
-  const conformance = process.env.FW_MCP_CONFORMANCE;
-  it.skipIf(!conformance)('passes the conformance scenarios that apply to an app server', async () => {
+  const conformance = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/dist/index.js');
+  it('passes the conformance scenarios that apply to an app server', async () => {
     const target = new URL(url);
     const tenant = randomUUID();
     const proxy: Server = createServer((req, res) => {
@@ -94,7 +94,7 @@ describe('MCP on fw dev', () => {
     try {
       for (const scenario of applies) {
         outcomes[scenario] = await new Promise((resolve, reject) => {
-          const child = spawn(process.execPath, [conformance!, 'server', '--url', proxied, '--scenario', scenario], { cwd: app.dir });
+          const child = spawn(process.execPath, [conformance, 'server', '--url', proxied, '--scenario', scenario], { cwd: app.dir });
           let output = '';
           child.stdout.on('data', (d) => (output += d));
           child.stderr.on('data', (d) => (output += d));
