@@ -1,4 +1,11 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+
+// Node's compile cache for the workers (forked with this environment after the config loads): each
+// file loads the same modules again, and the cache spares compiling them (fw's own processes keep
+// theirs, cli/bin.ts).
+process.env.NODE_COMPILE_CACHE ??= path.join(tmpdir(), 'node-compile-cache');
 
 const include = ['runtime/**/*.test.ts', 'plugin/**/*.test.ts', 'toolchain/**/*.test.ts', 'cli/**/*.test.ts', 'client/**/*.test.ts', 'client/**/*.test.tsx', 'dashboard/**/*.test.ts', 'e2e/**/*.test.ts'];
 
