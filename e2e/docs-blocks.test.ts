@@ -58,10 +58,7 @@ describe('code blocks in docs/', () => {
       'getting-started.md: curl -s -X POST http://127.0.0.1:310',
       'mcp.md: import { Client, StreamableHTTPClien',
       'migrations.md: fw db status',
-      'scheduling.md: // src/commands/startTrial.ts',
       'scheduling.md: // src/crons.ts',
-      'scheduling.md: // src/queries/allWorkspaces.ts',
-      'workflows.md: // src/workflows/fulfilOrder.ts — na',
       'workflows.md: // src/workflows/fulfilOrder.ts',
     ]);
   });
