@@ -47,6 +47,7 @@ const schema = defineSchema({
   workspaces: table({ id: t.uuid().primaryKey() }, { tenantScoped: false }),
   digests: table({ id: t.uuid().primaryKey().defaultRandom(), kind: t.text(), user_id: t.text().nullable() }),
   orders: table({ id: t.uuid().primaryKey().defaultRandom(), item: t.text(), status: t.text() }),
+  users: table({ id: t.uuid().primaryKey().defaultRandom(), email: t.text() }),
 });
 export default schema;
 declare module 'fwjs' { interface Register { schema: typeof schema } }
@@ -94,6 +95,9 @@ export default command({
   'src/queries/listDigests.ts': `import { query } from 'fwjs';
 export default query({ handler: (ctx) => ctx.db.selectFrom('digests').select(['kind', 'user_id', 'tenant_id']).execute() });
 `,
+  'src/commands/addUser.ts': `import { command, z } from 'fwjs';
+export default command({ args: { email: z.string() }, handler: (ctx, args) => ctx.db.insertInto('users').values(args).returningAll().executeTakeFirstOrThrow() });
+`,
   'src/queries/findOrder.ts': `import { query, z } from 'fwjs';
 export default query({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.selectFrom('orders').select(['item', 'status']).where('id', '=', args.id).executeTakeFirstOrThrow() });
 `,
@@ -117,6 +121,18 @@ export default command({ args: { accountId: z.uuid() }, handler: async (ctx, arg
   'src/commands/closeStaleTickets.ts': (source) => `import { command } from 'fwjs';\n${source}`,
   'src/workflows/fulfilOrder.ts': (source) => `${services}${source}`,
   'src/commands/placeOrder.ts': (source) => `import { command, z } from 'fwjs';\n${source}`,
+  'src/queries/findSignInUser.ts': (source) => `import { query, z } from 'fwjs';\n${source}`,
+  // A fragment: the lookup of an anonymous sign-in that names its workspace, answering whom it found.
+  'src/endpoints/signIn.ts': (source) => `import { endpoint, z } from 'fwjs';
+type User = { id: string; email: string; tenant_id: string };
+export default endpoint({
+  method: 'POST', path: '/api/sign-in', policy: 'public', args: { email: z.string(), workspace: z.uuid() },
+  handler: async (ctx, { email, workspace: tenantId }) => {
+    const workspace = { tenantId };
+${source}    return { user: user ?? null };
+  },
+});
+`,
 };
 
 /** The files of `doc`'s blocks for this test, with what the page leaves out added. */
@@ -138,6 +154,13 @@ interface Call {
   userId: string | null;
 }
 
+// Entry files from docs/, each run as written in one app: docs/live.md's paginated liveQuery
+// (src/queries/listTickets.ts), docs/endpoints.md's endpoint (src/endpoints/addComment.ts) and its
+// findSignInUser with the sign-in's runAsSystem line (inside an endpoint), docs/ai.md's tool and agent
+// (src/ai/tools/noteCount.ts, src/ai/agents/assistant.ts, over the template's createNote and
+// listNotes), docs/scheduling.md's startTrial and upgrade (upgrade's lines inside a command), its
+// forEachTenant cron and closeStaleTickets, and docs/workflows.md's fulfilOrder and placeOrder — each
+// with what its page leaves out (leftOut above).
 describe('entry files of docs/, run as written', () => {
   let app: Awaited<ReturnType<typeof createTestApp>> | undefined;
   let fw: TestApp<any>;
@@ -146,7 +169,8 @@ describe('entry files of docs/, run as written', () => {
       'src/fw/schema.ts': schema,
       ...helpers,
       'src/queries/listTickets.ts': await block('docs/live.md'),
-      'src/endpoints/addComment.ts': await block('docs/endpoints.md'),
+      'src/endpoints/addComment.ts': (await blocks('docs/endpoints.md'))[0]!,
+      ...(await filesOf('docs/endpoints.md')),
       ...files(await block('docs/ai.md')),
       ...(await filesOf('docs/scheduling.md')),
       ...(await filesOf('docs/workflows.md')),
@@ -179,6 +203,18 @@ describe('entry files of docs/, run as written', () => {
     const comment = (await response.json()) as { id: string; ticket_id: string; body: string; tenant_id: string };
     expect(comment).toEqual({ id: expect.any(String), ticket_id: ticketId, body: 'Looking into it', tenant_id: ACME });
     expect(response.headers.get('location')).toBe(`/api/tickets/${ticketId}/comments/${comment.id}`);
+  });
+
+  it('docs/endpoints.md: an anonymous sign-in finds the user by email in the workspace it names, and only there', async () => {
+    const [acme, globex] = ['00000000-0000-4000-8000-0000000000f1', '00000000-0000-4000-8000-0000000000f2'];
+    const ada = (await fw.client({ userId: 'admin', tenantId: acme, role: 'member' }).command('addUser' as never, { email: 'ada@acme.test' } as never)) as { id: string };
+    const signIn = async (body: unknown) => {
+      const response = await fetch(`${fw.url}/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return [response.status, ((await response.json()) as { result: unknown }).result];
+    };
+    // findSignInUser's args lower-case the email; it runs as the system in the named tenant.
+    expect(await signIn({ email: 'Ada@Acme.test', workspace: acme })).toEqual([200, { user: { id: ada.id, email: 'ada@acme.test', tenant_id: acme } }]);
+    expect(await signIn({ email: 'ada@acme.test', workspace: globex })).toEqual([200, { user: null }]);
   });
 
   it("docs/ai.md: the assistant calls noteCount, which counts the caller's notes", async () => {
