@@ -57,8 +57,6 @@ describe('code blocks in docs/', () => {
       'getting-started.md: curl -s -X POST http://127.0.0.1:310',
       'mcp.md: import { Client, StreamableHTTPClien',
       'migrations.md: fw db status',
-      'scheduling.md: // src/crons.ts',
-      'workflows.md: // src/workflows/fulfilOrder.ts',
     ]);
   });
 });

@@ -1,35 +1,16 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../testing/index.ts';
-import { createTestApp, repoRoot } from './support/app.ts';
+import { createTestApp } from './support/app.ts';
+import { blocksRunBy, docFiles, filesOfBlock } from './support/doc-blocks.ts';
 
 const ACME = '00000000-0000-4000-8000-0000000000d1';
 
-/** A block that holds several files, split into the files its `// src/…` lines name. */
-function files(block: string): Record<string, string> {
-  const found: Record<string, string> = {};
-  let current: string | undefined;
-  for (const line of block.split('\n')) {
-    const named = /^\/\/ (src\/\S+\.ts)/.exec(line);
-    if (named) found[(current = named[1]!)] = '';
-    else if (current) found[current] += `${line}\n`;
-  }
-  return found;
-}
-
-/** The blocks marked `<!-- run by e2e/docs-entries.test.ts -->` in `doc`, as written, in the page's order. */
-async function blocks(doc: string): Promise<string[]> {
-  const text = await readFile(path.join(repoRoot, doc), 'utf8');
-  const found = [...text.matchAll(/<!-- run by e2e\/docs-entries\.test\.ts -->\n```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  if (found.length === 0) throw new Error(`${doc} has no block marked for e2e/docs-entries.test.ts`);
-  return found;
-}
+const THIS = 'e2e/docs-entries.test.ts';
 
 /** The one block marked for this test in `doc`. */
 async function block(doc: string): Promise<string> {
-  const found = await blocks(doc);
-  if (found.length !== 1) throw new Error(`${doc} has ${found.length} blocks marked for e2e/docs-entries.test.ts, not one`);
+  const found = await blocksRunBy(THIS, doc);
+  if (found.length !== 1) throw new Error(`${doc} has ${found.length} blocks marked for ${THIS}, not one`);
   return found[0]!;
 }
 
@@ -135,14 +116,7 @@ ${source}    return { user: user ?? null };
 `,
 };
 
-/** The files of `doc`'s blocks for this test, with what the page leaves out added. */
-async function filesOf(doc: string): Promise<Record<string, string>> {
-  const found: Record<string, string> = {};
-  for (const text of await blocks(doc)) {
-    for (const [file, source] of Object.entries(files(text))) found[file] = leftOut[file] ? leftOut[file](source) : source;
-  }
-  return found;
-}
+const filesOf = (doc: string) => docFiles(THIS, doc, leftOut);
 
 interface Call {
   id: string;
@@ -169,9 +143,9 @@ describe('entry files of docs/, run as written', () => {
       'src/fw/schema.ts': schema,
       ...helpers,
       'src/queries/listTickets.ts': await block('docs/live.md'),
-      'src/endpoints/addComment.ts': (await blocks('docs/endpoints.md'))[0]!,
+      'src/endpoints/addComment.ts': (await blocksRunBy(THIS, 'docs/endpoints.md'))[0]!,
       ...(await filesOf('docs/endpoints.md')),
-      ...files(await block('docs/ai.md')),
+      ...filesOfBlock(await block('docs/ai.md')),
       ...(await filesOf('docs/scheduling.md')),
       ...(await filesOf('docs/workflows.md')),
     });
