@@ -53,8 +53,6 @@ describe('code blocks in docs/', () => {
     expect(gaps.map((b) => `${b.doc}: ${b.first.slice(0, 36).trimEnd()}`)).toEqual([
       'deploy.md: fw build              # .fw/build/se',
       'deploy.md: import { createServer } from \'node:h',
-      'getting-started.md: npm run dev                   # fw d',
-      'getting-started.md: curl -s -X POST http://127.0.0.1:310',
       'mcp.md: import { Client, StreamableHTTPClien',
       'migrations.md: fw db status',
     ]);
