@@ -54,7 +54,6 @@ describe('code blocks in docs/', () => {
       'deploy.md: fw build              # .fw/build/se',
       'deploy.md: import { createServer } from \'node:h',
       'mcp.md: import { Client, StreamableHTTPClien',
-      'migrations.md: fw db status',
     ]);
   });
 });
