@@ -13,7 +13,8 @@ const placed = (diagnostics: Array<{ path: string; file?: string; line?: number;
 
 // A destructive schema edit under a running `fw dev` (#30.1): every surface names each change, its
 // place in the schema file and its fix; the app is held rather than served against a database that
-// disagrees; and `fw db` works beside fw dev, through it.
+// disagrees; and `fw db` works beside fw dev, through it (docs/migrations.md's four commands, each with
+// --json: status, migrate --dry-run, a plain migrate that refuses, migrate --accept-data-loss).
 describe('schema changes fw will not apply, while fw dev runs', () => {
   let app: Awaited<ReturnType<typeof createTestApp>>;
   let dev: RunningFw;

@@ -13,8 +13,9 @@ async function guideTokenCommand(): Promise<string[]> {
   return line.replace(/#.*$/, '').trim().split(/\s+/).slice(2);
 }
 
-// The guide's production step (docs/getting-started.md, 6) on a minimal-web app: fw build, the app's own
-// HS256 secret, `fw auth token … --link`, fw start; a browser that opens the link is signed in.
+// The guide's production step (docs/getting-started.md, 6) on a minimal-web app: fw build, fw db migrate,
+// the app's own HS256 secret, `fw auth token … --link`, fw start; a browser that opens the link is signed
+// in. The same commands as docs/deploy.md's first block (on the embedded database here).
 describe.skipIf(!hasChromium)('signing in to a built app from the template', () => {
   const tenant = '00000000-0000-4000-8000-000000000001';
   let app: Awaited<ReturnType<typeof createTestApp>>;
@@ -34,7 +35,9 @@ describe.skipIf(!hasChromium)('signing in to a built app from the template', () 
     // As a shell builds it: vitest's NODE_ENV=test would make Vite build a dev web app (with devAuth).
     const built = await runFw(['build', '--json'], { cwd: app.dir, env: { ...env, NODE_ENV: 'production' } });
     expect(built.code, built.stderr).toBe(0);
-    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json', '--migrate'], { cwd: app.dir, env, timeoutMs: 90_000 });
+    const migrated = await runFw(['db', 'migrate', '--json'], { cwd: app.dir, env });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json'], { cwd: app.dir, env, timeoutMs: 90_000 });
     url = server.ready.serverUrl as string;
     browser = await launchChromium();
   }, 240_000);
