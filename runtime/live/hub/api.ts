@@ -8,6 +8,7 @@ import type { FwError } from '../../core/errors.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
 import type { InvalidationReader } from '../reader.ts';
 import type { SseConnection } from '../sse-connection.ts';
+import type { ClusterRole, ClusterStatus } from './cluster.ts';
 
 export interface LiveOptions {
   /** Dev mode: internal error messages reach subscribers (otherwise only a trace id to quote). */
@@ -43,6 +44,13 @@ export interface LiveOptions {
   reconnectMaxMs?: number;
   /** Where failures of re-runs are reported (default: stderr). */
   onError?: (error: FwError, traceId: string) => void;
+  /**
+   * On PostgreSQL, processes sharing the database rerun each group once between them: its owner reruns
+   * it and the others fan its result out (default on; `false`: every process reruns its own groups).
+   */
+  cluster?: boolean;
+  /** How long a process counts as alive after renewing its lease (default 1500 ms): a dead owner's groups move within about that. */
+  clusterLeaseMs?: number;
 }
 
 export interface SubscribeRequest {
@@ -120,6 +128,8 @@ export interface HubCounters {
 
 export interface LiveStatus extends HubCounters {
   revision: number;
+  /** This process in the cluster of processes sharing the database (cluster.ts); null on PGlite or with `cluster: false`. */
+  cluster: ClusterStatus | null;
   reader: ReturnType<InvalidationReader['status']>;
   connections: number;
   subscriptions: number;
@@ -145,6 +155,9 @@ export interface LiveGroupStatus {
   readSet: Record<string, string[]> | null;
   runs: number;
   unchangedRuns: number;
+  /** Results another process's run made that this one applied; and whether this process reruns the group (`owner`) or follows its owner. */
+  received: number;
+  role: ClusterRole | null;
   /** When the last run ended, how long it took, the size of the result it holds (JSON bytes), and the code of its failure if it failed. */
   lastRunAt: string | null;
   lastRunMs: number;
