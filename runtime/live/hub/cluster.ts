@@ -367,10 +367,13 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
         for (const membership of following) membership.wantedAt = 0;
         await wantResults(admin, following.map((membership) => membership.hash));
       }
-      if (all.length === 0) return;
-      const rows = new Map((await readOwnership(admin, all.map((membership) => membership.hash))).map((row) => [row.hash, row]));
+      // Alone and never taken for dead: nobody can have claimed this process's groups, so only the
+      // others (a dead owner's, or made while a claim failed) need their rows read.
+      const asked = peers === 0 && !lease.lapsed ? following : all;
+      if (asked.length === 0) return;
+      const rows = new Map((await readOwnership(admin, asked.map((membership) => membership.hash))).map((row) => [row.hash, row]));
       const free: Membership[] = [];
-      for (const membership of all) {
+      for (const membership of asked) {
         const row = rows.get(membership.hash);
         if (membership.role === 'owner') {
           if (row && (row.node !== node || row.epoch !== membership.epoch)) lose(membership);
