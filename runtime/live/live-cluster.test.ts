@@ -65,27 +65,34 @@ interface Identity {
 
 const headers = (who: Identity) => ({ 'x-fw-user-id': who.userId, 'x-fw-tenant-id': who.tenantId, 'x-fw-role': 'member' });
 
-/** A subscriber on one process: every snapshot's result it received, in order. */
+/** A subscriber on one process: every snapshot's result it received, in order, and every event's name and id. */
 interface Subscriber {
   results: Array<Array<{ topic: string; body: string }>>;
+  events: Array<{ event: string | undefined; id: string | undefined }>;
   latest(): string[] | undefined;
   close(): void;
 }
 
-function subscribe(url: string, who: Identity, topic: string): Subscriber {
+function subscribe(url: string, who: Identity, topic: string, lastEventId?: string): Subscriber {
   const results: Subscriber['results'] = [];
+  const events: Subscriber['events'] = [];
   const abort = new AbortController();
   void (async () => {
-    const response = await fetch(`${url}/live/notesByTopic?args=${encodeURIComponent(JSON.stringify({ topic }))}`, { headers: headers(who), signal: abort.signal });
+    const response = await fetch(`${url}/live/notesByTopic?args=${encodeURIComponent(JSON.stringify({ topic }))}`, {
+      headers: { ...headers(who), ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+      signal: abort.signal,
+    });
     await readEventStream(response, {
       signal: abort.signal,
       onEvent: (event) => {
+        events.push({ event: event.event, id: event.id });
         if (event.event === 'snapshot') results.push((JSON.parse(event.data) as { result: Subscriber['results'][number] }).result);
       },
     });
   })().catch(() => undefined);
   return {
     results,
+    events,
     latest: () => results.at(-1)?.map((row) => row.body),
     close: () => abort.abort(),
   };
@@ -215,6 +222,53 @@ if (testDatabaseUrl) {
       }, 'one new owner');
       expect(roles.map((group) => group!.role).sort()).toEqual(['follower', 'owner']);
       console.log(`live cluster: kill -9 of the owner → its last write on every surviving subscriber in ${movedInMs} ms`);
+    }, 120_000);
+
+    it('hands a group over at once when its owner stops cleanly', async () => {
+      const processes = await cluster(2);
+      const dana: Identity = { userId: 'dana', tenantId: randomUUID() };
+      const subscribers = subscribeEverywhere(processes, dana, 'handover', 1);
+      await until(() => everyHolds(subscribers.flat(), []), 'every first snapshot');
+      const ownerIndex = await until(async () => {
+        const groups = await Promise.all(processes.map((started) => groupOn(started.url, dana, 'handover')));
+        const index = groups.findIndex((group) => group?.role === 'owner');
+        return index >= 0 && groups.some((group) => group?.role === 'follower') && index;
+      }, 'an owner');
+      const survivor = processes[1 - ownerIndex]!;
+      await processes[ownerIndex]!.stop();
+      // The stop gave the group up: the survivor owns it without waiting for a lease to run out.
+      await until(async () => (await groupOn(survivor.url, dana, 'handover'))?.role === 'owner', 'the survivor to own the group');
+      expect((await call(survivor.url, dana, 'addNote', { topic: 'handover', body: 'kept' })).ok).toBe(true);
+      await until(() => everyHolds(subscribers[1 - ownerIndex]!, ['kept']), 'the write on the surviving subscriber');
+      expect((await status(survivor.url)).cluster).toMatchObject({ peers: 0, owned: 1, following: 0 });
+    }, 120_000);
+
+    it('resumes on any process: a revision means the same on every one', async () => {
+      const processes = await cluster(2);
+      const erin: Identity = { userId: 'erin', tenantId: randomUUID() };
+      const first = subscribe(processes[0]!.url, erin, 'resume');
+      const second = subscribe(processes[1]!.url, erin, 'resume');
+      cleanups.push(async () => [first, second].forEach((subscriber) => subscriber.close()));
+      await until(() => everyHolds([first, second], []), 'every first snapshot');
+      await until(async () => (await Promise.all(processes.map((started) => groupOn(started.url, erin, 'resume')))).every((group) => group?.role === 'owner' || group?.role === 'follower'), 'settled roles');
+      // A token from one process resumes on the other: nothing changed since, so `up-to-date`.
+      for (const [from, to] of [[first, processes[1]!], [second, processes[0]!]] as const) {
+        const token = from.events.findLast((event) => event.event === 'snapshot')!.id!;
+        const resumed = subscribe(to.url, erin, 'resume', token);
+        cleanups.push(async () => resumed.close());
+        await until(() => resumed.events.length > 0, 'the resume');
+        expect(resumed.events[0]!.event).toBe('up-to-date');
+      }
+      // After a write, the same old token gets the new data on either process.
+      const stale = first.events.findLast((event) => event.event === 'snapshot')!.id!;
+      expect((await call(processes[0]!.url, erin, 'addNote', { topic: 'resume', body: 'new' })).ok).toBe(true);
+      await until(() => everyHolds([first, second], ['new']), 'the write everywhere');
+      for (const started of processes) {
+        const resumed = subscribe(started.url, erin, 'resume', stale);
+        cleanups.push(async () => resumed.close());
+        await until(() => resumed.latest(), 'the resumed snapshot');
+        expect(resumed.latest()).toEqual(['new']);
+      }
     }, 120_000);
 
     it('delivers nothing that handler SQL forges on the cluster table or channel', async () => {

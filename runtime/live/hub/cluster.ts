@@ -130,6 +130,8 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
   let sweeping = false;
   let toClaim: Membership[] = [];
+  /** Groups owned when the hub began closing, given up together by `close`. */
+  const closing: Membership[] = [];
 
   function join(group: Group): Membership {
     const existing = memberships.get(group);
@@ -442,12 +444,16 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
       byHash.delete(membership.hash);
       void membership.fetches.close();
       for (const arrived of membership.arrivals.splice(0)) arrived();
-      if (membership.role === 'owner' && !context.closed) {
-        const { epoch } = membership;
-        void membership.publishing
-          .then(() => releaseGroups(admin, node, [{ hash: membership.hash, epoch }]))
-          .catch((error: unknown) => console.error(`fw live: giving up a live group failed: ${printable((error as Error).message)}`));
+      if (membership.role !== 'owner') return;
+      // The hub is closing (its streams end first): `close` gives every group up in one statement.
+      if (context.closed) {
+        closing.push(membership);
+        return;
       }
+      const { epoch } = membership;
+      void membership.publishing
+        .then(() => releaseGroups(admin, node, [{ hash: membership.hash, epoch }]))
+        .catch((error: unknown) => console.error(`fw live: giving up a live group failed: ${printable((error as Error).message)}`));
     },
     roleOf: (group) => memberships.get(group)?.role,
     status: () => {
@@ -461,7 +467,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
     },
     async close() {
       if (sweepTimer) clearInterval(sweepTimer);
-      const owned = [...memberships.values()].filter((membership) => membership.role === 'owner');
+      const owned = [...closing, ...[...memberships.values()].filter((membership) => membership.role === 'owner')];
       await Promise.all(owned.map((membership) => membership.publishing));
       try {
         await releaseGroups(admin, node, owned.map((membership) => ({ hash: membership.hash, epoch: membership.epoch })));
