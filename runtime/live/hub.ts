@@ -53,7 +53,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   // Processes sharing a PostgreSQL database rerun each group once between them (cluster.ts); PGlite is one process.
   const cluster =
     db.driver.kind === 'postgres' && options.cluster !== false
-      ? createCluster(context, { groups, fanOut, schedule: (group) => scheduler.schedule(group), runLocally: (group) => batched.rerun(group), leaseMs: options.clusterLeaseMs ?? 1_500 })
+      ? createCluster(context, { groups, fanOut, schedule: (group) => scheduler.schedule(group), runLocally: (group) => batched.rerun(group), leaseMs: options.clusterLeaseMs ?? 1_500, hears: () => reader.status().wakeups.listener !== 'deaf' })
       : undefined;
   const subscriptions = createSubscriptions(context, { groups, fanOut, scheduler, readerRevision: () => reader.revision() });
 

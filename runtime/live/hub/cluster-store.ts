@@ -6,6 +6,7 @@
  * one, so none carries a result, and a forged one only makes a process read a row fw wrote.
  */
 import { type Kysely, sql } from 'kysely';
+import type pg from 'pg';
 import type { Diagnostic } from '../../core/error-codes.ts';
 
 export const CLUSTER_CHANNEL = 'fw_live_cluster';
@@ -43,16 +44,22 @@ export interface PublishedResult {
 
 export type ResultToPublish = Omit<PublishedResult, 'version' | 'groupKey'>;
 
-/** Renews this node's lease: whether it had lapsed (the others took it for dead), and how many other nodes are alive. */
-export async function renewLease(admin: Kysely<any>, node: string, leaseMs: number): Promise<{ lapsed: boolean; peers: number }> {
-  const { rows } = await sql<{ lapsed: boolean | null; peers: string }>`
-    with previous as (select expires_at from "_fw"."live_nodes" where node = ${node}),
+/**
+ * Renews this node's lease — on the process's dedicated cluster connection, never behind the queries
+ * of the owner's pool (a burst of them must not make a live process look dead): whether it had
+ * lapsed (the others took it for dead), and how many other nodes are alive.
+ */
+export async function renewLease(client: pg.Client, node: string, leaseMs: number): Promise<{ lapsed: boolean; peers: number }> {
+  const { rows } = await client.query<{ lapsed: boolean | null; peers: string }>(
+    `with previous as (select expires_at from "_fw"."live_nodes" where node = $1),
     renewed as (
-      insert into "_fw"."live_nodes" (node, expires_at) values (${node}, now() + make_interval(secs => ${leaseMs / 1000}))
+      insert into "_fw"."live_nodes" (node, expires_at) values ($1, now() + make_interval(secs => $2))
       on conflict (node) do update set expires_at = excluded.expires_at
     )
     select (select expires_at < now() from previous) as lapsed,
-           (select count(*) from "_fw"."live_nodes" where node <> ${node} and expires_at > now()) as peers`.execute(admin);
+           (select count(*) from "_fw"."live_nodes" where node <> $1 and expires_at > now()) as peers`,
+    [node, leaseMs / 1000],
+  );
   return { lapsed: rows[0]?.lapsed === true, peers: Number(rows[0]?.peers ?? 0) };
 }
 
@@ -60,7 +67,8 @@ export async function renewLease(admin: Kysely<any>, node: string, leaseMs: numb
  * Takes the groups no live node owns (new, released, or their owner's lease ran out), each with a new
  * epoch; returns the ownership of every group asked for that exists (a row another process is making
  * at the same moment may be missing: asked again on the next sweep). A concurrent claim of the same
- * row waits for this one and then sees a live owner: one wins.
+ * row waits for this one and then sees a live owner: one wins. Rows are locked in hash order, so two
+ * processes claiming overlapping groups never deadlock.
  */
 export async function claimGroups(admin: Kysely<any>, node: string, groups: ReadonlyArray<{ hash: string; key: string }>): Promise<GroupOwnership[]> {
   const hashes = groups.map((group) => group.hash);
@@ -68,7 +76,7 @@ export async function claimGroups(admin: Kysely<any>, node: string, groups: Read
   const { rows } = await sql<{ hash: string; node: string | null; epoch: string; version: string }>`
     with claimed as (
       insert into "_fw"."live_groups" as g (group_hash, group_key, node)
-      select hash, key, ${node} from unnest(${hashes}::text[], ${keys}::text[]) as t(hash, key)
+      select hash, key, ${node} from unnest(${hashes}::text[], ${keys}::text[]) as t(hash, key) order by hash
       on conflict (group_hash) do update set node = excluded.node, epoch = g.epoch + 1, touched_at = now()
         where g.group_key = excluded.group_key
           and (g.node is null or not exists (select 1 from "_fw"."live_nodes" n where n.node = g.node and n.expires_at > now()))
@@ -90,22 +98,25 @@ export async function readOwnership(admin: Kysely<any>, hashes: readonly string[
   return rows.map((row) => ({ hash: row.hash, node: row.node, epoch: Number(row.epoch), version: Number(row.version), ownerAlive: row.alive }));
 }
 
-/** The result last published for a group, if any. */
-export async function readPublished(admin: Kysely<any>, hash: string): Promise<PublishedResult | undefined> {
-  const { rows } = await sql<{ version: string; group_key: string; revision: string | null; covers: string[] | null; result: string | null; error: PublishedResult['error']; read_set: string | null }>`
-    select version, group_key, revision, covers, result, error, read_set from "_fw"."live_groups"
-    where group_hash = ${hash} and version > 0`.execute(admin);
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
-    version: Number(row.version),
-    groupKey: row.group_key,
-    revision: Number(row.revision ?? 0),
-    covers: (row.covers ?? []).map(Number),
-    result: row.result,
-    error: row.error,
-    readSet: row.read_set,
-  };
+/** The results last published for groups (those that have one). */
+export async function readPublished(admin: Kysely<any>, hashes: readonly string[]): Promise<Map<string, PublishedResult>> {
+  const { rows } = await sql<{ hash: string; version: string; group_key: string; revision: string | null; covers: string[] | null; result: string | null; error: PublishedResult['error']; read_set: string | null }>`
+    select group_hash as hash, version, group_key, revision, covers, result, error, read_set from "_fw"."live_groups"
+    where group_hash = any(${hashes}::text[]) and version > 0`.execute(admin);
+  return new Map(
+    rows.map((row) => [
+      row.hash,
+      {
+        version: Number(row.version),
+        groupKey: row.group_key,
+        revision: Number(row.revision ?? 0),
+        covers: (row.covers ?? []).map(Number),
+        result: row.result,
+        error: row.error,
+        readSet: row.read_set,
+      },
+    ]),
+  );
 }
 
 /**

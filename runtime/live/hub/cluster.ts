@@ -28,7 +28,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { FwError, type FwErrorCode } from '../../core/errors.ts';
 import { printable } from '../../core/printable.ts';
-import { createSingleFlight, type SingleFlight } from '../../core/single-flight.ts';
 import { readSetFromJson, readSetToJson } from '../read-set-json.ts';
 import type { HubContext } from './context.ts';
 import type { FanOut } from './fan-out.ts';
@@ -93,6 +92,12 @@ export interface ClusterOptions {
   runLocally(group: Group): Promise<void>;
   /** How long a process counts as alive after its last renewal (default 1500 ms): a dead owner's groups move within about that. */
   leaseMs: number;
+  /**
+   * The database's notifications reach this process (false behind a transaction pooler: the reader's
+   * listener is `deaf`). Without them nobody hears results or requests for them, so every process
+   * reruns its own groups, as a lone process does.
+   */
+  hears(): boolean;
 }
 
 interface Membership {
@@ -111,13 +116,12 @@ interface Membership {
   publishing: Promise<void>;
   readonly claimed: Promise<void>;
   settleClaim(): void;
-  readonly fetches: SingleFlight<void>;
   /** Follower: when it last asked the owner for a result, and who waits for one. */
   wantedAt: number;
   arrivals: Array<() => void>;
 }
 
-export function createCluster(context: HubContext, { groups, fanOut, schedule, runLocally, leaseMs }: ClusterOptions): Cluster {
+export function createCluster(context: HubContext, { groups, fanOut, schedule, runLocally, leaseMs, hears }: ClusterOptions): Cluster {
   const admin = context.db.admin;
   const driver = context.db.driver;
   const node = randomBytes(12).toString('hex');
@@ -130,6 +134,11 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
   let sweeping = false;
   let toClaim: Membership[] = [];
+  let fetching: { batch: Set<Membership>; done: Promise<void> } | undefined;
+  const wanted: string[] = [];
+  /** What the last renewal of the lease said: other nodes alive, and whether it had lapsed since the sweep before. */
+  let renewing = false;
+  let lapsed = false;
   /** Groups owned when the hub began closing, given up together by `close`. */
   const closing: Membership[] = [];
 
@@ -150,7 +159,6 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
       publishing: Promise.resolve(),
       claimed,
       settleClaim,
-      fetches: createSingleFlight(() => fetchPublished(membership)),
       wantedAt: 0,
       arrivals: [],
     };
@@ -199,7 +207,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
       membership.version = Math.max(membership.version, row?.version ?? 0);
       want(membership);
     } else if (row && row.version > membership.version) {
-      void membership.fetches.wake();
+      void fetchPublished(membership);
     }
     membership.settleClaim();
   }
@@ -232,8 +240,8 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
     const membership = join(group);
     await membership.claimed;
     if (group.disposed || context.closed) return;
-    if (membership.role !== 'follower') return runLocally(group);
-    await membership.fetches.wake().catch(() => undefined);
+    if (membership.role !== 'follower' || !hears()) return runLocally(group);
+    await fetchPublished(membership);
     if (group.json !== undefined || group.lastError !== undefined) return;
     // No result yet: the owner publishes one when asked (or this process claims the group on a sweep).
     want(membership);
@@ -247,11 +255,17 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
     });
   }
 
+  /** Asks the owner for the group's result (at most once per WANT_WAIT_MS), with the others asked in the same turn. */
   function want(membership: Membership): void {
     const now = Date.now();
     if (now - membership.wantedAt < WANT_WAIT_MS) return;
     membership.wantedAt = now;
-    wantResults(admin, [membership.hash]).catch((error: unknown) => console.error(`fw live: asking for a live result failed: ${printable((error as Error).message)}`));
+    wanted.push(membership.hash);
+    if (wanted.length > 1) return;
+    setImmediate(() => {
+      const hashes = wanted.splice(0);
+      wantResults(admin, hashes).catch((error: unknown) => console.error(`fw live: asking for live results failed: ${printable((error as Error).message)}`));
+    });
   }
 
   function ran(group: Group): void {
@@ -285,7 +299,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
   /** Another process claimed the group (this one stalled past its lease): follow it from now. */
   function lose(membership: Membership): void {
     becomeFollower(membership);
-    void membership.fetches.wake();
+    void fetchPublished(membership);
   }
 
   function resultOf(group: Group): ResultToPublish {
@@ -301,10 +315,30 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
 
   // ---- following ----
 
-  async function fetchPublished(membership: Membership): Promise<void> {
-    if (membership.role !== 'follower') return;
-    const published = await readPublished(admin, membership.hash);
-    if (published && membership.role === 'follower') apply(membership, published);
+  /**
+   * Reads the owner's result of the group, with every other group asked for in the same turn of the
+   * event loop: a burst of notices is one statement, not one per group in the owner's pool.
+   */
+  function fetchPublished(membership: Membership): Promise<void> {
+    if (!fetching) {
+      const batch = new Set<Membership>();
+      const done = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(async () => {
+          fetching = undefined;
+          // Deaf, the group runs here (`rerun`): an owner's result could be older than that run's.
+          const asked = [...batch].filter((member) => member.role === 'follower' && memberships.get(member.group) === member);
+          if (asked.length === 0 || !hears()) return;
+          const published = await readPublished(admin, asked.map((member) => member.hash));
+          for (const member of asked) {
+            const row = published.get(member.hash);
+            if (row && member.role === 'follower') apply(member, row);
+          }
+        })
+        .catch((error: unknown) => console.error(`fw live: reading published live results failed (read again on the next notice or sweep): ${printable((error as Error).message)}`));
+      fetching = { batch, done };
+    }
+    fetching.batch.add(membership);
+    return fetching.done;
   }
 
   /** The owner's result, to this process's subscribers of the group: what its own run would have sent. */
@@ -341,7 +375,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
   function onNotice(notice: ClusterNotice): void {
     const membership = byHash.get(notice.hash);
     if (!membership) return;
-    if (notice.kind === 'result' && membership.role === 'follower') void membership.fetches.wake();
+    if (notice.kind === 'result' && membership.role === 'follower') void fetchPublished(membership);
     else if (notice.kind === 'freed' && membership.role === 'follower') queueClaim(membership);
     else if (notice.kind === 'want' && membership.role === 'owner') {
       // Asked by another process, which is alive whatever this one's last sweep counted.
@@ -354,13 +388,33 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
 
   // ---- the sweep: lease, takeovers, lost ownership, missed notices ----
 
+  /**
+   * Renews the lease on the cluster connection, whatever the sweep and the owner's pool are busy with.
+   * Without that connection there is no renewal: a process that cannot hear the cluster lets its
+   * groups go to the others.
+   */
+  async function renew(): Promise<void> {
+    if (renewing || context.closed) return;
+    const client = listener;
+    if (!client) return void listen();
+    renewing = true;
+    try {
+      const lease = await renewLease(client, node, leaseMs);
+      peers = lease.peers;
+      lapsed ||= lease.lapsed;
+    } catch (error) {
+      console.error(`fw live: renewing the cluster lease failed (retrying): ${printable((error as Error).message)}`);
+    } finally {
+      renewing = false;
+    }
+  }
+
   async function sweep(): Promise<void> {
     if (sweeping || context.closed) return;
     sweeping = true;
     try {
-      if (!listener) void listen();
-      const lease = await renewLease(admin, node, leaseMs);
-      peers = lease.peers;
+      const lease = { lapsed };
+      lapsed = false;
       const all = [...memberships.values()].filter((membership) => membership.role !== 'pending');
       if (peers === 0) for (const membership of all) membership.followed = false;
       const following = all.filter((membership) => membership.role !== 'owner');
@@ -382,7 +436,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
         } else if (!row || !row.ownerAlive) {
           free.push(membership);
         } else {
-          if (row.version > membership.version) void membership.fetches.wake();
+          if (row.version > membership.version) void fetchPublished(membership);
           if (membership.role === 'follower' && membership.group.json === undefined && membership.group.lastError === undefined) want(membership);
         }
       }
@@ -431,8 +485,11 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
   return {
     async start() {
       await listen();
-      await sweep();
-      sweepTimer = setInterval(() => void sweep(), Math.max(1, Math.floor(leaseMs / 3)));
+      await renew();
+      sweepTimer = setInterval(() => {
+        void renew();
+        void sweep();
+      }, Math.max(1, Math.floor(leaseMs / 3)));
       sweepTimer.unref();
     },
     rerun,
@@ -442,7 +499,6 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
       if (!membership) return;
       memberships.delete(group);
       byHash.delete(membership.hash);
-      void membership.fetches.close();
       for (const arrived of membership.arrivals.splice(0)) arrived();
       if (membership.role !== 'owner') return;
       // The hub is closing (its streams end first): `close` gives every group up in one statement.
@@ -476,7 +532,6 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
         console.error(`fw live: leaving the cluster failed (the others take over when this lease runs out): ${printable((error as Error).message)}`);
       }
       for (const membership of memberships.values()) {
-        void membership.fetches.close();
         for (const arrived of membership.arrivals.splice(0)) arrived();
       }
       const client = listener;
