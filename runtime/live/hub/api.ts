@@ -8,7 +8,6 @@ import type { FwError } from '../../core/errors.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
 import type { InvalidationReader } from '../reader.ts';
 import type { SseConnection } from '../sse-connection.ts';
-import type { ClusterRole, ClusterStatus } from './cluster.ts';
 
 export interface LiveOptions {
   /** Dev mode: internal error messages reach subscribers (otherwise only a trace id to quote). */
@@ -102,6 +101,26 @@ export interface LiveHub {
    * balancer, to another process.
    */
   close(options?: { reconnect?: boolean }): Promise<void>;
+}
+
+/** What this process is to a group: `solo` reruns it without the cluster (its claim failed; retried by the sweep). */
+export type ClusterRole = 'pending' | 'owner' | 'follower' | 'solo';
+
+export interface ClusterStatus {
+  node: string;
+  /** Other processes alive on this database. */
+  peers: number;
+  owned: number;
+  following: number;
+  /** Results this process published, and results of other owners it applied. */
+  published: number;
+  received: number;
+  /** Rows refused: their key was not the group's. */
+  rejected: number;
+  /** Groups this process took over from a process that died or gave them up, and groups it lost to another. */
+  takeovers: number;
+  lost: number;
+  listener: 'connected' | 'reconnecting';
 }
 
 /** What a hub counts as it runs (status() reports them). */

@@ -29,6 +29,7 @@ import type pg from 'pg';
 import { FwError, type FwErrorCode } from '../../core/errors.ts';
 import { printable } from '../../core/printable.ts';
 import { readSetFromJson, readSetToJson } from '../read-set-json.ts';
+import type { ClusterRole, ClusterStatus } from './api.ts';
 import type { HubContext } from './context.ts';
 import type { FanOut } from './fan-out.ts';
 import type { Group, Groups } from './groups.ts';
@@ -48,26 +49,6 @@ import {
   type PublishedResult,
   type ResultToPublish,
 } from './cluster-store.ts';
-
-/** What this process is to a group: `solo` reruns it without the cluster (its claim failed; retried by the sweep). */
-export type ClusterRole = 'pending' | 'owner' | 'follower' | 'solo';
-
-export interface ClusterStatus {
-  node: string;
-  /** Other processes alive on this database. */
-  peers: number;
-  owned: number;
-  following: number;
-  /** Results this process published, and results of other owners it applied. */
-  published: number;
-  received: number;
-  /** Rows refused: their key was not the group's. */
-  rejected: number;
-  /** Groups this process took over from a process that died or gave them up, and groups it lost to another. */
-  takeovers: number;
-  lost: number;
-  listener: 'connected' | 'reconnecting';
-}
 
 export interface Cluster {
   start(): Promise<void>;
