@@ -27,7 +27,7 @@ export interface Point {
   shape: Shape;
   /**
    * Server processes on the one database (`@P` in BENCH_LIVE_POINTS, default 1): subscriber i goes to
-   * process i mod P, so each group has subscribers on every process. fw's processes share its reruns as
+   * process ⌊i / G⌋ mod P, so each group has subscribers on every process (N/G ≥ P). fw's processes share its reruns as
    * a cluster (runtime/live/hub/cluster.ts); bare's each run their own.
    */
   processes: number;

@@ -76,8 +76,8 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
       return { regular, lastResort: await server.memory('lastResort') };
     };
 
-    // Subscriber i joins group i mod G, in subscriber process i mod C, on server process i mod P (a
-    // group's subscribers spread over every process, as a load balancer would spread them).
+    // Subscriber i joins group i mod G, in subscriber process i mod C, on server process ⌊i / G⌋ mod P:
+    // a group's subscribers spread over every process, as a load balancer would spread them.
     const specs: SubscriberSpec[] = Array.from({ length: total }, (_, i) => ({ group: i % groups, tenant: tenantOfGroup(i % groups, tenants) }));
     const open = (from: number, to: number) =>
       Promise.all(
@@ -86,7 +86,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
             client.open(
               url,
               liveQueryOf(shape),
-              specs.slice(from, to).filter((_, j) => (from + j) % clients.length === k && ((from + j) % server.urls.length === p)),
+              specs.slice(from, to).filter((_, j) => (from + j) % clients.length === k && Math.floor((from + j) / groups) % server.urls.length === p),
               options.openConcurrency,
             ),
           ),

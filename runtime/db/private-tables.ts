@@ -20,6 +20,8 @@
  * names the node that reruns the group (its owner, fenced by `epoch`) and holds the result it last
  * published for the others (`version` from `live_group_versions`: never reused, so a row made again after
  * pruning never looks older). Owner-only: a result handler SQL could write would reach other callers.
+ * Unlogged: what they hold is derived and short-lived (a crash empties them and the processes claim
+ * their groups again), and a publication then commits without waiting for the WAL to reach disk.
  */
 export const privateTablesSql: readonly string[] = [
   `create table if not exists "_fw"."ai_approvals" (
@@ -58,14 +60,14 @@ export const privateTablesSql: readonly string[] = [
   `create index if not exists "mcp_audit_at" on "_fw"."mcp_audit" (at)`,
   `revoke all on "_fw"."mcp_audit" from public`,
   `revoke all on sequence "_fw"."mcp_audit_id_seq" from public`,
-  `create table if not exists "_fw"."live_nodes" (
+  `create unlogged table if not exists "_fw"."live_nodes" (
     node text primary key,
     expires_at timestamptz not null
   )`,
   `revoke all on "_fw"."live_nodes" from public`,
   `create sequence if not exists "_fw"."live_group_versions"`,
   `revoke all on sequence "_fw"."live_group_versions" from public`,
-  `create table if not exists "_fw"."live_groups" (
+  `create unlogged table if not exists "_fw"."live_groups" (
     group_hash text primary key,
     group_key text not null,
     node text,

@@ -112,6 +112,9 @@ export interface ClusterStatus {
   peers: number;
   owned: number;
   following: number;
+  /** Notices heard on the cluster channel, and results this process asked other owners for. */
+  notices: number;
+  wanted: number;
   /** Results this process published, and results of other owners it applied. */
   published: number;
   received: number;

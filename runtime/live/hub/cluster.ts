@@ -95,6 +95,8 @@ interface Membership {
   /** Owner: what was last published (result or error, and read set). */
   lastPublished: string | undefined;
   publishing: Promise<void>;
+  /** Owner: a publication waits in `publishing` (it will take the group's state then). */
+  queued: boolean;
   readonly claimed: Promise<void>;
   settleClaim(): void;
   /** Follower: when it last asked the owner for a result, and who waits for one. */
@@ -108,7 +110,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
   const node = randomBytes(12).toString('hex');
   const memberships = new Map<Group, Membership>();
   const byHash = new Map<string, Membership>();
-  const counts = { published: 0, received: 0, rejected: 0, takeovers: 0, lost: 0 };
+  const counts = { notices: 0, wanted: 0, published: 0, received: 0, rejected: 0, takeovers: 0, lost: 0 };
   let peers = 0;
   let listener: pg.Client | undefined;
   let connecting = false;
@@ -138,6 +140,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
       mustPublish: false,
       lastPublished: undefined,
       publishing: Promise.resolve(),
+      queued: false,
       claimed,
       settleClaim,
       wantedAt: 0,
@@ -241,6 +244,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
     const now = Date.now();
     if (now - membership.wantedAt < WANT_WAIT_MS) return;
     membership.wantedAt = now;
+    counts.wanted++;
     wanted.push(membership.hash);
     if (wanted.length > 1) return;
     setImmediate(() => {
@@ -249,32 +253,39 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
     });
   }
 
+  /**
+   * Publishes the group's result when another process follows it and it changed (or must go out). One
+   * publication at most waits per group, and it takes the group's state when its turn comes: a burst
+   * of runs and requests while one is in flight costs one more statement, not one each.
+   */
   function ran(group: Group): void {
     const membership = memberships.get(group);
-    if (!membership || membership.role !== 'owner' || !membership.followed || peers === 0) return;
-    const result = resultOf(group);
-    const fingerprint = `${result.result ?? ''}\u0000${JSON.stringify(result.error)}\u0000${result.readSet ?? ''}`;
-    if (fingerprint === membership.lastPublished && !membership.mustPublish) return;
-    membership.lastPublished = fingerprint;
-    membership.mustPublish = false;
+    if (!membership || membership.role !== 'owner' || !membership.followed || peers === 0 || membership.queued) return;
+    membership.queued = true;
     const epoch = membership.epoch;
     membership.publishing = membership.publishing
-      .then(() => publishResult(admin, node, epoch, membership.hash, result))
-      .then(
-        (version) => {
+      .then(() => {
+        membership.queued = false;
+        if (membership.role !== 'owner' || membership.epoch !== epoch) return undefined;
+        const result = resultOf(group);
+        const fingerprint = `${result.result ?? ''}\u0000${JSON.stringify(result.error)}\u0000${result.readSet ?? ''}`;
+        if (fingerprint === membership.lastPublished && !membership.mustPublish) return undefined;
+        membership.lastPublished = fingerprint;
+        membership.mustPublish = false;
+        return publishResult(admin, node, epoch, membership.hash, result).then((version) => {
           if (version === undefined) {
             if (membership.role === 'owner' && membership.epoch === epoch) lose(membership);
             return;
           }
           counts.published++;
           membership.version = Math.max(membership.version, version);
-        },
-        (error: unknown) => {
-          // Not published: the next run tries again (and a follower's sweep asks again).
-          membership.lastPublished = undefined;
-          console.error(`fw live: publishing a live result failed: ${printable((error as Error).message)}`);
-        },
-      );
+        });
+      })
+      .catch((error: unknown) => {
+        // Not published: the next run tries again (and a follower's sweep asks again).
+        membership.lastPublished = undefined;
+        console.error(`fw live: publishing a live result failed: ${printable((error as Error).message)}`);
+      });
   }
 
   /** Another process claimed the group (this one stalled past its lease): follow it from now. */
@@ -354,6 +365,7 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
   }
 
   function onNotice(notice: ClusterNotice): void {
+    counts.notices++;
     const membership = byHash.get(notice.hash);
     if (!membership) return;
     if (notice.kind === 'result' && membership.role === 'follower') void fetchPublished(membership);
@@ -523,4 +535,4 @@ export function createCluster(context: HubContext, { groups, fanOut, schedule, r
 }
 
 /** How long a follower without a result waits for its owner's answer before asking again. */
-const WANT_WAIT_MS = 1_000;
+const WANT_WAIT_MS = 2_000;
