@@ -25,6 +25,12 @@ export interface Point {
   rate: number;
   tenants: TenantLayout;
   shape: Shape;
+  /**
+   * Server processes on the one database (`@P` in BENCH_LIVE_POINTS, default 1): subscriber i goes to
+   * process ⌊i / G⌋ mod P, so each group has subscribers on every process (N/G ≥ P). fw's processes share its reruns as
+   * a cluster (runtime/live/hub/cluster.ts); bare's each run their own.
+   */
+  processes: number;
 }
 
 /** Rows (and changed groups) per commit: K for `bulkK`, else 1. */
@@ -68,7 +74,7 @@ export interface BenchOptions {
   quick: boolean;
 }
 
-type PointSpec = [subscribers: number, groups: number, rate: number, shape: Shape];
+type PointSpec = [subscribers: number, groups: number, rate: number, shape: Shape, processes?: number];
 
 /**
  * The issue's points that matter most. Unless BENCH_LIVE_TENANTS says otherwise, an `items` point with
@@ -80,6 +86,11 @@ const DEFAULT_POINTS: PointSpec[] = [
   [5000, 1000, 10, 'items'],
   [5000, 1000, 10, 'join'],
   [5000, 1000, 10, 'bulk20'],
+  // The cluster point and its one-process twin: 3 processes on one database, each commit changing 1%
+  // of the groups. 3000 subscribers, not the issue's 30 000: this 2-core machine holds the servers,
+  // the subscriber process and PostgreSQL at once (README.md, "Cluster points").
+  [3000, 1000, 10, 'bulk10'],
+  [3000, 1000, 10, 'bulk10', 3],
 ];
 const QUICK_POINTS: PointSpec[] = [
   [200, 1, 10, 'items'],
@@ -111,7 +122,10 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
   let specs: PointSpec[];
   if (env.BENCH_LIVE_POINTS) {
     specs = env.BENCH_LIVE_POINTS.split(',').map((item) => item.trim()).filter(Boolean).map((raw): PointSpec => {
-      const [triple = '', shapeName = 'items', ...rest] = raw.split(':');
+      const [spec = '', processesText] = raw.split('@');
+      const processes = processesText === undefined ? 1 : Number(processesText.trim());
+      if (!Number.isInteger(processes) || processes <= 0) throw new Error(`BENCH_LIVE_POINTS: "${raw}": "@${processesText}" is not a number of server processes, e.g. 5000x1000x10:bulk10@3.`);
+      const [triple = '', shapeName = 'items', ...rest] = spec.split(':');
       const parts = triple.split('x').map((part) => Number(part.replaceAll('_', '')));
       if (parts.length !== 3 || parts.some((n) => !Number.isInteger(n) || n <= 0)) {
         throw new Error(`BENCH_LIVE_POINTS: "${raw}" is not subscribers x groups x rate[:shape], e.g. 1000x1x10 or 5000x1000x10:join.`);
@@ -122,7 +136,7 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
       if (rowsPerCommit(shape) > groups) {
         throw new Error(`BENCH_LIVE_POINTS: "${raw}": ${shape} writes ${rowsPerCommit(shape)} different groups per commit but the point has only ${groups}.`);
       }
-      return [subscribers, groups, rate, shape];
+      return [subscribers, groups, rate, shape, processes];
     });
   } else if (env.BENCH_LIVE_SUBSCRIBERS || env.BENCH_LIVE_GROUPS || env.BENCH_LIVE_RATE) {
     // Any of the three set: every combination, the unset ones at their first default.
@@ -134,14 +148,14 @@ export function resolveBenchOptions(env: NodeJS.ProcessEnv = process.env): Bench
     specs = quick ? QUICK_POINTS : DEFAULT_POINTS;
   }
   const points: Point[] = [];
-  for (const [subscribers, groups, rate, shape] of specs) {
+  for (const [subscribers, groups, rate, shape, processes = 1] of specs) {
     if (groups > subscribers) {
       process.stderr.write(`bench/live: skipping ${subscribers} subscribers over ${groups} groups (a group needs a subscriber).\n`);
       continue;
     }
     // With one group the two layouts are the same benchmark: run it once.
     const layouts = layoutsFor(shape);
-    for (const tenants of groups === 1 ? [layouts[0]!] : layouts) points.push({ subscribers, groups, rate, tenants, shape });
+    for (const tenants of groups === 1 ? [layouts[0]!] : layouts) points.push({ subscribers, groups, rate, tenants, shape, processes });
   }
   if (points.length === 0) throw new Error('bench/live: nothing to run.');
 

@@ -7,7 +7,8 @@ import pg from 'pg';
 import { backendsCpuUs, type CpuDelta, cpuSince, snapshotCpu } from '../http/system-cpu.ts';
 import { liveQueryOf, resetStatements, tenantOfGroup } from './app.ts';
 import { interruptCpuUs } from './interrupt-cpu.ts';
-import { type ClientHandle, startClient, startServer } from './children.ts';
+import { type ClientHandle, startClient } from './children.ts';
+import { startServers } from './servers.ts';
 import { type BenchOptions, type Point, rowsPerCommit, type VariantName } from './config.ts';
 import type { ClientResult, GcKind, MemorySample, ServerStats, SubscriberSpec, WriteRecord } from './protocol.ts';
 import { createWriter } from './writer.ts';
@@ -53,7 +54,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
   await resetTables(context.url, point);
 
   const perTenant = tenants === 'one' ? total : Math.ceil(total / groups);
-  const server = await startServer(
+  const server = await startServers(
     {
       variant,
       url: context.url,
@@ -61,6 +62,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
       maxSubscriptionsPerTenant: Math.max(DEFAULT_TENANT_LIMIT, perTenant),
       ...(variant === 'baseline' ? { baselineDir: options.baselineDir! } : {}),
     },
+    point.processes,
     options.cpuProfDir,
   );
   const clients: ClientHandle[] = [];
@@ -74,16 +76,19 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
       return { regular, lastResort: await server.memory('lastResort') };
     };
 
-    // Subscriber i joins group i mod G, in subscriber process i mod C.
+    // Subscriber i joins group i mod G, in subscriber process i mod C, on server process ⌊i / G⌋ mod P:
+    // a group's subscribers spread over every process, as a load balancer would spread them.
     const specs: SubscriberSpec[] = Array.from({ length: total }, (_, i) => ({ group: i % groups, tenant: tenantOfGroup(i % groups, tenants) }));
     const open = (from: number, to: number) =>
       Promise.all(
-        clients.map((client, k) =>
-          client.open(
-            server.url,
-            liveQueryOf(shape),
-            specs.slice(from, to).filter((_, j) => (from + j) % clients.length === k),
-            options.openConcurrency,
+        clients.flatMap((client, k) =>
+          server.urls.map((url, p) =>
+            client.open(
+              url,
+              liveQueryOf(shape),
+              specs.slice(from, to).filter((_, j) => (from + j) % clients.length === k && Math.floor((from + j) / groups) % server.urls.length === p),
+              options.openConcurrency,
+            ),
           ),
         ),
       );
@@ -159,7 +164,7 @@ export async function measureRun(variant: VariantName, point: Point, context: Ru
   }
 }
 
-export function describePoint(point: Pick<Point, 'subscribers' | 'groups' | 'rate' | 'tenants' | 'shape'>): string {
+export function describePoint(point: Pick<Point, 'subscribers' | 'groups' | 'rate' | 'tenants' | 'shape' | 'processes'>): string {
   const k = rowsPerCommit(point.shape);
   const shape =
     point.shape === 'items'
@@ -169,7 +174,8 @@ export function describePoint(point: Pick<Point, 'subscribers' | 'groups' | 'rat
         : `benchItems, ${k} rows in ${k} groups per commit (${point.shape})`;
   return (
     `${point.subscribers} subscribers / ${point.groups} group${point.groups === 1 ? '' : 's'}` +
-    `${point.groups > 1 ? ` (${point.tenants === 'one' ? 'one tenant' : 'a tenant per group'})` : ''} / ${point.rate} commits/s, ${shape}`
+    `${point.groups > 1 ? ` (${point.tenants === 'one' ? 'one tenant' : 'a tenant per group'})` : ''} / ${point.rate} commits/s, ${shape}` +
+    `${point.processes > 1 ? `, ${point.processes} server processes on one database` : ''}`
   );
 }
 

@@ -11,6 +11,8 @@ export interface RunFigures {
   tenants: Point['tenants'];
   /** `items` (benchItems, one row per commit), `join` (benchJoined, one row per commit) or `bulkK` (benchItems, K rows in K groups per commit). */
   shape: Shape;
+  /** Server processes on the one database (a cluster point, `@P`); its counters are their sum. */
+  processes: number;
   /** Rows each commit inserts, each in another group: K for `bulkK`, else 1. */
   rowsPerCommit: number;
   /** Commit-to-frame latency over every (subscriber, measured commit) delivery of every round. */
@@ -143,6 +145,7 @@ export function runFigures(rounds: RunMeasurement[]): RunFigures {
     rate: point.rate,
     tenants: point.tenants,
     shape: point.shape,
+    processes: point.processes,
     rowsPerCommit: changed,
     latencyMs:
       latencies.length === 0
@@ -221,6 +224,7 @@ export interface PointRatios {
   rate: number;
   tenants: Point['tenants'];
   shape: Shape;
+  processes: number;
   /** fw over bare: 1 means fw costs nothing over the bare fan-out; above 1, fw is slower or bigger. */
   fwOverBare: {
     latencyP50: number | null;
@@ -254,6 +258,7 @@ export function pointRatios(runs: RunFigures[]): PointRatios[] {
       rate: fw.rate,
       tenants: fw.tenants,
       shape: fw.shape,
+      processes: fw.processes,
       fwOverBare: over(fw, bare),
       ...(baseline ? { fwOverBaseline: over(fw, baseline) } : {}),
     });
@@ -412,6 +417,21 @@ export function targets(runs: RunFigures[]): Target[] {
     met: fw.length > 0 ? fw.every((r) => r.snapshotQueriesPerCommit <= r.changedGroupsPerCommit) : null,
   });
 
+  // ---- the cluster: several processes on one database rerun each group once between them ----
+
+  const clusterRuns = fw.filter((r) => r.processes > 1);
+  const alone = (r: RunFigures) => fw.find((one) => one.processes === 1 && samePoint(one, { ...r, processes: 1 }));
+  out.push({
+    target: 'cluster: commit-to-client p99 within 1.3× of one process at the same point (and no lost frame)',
+    on: clusterRuns.length > 0 ? 'every fw cluster run (@P) and the same point with one process' : 'fw at a cluster point @P and the same point alone (not in this run)',
+    measured: Object.fromEntries(clusterRuns.map((r) => [pointKey(r), { p99Ms: r.latencyMs?.p99 ?? null, oneProcessP99Ms: alone(r)?.latencyMs?.p99 ?? null, lost: r.frames.lost }])),
+    limit: { p99OverOneProcess: 1.3 },
+    met:
+      clusterRuns.length > 0 && clusterRuns.every((r) => alone(r))
+        ? clusterRuns.every((r) => complete(r) && r.latencyMs !== null && r.latencyMs.p99 <= 1.3 * alone(r)!.latencyMs!.p99)
+        : null,
+  });
+
   const memoryRuns = fw.filter((r) => r.subscribers >= 1000);
   out.push({
     target: '≤ 16 KiB RSS per idle subscriber',
@@ -460,12 +480,12 @@ export function describe(runs: RunFigures[]): string[] {
 }
 
 function samePoint(a: RunFigures, b: RunFigures): boolean {
-  return a.subscribers === b.subscribers && a.groups === b.groups && a.rate === b.rate && a.tenants === b.tenants && a.shape === b.shape;
+  return a.subscribers === b.subscribers && a.groups === b.groups && a.rate === b.rate && a.tenants === b.tenants && a.shape === b.shape && a.processes === b.processes;
 }
 
-/** A run's point in the BENCH_LIVE_POINTS syntax, with its tenant layout: `5000x1000x10:join/one`. */
-export function pointKey(r: Pick<RunFigures, 'subscribers' | 'groups' | 'rate' | 'shape' | 'tenants'>): string {
-  return `${r.subscribers}x${r.groups}x${r.rate}:${r.shape}${r.groups > 1 ? `/${r.tenants}` : ''}`;
+/** A run's point in the BENCH_LIVE_POINTS syntax, with its tenant layout: `5000x1000x10:join/one`, `3000x1000x10:bulk10@3/one`. */
+export function pointKey(r: Pick<RunFigures, 'subscribers' | 'groups' | 'rate' | 'shape' | 'tenants' | 'processes'>): string {
+  return `${r.subscribers}x${r.groups}x${r.rate}:${r.shape}${r.processes > 1 ? `@${r.processes}` : ''}${r.groups > 1 ? `/${r.tenants}` : ''}`;
 }
 
 function concat(arrays: Float64Array[]): Float64Array {

@@ -14,6 +14,14 @@
  * entry, a digest of the args, the outcome and the trace id. A command that commits writes its row in
  * its own transaction through `_fw.mcp_audit(row, proof)` (db/ddl.ts); every other call's row is the
  * owner's. The request roles have no privilege on it: handler SQL can neither add, change nor read a row.
+ *
+ * `_fw.live_nodes` and `_fw.live_groups`: the live hubs of the processes sharing a PostgreSQL database
+ * (runtime/live/hub/cluster.ts). A node is one process's hub, alive while its lease runs; a group row
+ * names the node that reruns the group (its owner, fenced by `epoch`) and holds the result it last
+ * published for the others (`version` from `live_group_versions`: never reused, so a row made again after
+ * pruning never looks older). Owner-only: a result handler SQL could write would reach other callers.
+ * Unlogged: what they hold is derived and short-lived (a crash empties them and the processes claim
+ * their groups again), and a publication then commits without waiting for the WAL to reach disk.
  */
 export const privateTablesSql: readonly string[] = [
   `create table if not exists "_fw"."ai_approvals" (
@@ -52,4 +60,25 @@ export const privateTablesSql: readonly string[] = [
   `create index if not exists "mcp_audit_at" on "_fw"."mcp_audit" (at)`,
   `revoke all on "_fw"."mcp_audit" from public`,
   `revoke all on sequence "_fw"."mcp_audit_id_seq" from public`,
+  `create unlogged table if not exists "_fw"."live_nodes" (
+    node text primary key,
+    expires_at timestamptz not null
+  )`,
+  `revoke all on "_fw"."live_nodes" from public`,
+  `create sequence if not exists "_fw"."live_group_versions"`,
+  `revoke all on sequence "_fw"."live_group_versions" from public`,
+  `create unlogged table if not exists "_fw"."live_groups" (
+    group_hash text primary key,
+    group_key text not null,
+    node text,
+    epoch bigint not null default 1,
+    version bigint not null default 0,
+    revision bigint,
+    covers bigint[],
+    result text,
+    error jsonb,
+    read_set text,
+    touched_at timestamptz not null default now()
+  )`,
+  `revoke all on "_fw"."live_groups" from public`,
 ];

@@ -1,7 +1,8 @@
 /**
  * The live hub, assembled from its rooms in hub/: groups (groups.ts), which of them rerun when
  * (scheduling.ts), the reruns themselves (reruns.ts, batched-reruns.ts), what subscribers are sent
- * (fan-out.ts), subscriptions and their limits (subscriptions.ts), and what the hub reports (status.ts).
+ * (fan-out.ts), subscriptions and their limits (subscriptions.ts), what the hub reports (status.ts), and
+ * which process of several on one database reruns a group (cluster.ts).
  * This file wires them to the log reader and owns the lifecycle: start, app reloads, close.
  */
 import type { FwDatabase } from '../db/database.ts';
@@ -19,6 +20,7 @@ import { createScheduler } from './hub/scheduling.ts';
 import { createFanOut } from './hub/fan-out.ts';
 import { createRunGroup } from './hub/reruns.ts';
 import { createBatchedReruns } from './hub/batched-reruns.ts';
+import { createCluster } from './hub/cluster.ts';
 import { startHeartbeats } from './hub/heartbeats.ts';
 import { createSubscriptions } from './hub/subscriptions.ts';
 import { hubStatus, subscriptionDebug } from './hub/status.ts';
@@ -43,11 +45,16 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
   const timers: Array<ReturnType<typeof setInterval>> = [];
 
   // The rooms call each other through these (late-bound: each is made below, before any call).
-  const groups = createGroups((group) => scheduler.runOnce(group));
+  const groups = createGroups((group) => scheduler.runOnce(group), (group) => cluster?.dispose(group));
   const fanOut = createFanOut(context);
-  const scheduler = createScheduler(context, { groups, readerRevision: () => reader.revision(), rerun: (group) => batched.rerun(group) });
-  const runGroup = createRunGroup(context, { groups, fanOut, scheduler });
+  const scheduler = createScheduler(context, { groups, readerRevision: () => reader.revision(), rerun: (group) => (cluster ? cluster.rerun(group) : batched.rerun(group)) });
+  const runGroup = createRunGroup(context, { groups, fanOut, scheduler, ran: (group) => cluster?.ran(group) });
   const batched = createBatchedReruns(context, { runGroup, committedRevision: scheduler.committedRevision });
+  // Processes sharing a PostgreSQL database rerun each group once between them (cluster.ts); PGlite is one process.
+  const cluster =
+    db.driver.kind === 'postgres' && options.cluster !== false
+      ? createCluster(context, { groups, fanOut, schedule: (group) => scheduler.schedule(group), runLocally: (group) => batched.rerun(group), leaseMs: options.clusterLeaseMs ?? 1_500, hears: () => reader.status().wakeups.listener !== 'deaf' })
+      : undefined;
   const subscriptions = createSubscriptions(context, { groups, fanOut, scheduler, readerRevision: () => reader.revision() });
 
   const reader = createInvalidationReader(db, {
@@ -71,6 +78,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       context.functionCatalog = await loadFunctionCatalog(db);
       context.textSemantics = await loadTextSemantics(db);
       await reader.start();
+      await cluster?.start();
       timers.push(startHeartbeats(subscriptions.connections, limits.heartbeatMs));
       if (context.pruneIntervalMs > 0) {
         const prune = setInterval(() => {
@@ -133,7 +141,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
     attach: subscriptions.attach,
     refuse: subscriptions.refuse,
     subscribe: subscriptions.subscribe,
-    status: () => hubStatus(context, { groups, subscriptions, reader }),
+    status: () => hubStatus(context, { groups, subscriptions, reader, cluster }),
     debug: (subscriptionId) => subscriptionDebug(subscriptions, subscriptionId),
 
     async close(options = {}) {
@@ -149,6 +157,7 @@ export function createLiveHub(db: FwDatabase, options: LiveOptions = {}): LiveHu
       for (const connection of [...subscriptions.connections]) connection.end(finalText);
       await reader.close();
       await Promise.all(runsOver);
+      await cluster?.close();
     },
   };
 }

@@ -43,6 +43,13 @@ export interface LiveOptions {
   reconnectMaxMs?: number;
   /** Where failures of re-runs are reported (default: stderr). */
   onError?: (error: FwError, traceId: string) => void;
+  /**
+   * On PostgreSQL, processes sharing the database rerun each group once between them: its owner reruns
+   * it and the others fan its result out (default on; `false`: every process reruns its own groups).
+   */
+  cluster?: boolean;
+  /** How long a process counts as alive after renewing its lease (default 1500 ms): a dead owner's groups move within about that. */
+  clusterLeaseMs?: number;
 }
 
 export interface SubscribeRequest {
@@ -96,6 +103,29 @@ export interface LiveHub {
   close(options?: { reconnect?: boolean }): Promise<void>;
 }
 
+/** What this process is to a group: `solo` reruns it without the cluster (its claim failed; retried by the sweep). */
+export type ClusterRole = 'pending' | 'owner' | 'follower' | 'solo';
+
+export interface ClusterStatus {
+  node: string;
+  /** Other processes alive on this database. */
+  peers: number;
+  owned: number;
+  following: number;
+  /** Notices heard on the cluster channel, and results this process asked other owners for. */
+  notices: number;
+  wanted: number;
+  /** Results this process published, and results of other owners it applied. */
+  published: number;
+  received: number;
+  /** Rows refused: their key was not the group's. */
+  rejected: number;
+  /** Groups this process took over from a process that died or gave them up, and groups it lost to another. */
+  takeovers: number;
+  lost: number;
+  listener: 'connected' | 'reconnecting';
+}
+
 /** What a hub counts as it runs (status() reports them). */
 export interface HubCounters {
   runs: number;
@@ -120,6 +150,8 @@ export interface HubCounters {
 
 export interface LiveStatus extends HubCounters {
   revision: number;
+  /** This process in the cluster of processes sharing the database (cluster.ts); null on PGlite or with `cluster: false`. */
+  cluster: ClusterStatus | null;
   reader: ReturnType<InvalidationReader['status']>;
   connections: number;
   subscriptions: number;
@@ -145,6 +177,9 @@ export interface LiveGroupStatus {
   readSet: Record<string, string[]> | null;
   runs: number;
   unchangedRuns: number;
+  /** Results another process's run made that this one applied; and whether this process reruns the group (`owner`) or follows its owner. */
+  received: number;
+  role: ClusterRole | null;
   /** When the last run ended, how long it took, the size of the result it holds (JSON bytes), and the code of its failure if it failed. */
   lastRunAt: string | null;
   lastRunMs: number;

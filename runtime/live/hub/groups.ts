@@ -55,6 +55,8 @@ export interface Group {
    */
   readonly runs: SingleFlight<void>;
   runCount: number;
+  /** Results another process's run made and this one applied (cluster.ts): runs of the group, not here. */
+  received: number;
   unchangedRuns: number;
   lastRunMs: number;
   /** When the last run ended (epoch ms; 0 before one), for the status and the dashboard. */
@@ -115,6 +117,8 @@ export interface Groups {
   indexReads(group: Group, readSet: ReadSet): void;
   /** The groups whose read sets a log row can satisfy (read-index.ts). */
   concerned(row: Invalidation): Set<Group>;
+  /** Stops matching writes against the group: another process reruns it (cluster.ts); its next run here indexes it again. */
+  unindex(group: Group): void;
   /** The group has no subscriber left: forgotten, unindexed, and its runs stop. */
   dispose(group: Group): void;
 }
@@ -134,8 +138,11 @@ export function wholeTables(tables: Iterable<string>): ReadSet {
   return new Map([...tables].map((table): [string, Access[]] => [table, [{ conditions: [] }]]));
 }
 
-/** The registry of groups; `run` is one run of a group (scheduling.ts), which its single flight repeats. */
-export function createGroups(run: (group: Group) => Promise<void>): Groups {
+/**
+ * The registry of groups; `run` is one run of a group (scheduling.ts), which its single flight repeats,
+ * and `disposed` hears of a group gone (the cluster gives it up).
+ */
+export function createGroups(run: (group: Group) => Promise<void>, disposed: (group: Group) => void = () => undefined): Groups {
   const byKey = new Map<string, Group>();
   /** tenant → table → value → groups: which groups a log row can concern (read-index.ts). */
   const index = createReadIndex<Group>();
@@ -161,6 +168,7 @@ export function createGroups(run: (group: Group) => Promise<void>): Groups {
         lastError: undefined,
         runs: createSingleFlight(() => run(group)),
         runCount: 0,
+        received: 0,
         wokenByRevisions: [],
         covers: [],
         unchangedRuns: 0,
@@ -182,12 +190,14 @@ export function createGroups(run: (group: Group) => Promise<void>): Groups {
       for (const table of readSet.keys()) known.add(table);
     },
     concerned: (row) => index.match({ table: row.table, tenantId: row.tenantId, changes: row.changes ?? null }),
+    unindex: (group) => index.delete(group),
     dispose(group) {
       group.disposed = true;
       clearTimeout(group.refreshTimer);
       void group.runs.close();
       if (byKey.get(group.key) === group) byKey.delete(group.key);
       index.delete(group);
+      disposed(group);
     },
   };
 }

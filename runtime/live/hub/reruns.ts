@@ -27,9 +27,11 @@ export interface RerunOptions {
   groups: Groups;
   fanOut: FanOut;
   scheduler: Pick<Scheduler, 'committedRevision' | 'missedDuringRun'>;
+  /** The run's result or error is the group's now (the cluster publishes it for other processes). */
+  ran(group: Group): void;
 }
 
-export function createRunGroup(context: HubContext, { groups, fanOut, scheduler }: RerunOptions): RunGroup {
+export function createRunGroup(context: HubContext, { groups, fanOut, scheduler, ran }: RerunOptions): RunGroup {
   const { db, counters, onError } = context;
 
   function runGroup(group: Group, shared?: Kysely<any>, revision?: number): Promise<void> {
@@ -116,6 +118,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       for (const subscription of group.subscribers) {
         if (subscription.started && subscription.sentSeq !== group.seq) fanOut.sendSnapshot(subscription);
       }
+      ran(group);
       recordRerun(group.name, changed, wokenByWriteAtMs);
     };
     try {
@@ -154,6 +157,7 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
         if (subscription.started) fanOut.sendError(subscription, error, traceId, false);
         streamed ||= subscription.started;
       }
+      ran(group);
       // A first run that fails is reported by the request that waits for it (it answers with the error).
       if (error.status >= 500 && streamed) onError(error, traceId);
     }

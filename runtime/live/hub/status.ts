@@ -6,6 +6,7 @@ import { describeReadSet } from '../read-set.ts';
 import type { InvalidationReader } from '../reader.ts';
 import type { LiveGroupStatus, LiveStatus, SubscriptionDebug } from './api.ts';
 import type { HubContext } from './context.ts';
+import type { Cluster } from './cluster.ts';
 import type { Groups } from './groups.ts';
 import type { Subscriptions } from './subscriptions.ts';
 
@@ -13,9 +14,10 @@ export interface StatusSources {
   groups: Groups;
   subscriptions: Subscriptions;
   reader: InvalidationReader;
+  cluster: Cluster | undefined;
 }
 
-export function hubStatus(context: HubContext, { groups, subscriptions, reader }: StatusSources): LiveStatus {
+export function hubStatus(context: HubContext, { groups, subscriptions, reader, cluster }: StatusSources): LiveStatus {
   const byName = new Map<string, { groups: number; subscriptions: number; preciseGroups: number; groupList: LiveGroupStatus[] }>();
   for (const group of groups.byKey.values()) {
     const entry = byName.get(group.name) ?? { groups: 0, subscriptions: 0, preciseGroups: 0, groupList: [] };
@@ -31,6 +33,8 @@ export function hubStatus(context: HubContext, { groups, subscriptions, reader }
         readSet: group.readSet ? describeReadSet(group.readSet) : null,
         runs: group.runCount,
         unchangedRuns: group.unchangedRuns,
+        received: group.received,
+        role: cluster?.roleOf(group) ?? null,
         lastRunAt: group.lastRunAt === 0 ? null : new Date(group.lastRunAt).toISOString(),
         lastRunMs: Math.round(group.lastRunMs * 10) / 10,
         resultBytes: group.json === undefined ? null : Buffer.byteLength(group.json),
@@ -41,6 +45,7 @@ export function hubStatus(context: HubContext, { groups, subscriptions, reader }
   }
   return {
     revision: reader.revision(),
+    cluster: cluster?.status() ?? null,
     reader: reader.status(),
     connections: subscriptions.connections.size,
     subscriptions: subscriptions.byId.size,

@@ -85,12 +85,12 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
       if (subscription.ended) return;
       const readSet = group.readSet ?? new Map<string, Access[]>();
       const revision = readerRevision();
-      const runsBefore = group.runCount;
+      const runsBefore = group.runCount + group.received;
       // Only log rows that can touch what the group reads count (read-set.ts).
       const check = await checkResume(db.admin, { lastRevision, tables: [...readSet.keys()], tenantId: group.auth.tenantId, relevant: (row) => scheduler.concerns(group, readSet, row) });
       if (subscription.ended) return;
-      // A run that finished during the check was not sent to this (unstarted) subscription: send it now.
-      if (check.kind === 'up-to-date' && !(group.json !== undefined && group.runCount !== runsBefore)) {
+      // A run (or another process's result) that finished during the check was not sent to this (unstarted) subscription: send it now.
+      if (check.kind === 'up-to-date' && !(group.json !== undefined && group.runCount + group.received !== runsBefore)) {
         subscription.started = true;
         subscription.sentRevision = Math.max(lastRevision, revision);
         fanOut.sendUpToDate(subscription, subscription.sentRevision);
