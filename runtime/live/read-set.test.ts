@@ -14,6 +14,7 @@ const schema = defineSchema({
     n: t.bigint(),
     title: t.text(),
     done: t.boolean(),
+    stage: t.enum(['draft', 'open', 'review', 'closed']),
     score: t.numeric(),
     created_at: t.timestamptz(),
   }),
@@ -141,6 +142,9 @@ describe('read sets from query shapes', () => {
     ['UNION: each branch by itself', () => [db.selectFrom('notes').select('id').where('grp', '=', 1).union(db.selectFrom('notes').select('id').where('grp', '=', 2))], { notes: ['grp = "1"', 'grp = "2"'] }],
     ['two statements of one run: OR-ed accesses', () => [db.selectFrom('notes').selectAll().where('grp', '=', 1), db.selectFrom('authors').selectAll().where('id', '=', A)], { notes: ['grp = "1"'], authors: [`id = "${A}"`] }],
     ['one whole read absorbs the others', () => [db.selectFrom('notes').selectAll().where('grp', '=', 1), db.selectFrom('notes').selectAll()], { notes: ['all'] }],
+    ['an enum range: the schema\'s labels outside it', () => [db.selectFrom('notes').selectAll().where('stage', '>', 'open')], { notes: ['stage not in ("draft", "open")'] }],
+    ['an enum BETWEEN, and a range that starts at the first label', () => [db.selectFrom('notes').selectAll().where((eb) => eb.between('stage', 'open', 'review')), db.selectFrom('notes').selectAll().where('stage', '>=', 'draft')], { notes: ['stage not in ("draft", "closed")', 'stage is not null'] }],
+    ['an enum range whose bound the schema does not list: dropped', () => [db.selectFrom('notes').selectAll().where('stage', '<', 'archived')], { notes: ['all'] }],
     ['a table of another schema is not a captured table', () => [db.selectFrom('auth.users').selectAll().where('id', '=', 1)], {}],
   ];
 

@@ -735,6 +735,13 @@ function condition(node: OperationNode, resolve: Resolve, schema: Schema | undef
     if (constants.some((value) => value === undefined)) return undefined;
     return test({ op: 'none-of', values: [...new Set(constants as string[])] });
   }
+  if (kind === 'enum' && !subject.of && (operator === '<' || operator === '<=' || operator === '>' || operator === '>=' || operator === 'between')) {
+    const labels = subject.entry.table === undefined ? undefined : schema?.tables[subject.entry.table]?.columns[column]?.spec.values;
+    const range = right as unknown as { left: OperationNode; right: OperationNode };
+    const bounds = operator !== 'between' ? [constant(right)] : right.kind === 'AndNode' ? [constant(range.left), constant(range.right)] : [undefined];
+    const excluded = labels && enumOutside(labels, operator, bounds);
+    return excluded ? test({ op: 'none-of', values: excluded }) : undefined;
+  }
   if (operator === '<' || operator === '<=' || operator === '>' || operator === '>=') {
     if (!ORDERED_KINDS.has(type) || (type === 'text' && (text.order === 'none' || ownCollation(subject, text)))) return undefined;
     const bound = constantOf(constant(right));
@@ -782,6 +789,20 @@ function condition(node: OperationNode, resolve: Resolve, schema: Schema | undef
     if (constants.some((value) => value === undefined)) return undefined;
     return test({ op: 'one-of', values: [...new Set(constants as string[])] });
   }
+}
+
+/**
+ * An enum range as the schema's labels it excludes: `status > 'open'` is `status not in ('open', …the
+ * labels before it)`. The schema's labels are in the type's order (fw's migrations add a value in its
+ * place and refuse a reorder, and PostgreSQL cannot move one); a label the schema does not list (added
+ * by hand) is never excluded, so it counts as matching. undefined when a bound is not a schema label.
+ */
+function enumOutside(labels: readonly string[], operator: string, bounds: unknown[]): string[] | undefined {
+  const at = bounds.map((bound) => (typeof bound === 'string' ? labels.indexOf(bound) : -1));
+  if (at.some((i) => i < 0)) return undefined;
+  const [low, high] = [at[0]!, at[1] ?? at[0]!];
+  const passes = (i: number) => (operator === '<' ? i < low : operator === '<=' ? i <= low : operator === '>' ? i > low : operator === '>=' ? i >= low : i >= low && i <= high);
+  return labels.filter((_, i) => !passes(i));
 }
 
 /** `a = 1 OR a IN (2, 3) OR a IS NULL` on the same column: one IN (or one `one-of`). Anything else is dropped. */
