@@ -15,8 +15,12 @@
  *   included, a row outside its conditions never enters its result);
  * - for a LEFT JOIN's joined table, only the ON clause's conditions (its WHERE conditions may be the
  *   `IS NULL` of an anti-join); a RIGHT or FULL join makes the whole SELECT unconstrained;
- * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; NOT of `=`, `IN`, `IS NULL`; every other OR, NOT,
- *   function, raw fragment or comparison with a non-constant is dropped;
+ * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; an OR across columns as one access per branch,
+ *   for a table every branch says something of; NOT of `=`, `IN`, `IS NULL`;
+ * - an equality of two columns of one kind (a join's, or a correlated subquery's with its enclosing
+ *   query) carries each side's conditions on its column to the other;
+ * - enum ranges, as the schema's labels outside them;
+ * - every other OR, NOT, function, raw fragment or comparison with a non-constant is dropped;
  * - values of columns fw captures (every kind but jsonb), compared with constants spelled the way
  *   PostgreSQL reads them (`canonicalValue`, `orderedConstant`); a constant whose meaning depends on the
  *   session (a time zone) drops its condition. Ordering and case folding of text follow what the database
