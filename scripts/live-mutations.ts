@@ -100,6 +100,7 @@ const LIVE_TESTS = [
   'runtime/live/log.test.ts',
   'runtime/live/read-set.test.ts',
   'runtime/live/live-precision.test.ts',
+  'runtime/live/live-join-precision.test.ts',
   'runtime/live/function-identity.test.ts',
   'runtime/live/clock-inputs.test.ts',
   'runtime/live/function-reads.test.ts',
