@@ -86,8 +86,8 @@ const MUTATIONS: Mutation[] = [
   {
     what: "a LEFT JOIN's WHERE conditions kept for the joined table",
     file: 'runtime/live/read-set.ts',
-    find: 'if (found && !found.entry.nullable) found.entry.conditions.push(found.condition);',
-    replace: 'if (found) found.entry.conditions.push(found.condition);',
+    find: 'for (const conjunct of where) keep(conjunct, (entry) => !entry.nullable);',
+    replace: 'for (const conjunct of where) keep(conjunct, () => true);',
   },
 ];
 
@@ -100,6 +100,7 @@ const LIVE_TESTS = [
   'runtime/live/log.test.ts',
   'runtime/live/read-set.test.ts',
   'runtime/live/live-precision.test.ts',
+  'runtime/live/live-join-precision.test.ts',
   'runtime/live/function-identity.test.ts',
   'runtime/live/clock-inputs.test.ts',
   'runtime/live/function-reads.test.ts',

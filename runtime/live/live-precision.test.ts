@@ -44,6 +44,7 @@ const schema = defineSchema({
     day: t.date().nullable(),
     ref: t.uuid().nullable(),
     n: t.integer().nullable(),
+    stage: t.enum(['draft', 'open', 'review', 'closed']).nullable(),
   }),
 });
 
@@ -82,6 +83,7 @@ const PRECISE_SHAPES: Record<string, { column: string; where: (eb: any) => any; 
   thousandValues: { column: 'n', where: (eb) => eb('n', 'in', THOUSAND), readSet: [`n in (${THOUSAND.map((n) => `"${n}"`).join(', ')})`], outside: [999, 2000, null], inside: [1000, 1999] },
   notEqual: { column: 'n', where: (eb) => eb('n', '<>', 3), readSet: ['n <> "3"'], outside: [3, null], inside: [4, -3] },
   notIn: { column: 'n', where: (eb) => eb('n', 'not in', [3, 4]), readSet: ['n not in ("3", "4")'], outside: [3, 4, null], inside: [5] },
+  enumRange: { column: 'stage', where: (eb) => eb('stage', '>', 'open'), readSet: ['stage not in ("draft", "open")'], outside: ['draft', 'open', null], inside: ['review', 'closed'] },
 };
 
 /** Runs of `myBoard` wait here when armed, after both reads (test-controlled). */

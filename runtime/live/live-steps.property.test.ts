@@ -178,7 +178,8 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
             }
             throw new Error('blocked (the test made this run fail)');
           }
-          return db.selectFrom('ta').select('id').where('k', '=', -1).execute();
+          // The flags it saw: the run after the failure answers something new (1), which only a rerun can bring.
+          return { flags: flags.length, rows: await db.selectFrom('ta').select('id').where('k', '=', -1).execute() };
         },
       }) as EntryDefinition,
     );
@@ -318,7 +319,7 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
      * flaky's last good run read tg (s = 'boom') and ta; a tb 'blocker' is written, then the flag: the run
      * that wakes reads the blocker and is held; the blocker is deleted (no read set of flaky's covers tb
      * yet) and read by the hub; then the run fails. flaky (its own identity, so it runs alone) must then
-     * hold its data again.
+     * answer again, with the flag its failed run saw (data it never held before: no stale frame passes).
      */
     const flakyStore = createLiveStore();
     const flakyHeaders = { 'x-fw-user-id': 'flaky', 'x-fw-tenant-id': lister.tenant, 'x-fw-role': 'member', 'content-type': 'application/json' };
@@ -333,7 +334,8 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
       }
     };
     const failDuringWrite = async () => {
-      await flakyHolds('before the failure', (snapshot) => Array.isArray(snapshot.data) && !snapshot.error);
+      const flags = (snapshot: ReturnType<LiveStore['getSnapshot']>) => (snapshot.data as { flags?: number } | undefined)?.flags;
+      await flakyHolds('before the failure', (snapshot) => flags(snapshot) === 0 && !snapshot.error);
       const blocker = rowOf(spec, 'tb', lister.tenant, { s: 'blocker' });
       const flag = rowOf(spec, 'tg', lister.tenant, { s: 'boom' });
       await db.admin.insertInto('tb').values(blocker).execute();
@@ -355,7 +357,8 @@ async function runSeed(target: (typeof databaseTargets)[number], seed: number): 
         release();
         held = undefined;
       }
-      await flakyHolds('after a run that failed while the write that fixes it landed', (snapshot) => Array.isArray(snapshot.data) && !snapshot.error && snapshot.status === 'live');
+      // Not the data it held before the failure (an error frame may not have landed yet): the flag, seen by a run after it.
+      await flakyHolds('after a run that failed while the write that fixes it landed', (snapshot) => flags(snapshot) === 1 && !snapshot.error && snapshot.status === 'live');
       await db.admin.deleteFrom('tg').where('id', '=', flag.id as string).execute();
     };
 

@@ -14,6 +14,7 @@ const schema = defineSchema({
     n: t.bigint(),
     title: t.text(),
     done: t.boolean(),
+    stage: t.enum(['draft', 'open', 'review', 'closed']),
     score: t.numeric(),
     created_at: t.timestamptz(),
   }),
@@ -51,7 +52,49 @@ describe('read sets from query shapes', () => {
     ['equality with the constant first', () => [db.selectFrom('notes').selectAll().where(sql.val(3) as any, '=', sql.ref('grp'))], { notes: ['all'] }],
     ['IN, IS NULL, a range, AND-ed', () => [db.selectFrom('notes').selectAll().where('grp', 'in', [1, 2]).where('author_id', 'is', null).where('n', '>=', 10).where('n', '<', 20)], { notes: ['grp in ("1", "2") and author_id = null and n in 10.. and n in ..19'] }],
     ['OR of equalities on one column becomes IN', () => [db.selectFrom('notes').selectAll().where((eb) => eb.or([eb('grp', '=', 1), eb('grp', '=', 2)]))], { notes: ['grp in ("1", "2")'] }],
-    ['OR across columns: dropped', () => [db.selectFrom('notes').selectAll().where((eb) => eb.or([eb('grp', '=', 1), eb('title', '=', 'x')]))], { notes: ['all'] }],
+    ['OR across columns: one access per branch', () => [db.selectFrom('notes').selectAll().where((eb) => eb.or([eb('grp', '=', 1), eb('title', '=', 'x')]))], { notes: ['grp = "1"', 'title = "x"'] }],
+    [
+      'OR of ANDs beside other conditions: each branch AND the rest; what a branch cannot keep is dropped from it',
+      () => [db.selectFrom('notes').selectAll().where('done', '=', true).where((eb) => eb.or([eb.and([eb('grp', '=', 1), eb('title', '=', 'a'), sql<boolean>`true`]), eb('n', '>', 5)]))],
+      { notes: ['done = "true" and grp = "1" and title = "a"', 'done = "true" and n in 6..'] },
+    ],
+    ['OR with a branch fw cannot keep: dropped', () => [db.selectFrom('notes').selectAll().where((eb) => eb.or([eb('grp', '=', 1), sql<boolean>`true`]))], { notes: ['all'] }],
+    [
+      'OR across the tables of a join: a branch on the other table lets any row through',
+      () => [db.selectFrom('notes').innerJoin('tags', 'tags.note_id', 'notes.id').selectAll().where((eb) => eb.or([eb('notes.grp', '=', 1), eb('tags.label', '=', 'x')]))],
+      { notes: ['all'], tags: ['all'] },
+    ],
+    [
+      'a condition on the far side of an equi-join holds for the joined column too',
+      () => [db.selectFrom('tags').innerJoin('notes', 'notes.id', 'tags.note_id').select('tags.label').where('notes.id', '=', A).where('notes.grp', '=', 2)],
+      { notes: [`id = "${A}" and grp = "2"`], tags: [`note_id = "${A}"`] },
+    ],
+    ['an equi-join between columns of different kinds carries nothing', () => [db.selectFrom('tags').innerJoin('notes', 'notes.title', 'tags.note_id' as any).select('tags.label').where('notes.title', '=', 'x')], { notes: ['title = "x"'], tags: ['all'] }],
+    [
+      'a correlated EXISTS: the outer table\'s conditions on the correlated column hold in the subquery',
+      () => [db.selectFrom('notes').selectAll().where('id', '=', A).where((eb) => eb.exists(eb.selectFrom('tags').select('tags.id').whereRef('tags.note_id', '=', 'notes.id').where('tags.label', '=', 'x')))],
+      { notes: [`id = "${A}"`], tags: [`label = "x" and note_id = "${A}"`] },
+    ],
+    [
+      'an anti-join by NOT EXISTS: the same',
+      () => [db.selectFrom('notes').selectAll().where('id', 'in', [A]).where((eb) => eb.not(eb.exists(eb.selectFrom('tags').select('tags.id').whereRef('notes.id', '=', 'tags.note_id'))))],
+      { notes: [`id = "${A}"`], tags: [`note_id = "${A}"`] },
+    ],
+    [
+      'an anti-join by LEFT JOIN … IS NULL: the ON equality carries the preserved table\'s conditions',
+      () => [db.selectFrom('notes').leftJoin('tags', 'tags.note_id', 'notes.id').selectAll('notes').where('notes.id', '=', A).where('tags.id', 'is', null)],
+      { notes: [`id = "${A}"`], tags: [`note_id = "${A}"`] },
+    ],
+    [
+      'a WHERE equality does not bound a LEFT-joined table',
+      () => [db.selectFrom('notes').leftJoin('tags', (j) => j.on('tags.label', '=', 'x')).selectAll('notes').where('notes.id', '=', A).whereRef('tags.note_id', '=', 'notes.id')],
+      { notes: [`id = "${A}"`], tags: ['label = "x"'] },
+    ],
+    [
+      'a subquery\'s conditions do not bound the query around it',
+      () => [db.selectFrom('notes').selectAll().where((eb) => eb.exists(eb.selectFrom('tags').select('tags.id').whereRef('tags.note_id', '=', 'notes.id').where('tags.note_id', '=', A)))],
+      { notes: ['all'], tags: [`note_id = "${A}"`] },
+    ],
     ['NOT of an equality: <>', () => [db.selectFrom('notes').selectAll().where((eb) => eb.not(eb('grp', '=', 1)))], { notes: ['grp <> "1"'] }],
     ['NOT of a range: dropped', () => [db.selectFrom('notes').selectAll().where((eb) => eb.not(eb('grp', '<', 1)))], { notes: ['all'] }],
     ['<> and IS NOT NULL', () => [db.selectFrom('notes').selectAll().where('grp', '<>', 1).where('author_id', 'is not', null)], { notes: ['grp <> "1" and author_id is not null'] }],
@@ -99,6 +142,9 @@ describe('read sets from query shapes', () => {
     ['UNION: each branch by itself', () => [db.selectFrom('notes').select('id').where('grp', '=', 1).union(db.selectFrom('notes').select('id').where('grp', '=', 2))], { notes: ['grp = "1"', 'grp = "2"'] }],
     ['two statements of one run: OR-ed accesses', () => [db.selectFrom('notes').selectAll().where('grp', '=', 1), db.selectFrom('authors').selectAll().where('id', '=', A)], { notes: ['grp = "1"'], authors: [`id = "${A}"`] }],
     ['one whole read absorbs the others', () => [db.selectFrom('notes').selectAll().where('grp', '=', 1), db.selectFrom('notes').selectAll()], { notes: ['all'] }],
+    ['an enum range: the schema\'s labels outside it', () => [db.selectFrom('notes').selectAll().where('stage', '>', 'open')], { notes: ['stage not in ("draft", "open")'] }],
+    ['an enum BETWEEN, and a range that starts at the first label', () => [db.selectFrom('notes').selectAll().where((eb) => eb.between('stage', 'open', 'review')), db.selectFrom('notes').selectAll().where('stage', '>=', 'draft')], { notes: ['stage not in ("draft", "closed")', 'stage is not null'] }],
+    ['an enum range whose bound the schema does not list: dropped', () => [db.selectFrom('notes').selectAll().where('stage', '<', 'archived')], { notes: ['all'] }],
     ['a table of another schema is not a captured table', () => [db.selectFrom('auth.users').selectAll().where('id', '=', 1)], {}],
   ];
 

@@ -15,8 +15,12 @@
  *   included, a row outside its conditions never enters its result);
  * - for a LEFT JOIN's joined table, only the ON clause's conditions (its WHERE conditions may be the
  *   `IS NULL` of an anti-join); a RIGHT or FULL join makes the whole SELECT unconstrained;
- * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; NOT of `=`, `IN`, `IS NULL`; every other OR, NOT,
- *   function, raw fragment or comparison with a non-constant is dropped;
+ * - `a = 1 OR a = 2` on one column, as `a IN (1, 2)`; an OR across columns as one access per branch,
+ *   for a table every branch says something of; NOT of `=`, `IN`, `IS NULL`;
+ * - an equality of two columns of one kind (a join's, or a correlated subquery's with its enclosing
+ *   query) carries each side's conditions on its column to the other;
+ * - enum ranges, as the schema's labels outside them;
+ * - every other OR, NOT, function, raw fragment or comparison with a non-constant is dropped;
  * - values of columns fw captures (every kind but jsonb), compared with constants spelled the way
  *   PostgreSQL reads them (`canonicalValue`, `orderedConstant`); a constant whose meaning depends on the
  *   session (a time zone) drops its condition. Ordering and case folding of text follow what the database
@@ -356,24 +360,29 @@ function accessKey(access: Access): string {
 export function analyseStatement(root: OperationNode, schema: Schema | undefined, text: TextSemantics = UNKNOWN_TEXT_SEMANTICS): Array<[string, Access]> {
   const out: Array<[string, Access]> = [];
   const handled = new WeakSet<object>();
-  const walk = (node: OperationNode): void => {
+  const walk = (node: OperationNode, outer: readonly Scope[]): void => {
     if (node.kind === 'ReferenceNode' || node.kind === 'CommonTableExpressionNameNode') return;
+    let inner = outer;
     if (node.kind === 'SelectQueryNode') {
-      for (const [table, access, tableNode] of analyseSelect(node as SelectNode, schema, text)) {
+      const analysed = analyseSelect(node as SelectNode, schema, text, outer);
+      for (const [table, access, tableNode] of analysed.accesses) {
         out.push([table, access]);
         handled.add(tableNode);
       }
+      inner = [analysed.scope, ...outer];
     } else if (node.kind === 'TableNode' && !handled.has(node)) {
       const name = tableName(node as TableNodeShape);
       if (name !== undefined) out.push([name, { conditions: [] }]);
     }
-    for (const value of Object.values(node)) {
+    for (const [key, value] of Object.entries(node)) {
+      // A CTE body and a UNION's other branches cannot see this SELECT's FROM: only what encloses it.
+      const scopes = key === 'with' || key === 'setOperations' ? outer : inner;
       if (Array.isArray(value)) {
-        for (const item of value) if (isNode(item)) walk(item);
-      } else if (isNode(value)) walk(value);
+        for (const item of value) if (isNode(item)) walk(item, scopes);
+      } else if (isNode(value)) walk(value, scopes);
     }
   };
-  walk(root);
+  walk(root, []);
   return out;
 }
 
@@ -393,10 +402,16 @@ interface ScopeEntry {
   node: OperationNode | undefined;
   /** LEFT-joined: WHERE conditions do not restrict which of its rows matter. */
   nullable: boolean;
+  /** What every row of it that can matter satisfies (AND-ed). */
   conditions: Condition[];
+  /** AND-ed ORs: each holds one of its branches (a conjunction, never empty). */
+  alternatives: Condition[][][];
 }
 
-function analyseSelect(select: SelectNode, schema: Schema | undefined, text: TextSemantics): Array<[string, Access, OperationNode]> {
+/** One SELECT's FROM, by alias: what a correlated subquery inside it can name. */
+type Scope = ReadonlyMap<string, ScopeEntry>;
+
+function analyseSelect(select: SelectNode, schema: Schema | undefined, text: TextSemantics, outer: readonly Scope[]): { accesses: Array<[string, Access, OperationNode]>; scope: Scope } {
   const scope = new Map<string, ScopeEntry>();
   const entries: ScopeEntry[] = [];
   const enter = (item: OperationNode, nullable: boolean): ScopeEntry => {
@@ -408,7 +423,7 @@ function analyseSelect(select: SelectNode, schema: Schema | undefined, text: Tex
       alias = aliased.alias.name;
     }
     const table = target.kind === 'TableNode' ? tableName(target as TableNodeShape) : undefined;
-    const entry: ScopeEntry = { table, node: table === undefined ? undefined : target, nullable, conditions: [] };
+    const entry: ScopeEntry = { table, node: table === undefined ? undefined : target, nullable, conditions: [], alternatives: [] };
     const name = alias ?? (target.kind === 'TableNode' ? (target as TableNodeShape).table.identifier.name : undefined);
     if (name !== undefined) scope.set(name, entry);
     entries.push(entry);
@@ -432,25 +447,128 @@ function analyseSelect(select: SelectNode, schema: Schema | undefined, text: Tex
 
   if (!unconstrained) {
     const resolve = (reference: OperationNode): { entry: ScopeEntry; column: string } | undefined => resolveColumn(reference, scope, entries, schema);
-    for (const conjunct of where) {
+    const equalities: Equality[] = [];
+    const keep = (conjunct: OperationNode, target: (entry: ScopeEntry) => boolean) => {
       const found = condition(conjunct, resolve, schema, text);
-      if (found && !found.entry.nullable) found.entry.conditions.push(found.condition);
-    }
-    // A LEFT JOIN's ON clause says which of the joined table's rows join at all.
-    for (const { entry, on } of joined) {
-      for (const conjunct of on) {
-        const found = condition(conjunct, resolve, schema, text);
-        if (found && found.entry === entry) entry.conditions.push(found.condition);
+      if (found) {
+        if (target(found.entry)) found.entry.conditions.push(found.condition);
+        return;
       }
-    }
+      const equality = columnEquality(conjunct, resolve, outer, schema, text);
+      if (equality) equalities.push({ ...equality, target });
+      else keepAlternatives(conjunct, entries, target, resolve, schema, text);
+    };
+    for (const conjunct of where) keep(conjunct, (entry) => !entry.nullable);
+    // A LEFT JOIN's ON clause says which of the joined table's rows join at all.
+    for (const { entry, on } of joined) for (const conjunct of on) keep(conjunct, (found) => found === entry);
+    propagate(equalities, new Set(entries));
   }
   const out: Array<[string, Access, OperationNode]> = [];
   for (const entry of entries) {
     if (entry.table === undefined || entry.node === undefined) continue;
-    out.push([entry.table, { conditions: unconstrained ? [] : entry.conditions }, entry.node]);
+    if (unconstrained) out.push([entry.table, { conditions: [] }, entry.node]);
+    else for (const conditions of expand(entry)) out.push([entry.table, { conditions }, entry.node]);
   }
-  return out;
+  return { accesses: out, scope };
 }
+
+// ---- OR of conditions ----
+
+/**
+ * An OR whose every branch keeps a condition on an entry restricts that entry's rows to the union of
+ * the branches: `a = 1 or b = 2` keeps both as alternatives of the table's access. A branch is an AND of
+ * conjuncts; those fw cannot keep are dropped (which widens the branch). An entry some branch says
+ * nothing about gets nothing: that branch lets any of its rows through.
+ */
+function keepAlternatives(node: OperationNode, entries: readonly ScopeEntry[], target: (entry: ScopeEntry) => boolean, resolve: Resolve, schema: Schema | undefined, text: TextSemantics): void {
+  const branches = operands(node, 'OrNode');
+  if (branches.length < 2) return;
+  const kept = branches.map((branch) => operands(branch, 'AndNode').map((conjunct) => condition(conjunct, resolve, schema, text)));
+  for (const entry of entries) {
+    if (entry.table === undefined || !target(entry)) continue;
+    const alternatives = kept.map((branch) => branch.filter((found) => found?.entry === entry).map((found) => found!.condition));
+    if (alternatives.every((branch) => branch.length > 0)) entry.alternatives.push(alternatives);
+  }
+}
+
+/**
+ * The accesses of an entry: its conditions AND one branch of each of its ORs. An OR that would make
+ * more than MAX_ACCESSES of them is dropped (which only widens).
+ */
+function expand(entry: ScopeEntry): Condition[][] {
+  let accesses: Condition[][] = [entry.conditions];
+  for (const alternatives of entry.alternatives) {
+    if (accesses.length * alternatives.length > MAX_ACCESSES) continue;
+    accesses = accesses.flatMap((access) => alternatives.map((branch) => [...access, ...branch]));
+  }
+  return accesses;
+}
+
+// ---- equal columns: conditions carried across a join or into a correlated subquery ----
+
+/**
+ * `t.c = s.c'` between two columns of one kind, where a row of t matters only together with a row of s
+ * (the same SELECT's FROM, or an enclosing SELECT's for a correlated subquery): the row of t holds the
+ * value of a row of s that can matter, so s's conditions on c' hold for t's c too. `target` says
+ * whether t may take conditions from this conjunct (not a LEFT-joined table from WHERE).
+ */
+interface Equality {
+  sides: ReadonlyArray<{ entry: ScopeEntry; column: string }>;
+  target: (entry: ScopeEntry) => boolean;
+}
+
+function columnEquality(node: OperationNode, resolve: Resolve, outer: readonly Scope[], schema: Schema | undefined, text: TextSemantics): Omit<Equality, 'target'> | undefined {
+  if (node.kind === 'ParensNode') return columnEquality((node as unknown as { node: OperationNode }).node, resolve, outer, schema, text);
+  if (node.kind !== 'BinaryOperationNode') return undefined;
+  const binary = node as unknown as { leftOperand: OperationNode; operator: { operator?: string }; rightOperand: OperationNode };
+  if (binary.operator.operator !== '=') return undefined;
+  const side = (operand: OperationNode) => {
+    const found = resolve(operand) ?? resolveOuter(operand, outer);
+    if (!found || found.entry.table === undefined || found.column === 'tenant_id') return undefined;
+    if (text.ownCollation.has(`${found.entry.table}.${found.column}`)) return undefined;
+    const kind = schema?.tables[found.entry.table]?.columns[found.column]?.spec.kind;
+    return kind !== undefined && CAPTURED_KINDS.has(kind) ? { ...found, kind } : undefined;
+  };
+  const [left, right] = [side(binary.leftOperand), side(binary.rightOperand)];
+  if (!left || !right || left.kind !== right.kind || left.entry === right.entry) return undefined;
+  return { sides: [left, right] };
+}
+
+/** A qualified column of an enclosing SELECT (the nearest that has the alias), as PostgreSQL resolves it. */
+function resolveOuter(reference: OperationNode, outer: readonly Scope[]): { entry: ScopeEntry; column: string } | undefined {
+  if (reference.kind !== 'ReferenceNode') return undefined;
+  const ref = reference as unknown as { table?: TableNodeShape; column: { kind: string; column?: { name: string } } };
+  if (!ref.table || ref.column.kind !== 'ColumnNode' || !ref.column.column) return undefined;
+  if (ref.table.table.schema && ref.table.table.schema.name !== 'public') return undefined;
+  const alias = ref.table.table.identifier.name;
+  for (const scope of outer) {
+    const entry = scope.get(alias);
+    if (entry) return { entry, column: ref.column.column.name };
+  }
+  return undefined;
+}
+
+/** Copies each side's conditions on its column to the other side's column, until nothing changes. */
+function propagate(equalities: readonly Equality[], own: ReadonlySet<ScopeEntry>): void {
+  for (let changed = equalities.length > 0, rounds = 0; changed && rounds < 8; rounds++) {
+    changed = false;
+    for (const { sides, target } of equalities) {
+      for (const [to, from] of [[sides[0]!, sides[1]!], [sides[1]!, sides[0]!]] as const) {
+        // An enclosing SELECT's table is only a source: a subquery's conditions do not bound the rows around it.
+        if (!own.has(to.entry) || !target(to.entry)) continue;
+        for (const carried of from.entry.conditions) {
+          if (carried.column !== from.column) continue;
+          const copy = { ...carried, column: to.column } as Condition;
+          const key = accessKey({ conditions: [copy] });
+          if (to.entry.conditions.some((c) => accessKey({ conditions: [c] }) === key)) continue;
+          to.entry.conditions.push(copy);
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
 
 const INNER_JOINS = new Set(['InnerJoin', 'CrossJoin', 'LateralInnerJoin', 'LateralCrossJoin', 'CrossApply']);
 const LEFT_JOINS = new Set(['LeftJoin', 'LateralLeftJoin', 'OuterApply']);
@@ -621,6 +739,13 @@ function condition(node: OperationNode, resolve: Resolve, schema: Schema | undef
     if (constants.some((value) => value === undefined)) return undefined;
     return test({ op: 'none-of', values: [...new Set(constants as string[])] });
   }
+  if (kind === 'enum' && !subject.of && (operator === '<' || operator === '<=' || operator === '>' || operator === '>=' || operator === 'between')) {
+    const labels = subject.entry.table === undefined ? undefined : schema?.tables[subject.entry.table]?.columns[column]?.spec.values;
+    const range = right as unknown as { left: OperationNode; right: OperationNode };
+    const bounds = operator !== 'between' ? [constant(right)] : right.kind === 'AndNode' ? [constant(range.left), constant(range.right)] : [undefined];
+    const excluded = labels && enumOutside(labels, operator, bounds);
+    return excluded ? test({ op: 'none-of', values: excluded }) : undefined;
+  }
   if (operator === '<' || operator === '<=' || operator === '>' || operator === '>=') {
     if (!ORDERED_KINDS.has(type) || (type === 'text' && (text.order === 'none' || ownCollation(subject, text)))) return undefined;
     const bound = constantOf(constant(right));
@@ -668,6 +793,20 @@ function condition(node: OperationNode, resolve: Resolve, schema: Schema | undef
     if (constants.some((value) => value === undefined)) return undefined;
     return test({ op: 'one-of', values: [...new Set(constants as string[])] });
   }
+}
+
+/**
+ * An enum range as the schema's labels it excludes: `status > 'open'` is `status not in ('open', …the
+ * labels before it)`. The schema's labels are in the type's order (fw's migrations add a value in its
+ * place and refuse a reorder, and PostgreSQL cannot move one); a label the schema does not list (added
+ * by hand) is never excluded, so it counts as matching. undefined when a bound is not a schema label.
+ */
+function enumOutside(labels: readonly string[], operator: string, bounds: unknown[]): string[] | undefined {
+  const at = bounds.map((bound) => (typeof bound === 'string' ? labels.indexOf(bound) : -1));
+  if (at.some((i) => i < 0)) return undefined;
+  const [low, high] = [at[0]!, at[1] ?? at[0]!];
+  const passes = (i: number) => (operator === '<' ? i < low : operator === '<=' ? i <= low : operator === '>' ? i > low : operator === '>=' ? i >= low : i >= low && i <= high);
+  return labels.filter((_, i) => !passes(i));
 }
 
 /** `a = 1 OR a IN (2, 3) OR a IS NULL` on the same column: one IN (or one `one-of`). Anything else is dropped. */
