@@ -13,11 +13,22 @@ import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
+import { launchChromium } from './support/browser.ts';
 import { hs256Token } from './support/hs256-token.ts';
 
-// A query that fails as the conformance suite's tools-call-error scenario wants (which calls it
-// `test_error_handling`: no fw entry can have that name, entries are named by camelCase files).
-const conformanceFiles = {
+const devFiles = {
+  // A command that asks a person first even in dev (tool.needsApproval): decided in the dashboard.
+  'src/commands/pinNote.ts': `import { command, z } from 'fwjs';
+export default command({
+  description: 'Pins a note.',
+  policy: 'user',
+  tool: { needsApproval: true },
+  args: { title: z.string().min(1) },
+  handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title, body: null, author_id: ctx.auth.userId! }).returning(['title', 'tenant_id']).executeTakeFirstOrThrow(),
+});
+`,
+  // A query that fails as the conformance suite's tools-call-error scenario wants (which calls it
+  // `test_error_handling`: no fw entry can have that name, entries are named by camelCase files).
   'src/queries/testErrorHandling.ts': `import { FwError, query } from 'fwjs';
 export default query({
   description: 'Fails on purpose.',
@@ -43,7 +54,7 @@ describe('MCP on fw dev', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    app = await createTestApp('minimal-web', conformanceFiles);
+    app = await createTestApp('minimal-web', devFiles);
     await rm(path.join(app.dir, 'web'), { recursive: true });
     dev = await startFw(['dev', '--api-only', '--port', '0', '--no-worker', '--json'], { cwd: app.dir, env: { DATABASE_URL: '' }, timeoutMs: 90_000 });
     url = String(dev.ready.apiUrl ?? dev.ready.url ?? dev.ready.serverUrl);
@@ -60,7 +71,7 @@ describe('MCP on fw dev', () => {
     const bob = await connect(url, devHeaders('bob', tenantB));
     clients.push(alice, bob);
     const { tools } = await alice.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes', 'testErrorHandling']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes', 'pinNote', 'testErrorHandling']);
     expect(tools.find((tool) => tool.name === 'createNote')!.inputSchema.required).toEqual(['title']);
 
     const created = await call(alice, 'createNote', { title: 'from an agent' });
@@ -72,6 +83,48 @@ describe('MCP on fw dev', () => {
     expect(failed.structuredContent.error).toEqual({ code: 'conflict', message: 'This tool intentionally returns an error for testing', diagnostics: [] });
     expect(failed.content).toEqual([{ type: 'text', text: expect.stringMatching(/^conflict: This tool intentionally returns an error for testing \(trace id [0-9a-f]{32}\)$/) }]);
   });
+
+  it('shows the audit and the calls waiting for approval in the dashboard, where a person approves one, and in fw mcp', async () => {
+    const tenant = randomUUID();
+    const agent = await connect(url, devHeaders('carol', tenant));
+    clients.push(agent);
+    const asked = await call(agent, 'pinNote', { title: 'pinned by an agent' });
+    expect(asked.structuredContent.error).toMatchObject({ code: 'forbidden', reason: 'approval_required' });
+    const { approvalId } = asked.structuredContent.error;
+
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await page.goto(`${dev.ready.dashboardUrl}#/mcp`);
+      const waiting = page.getByRole('region', { name: 'MCP approvals waiting' });
+      const row = waiting.locator(`tr[data-key="${approvalId}"]`);
+      await expect.poll(() => row.innerText(), { timeout: 45_000 }).toContain('pinNote');
+      expect(await row.innerText()).toContain('{"title":"pinned by an agent"}');
+      expect(await row.innerText()).toContain('carol');
+      await page.getByRole('button', { name: `Approve pinNote ${approvalId.slice(0, 8)}` }).click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Approved' }).innerText(), { timeout: 45_000 }).toBe(`Approved pinNote for carol (${approvalId.slice(0, 8)}).`);
+
+      const pinned = await call(agent, 'pinNote', { title: 'pinned by an agent' });
+      expect(pinned.structuredContent).toMatchObject({ title: 'pinned by an agent', tenant_id: tenant });
+      // The audit, newest first: the call that ran with the approval, then the one that asked for it.
+      const audit = page.getByRole('region', { name: 'MCP audit' });
+      const carol = audit.locator('tbody tr').filter({ hasText: 'pinNote' }).filter({ hasText: 'carol' });
+      await expect.poll(() => carol.allInnerTexts(), { timeout: 45_000 }).toEqual([expect.stringMatching(/carol.*pinNote\s+command\s+ok/s), expect.stringMatching(/carol.*pinNote\s+command\s+approval required/s)]);
+    } finally {
+      await browser.close();
+    }
+
+    // The CLI reads the same through the running runtime (its admin routes; dev mode opens them).
+    const listed = await runFw(['mcp', 'audit', '--json', '--limit', '50'], { cwd: app.dir });
+    expect(listed.code, listed.stderr).toBe(0);
+    const { calls } = JSON.parse(listed.stdout) as { calls: Array<{ userId: string; tenantId: string; entry: string; outcome: string; approvalId: string | null; traceId: string }> };
+    expect(calls.filter((row) => row.tenantId === tenant).map((row) => [row.userId, row.entry, row.outcome, row.approvalId])).toEqual([
+      ['carol', 'pinNote', 'ok', approvalId],
+      ['carol', 'pinNote', 'approval_required', approvalId],
+    ]);
+    const pending = await runFw(['mcp', 'approvals', '--json'], { cwd: app.dir });
+    expect((JSON.parse(pending.stdout) as { approvals: Array<{ approvalId: string }> }).approvals.map((approval) => approval.approvalId)).not.toContain(approvalId);
+  }, 120_000);
 
   // The suite connects without credentials; a proxy adds a dev identity and passes everything else
   // (Host and Origin included) as sent, as a client configured with headers would.
