@@ -141,8 +141,8 @@ describe('MCP on fw dev', () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxied = `http://localhost:${(proxy.address() as AddressInfo).port}/mcp`;
-    // The others need the suite's own fixture tools, prompts or resources, or sessions (docs/mcp.md#conformance).
-    const applies = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'dns-rebinding-protection'];
+    // The others need the suite's own fixture tools, prompts or resources (docs/mcp.md#conformance).
+    const applies = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'dns-rebinding-protection', 'server-sse-multiple-streams', 'server-sse-polling'];
     const outcomes: Record<string, { code: number | null; output: string }> = {};
     try {
       for (const scenario of applies) {
