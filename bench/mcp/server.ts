@@ -10,7 +10,8 @@ import { benchApp, prepareBenchDatabase } from '../http/app.ts';
 
 const db = await createDatabase({ dataDir: 'memory://' });
 await prepareBenchDatabase(db);
-const handler = createRuntimeHandler({ app: benchApp(), db, dev: true, onError: () => {} });
+// No rate limit: the bench is one caller sending thousands of calls a minute.
+const handler = createRuntimeHandler({ app: benchApp(), db, dev: true, mcp: { rateLimitPerMinute: 0 }, onError: () => {} });
 // The CPU time this process used so far (µs), for run.ts's cost per call: on a shared machine CPU time
 // is what a call costs, while throughput and latency also measure everyone else's load.
 const server = createServer((req, res) => (req.url === '/__bench/cpu' ? res.end(JSON.stringify(process.cpuUsage())) : handler(req, res)));
