@@ -36,7 +36,7 @@ import { publicError } from '../core/public-error.ts';
 import { fwVersion } from '../core/version.ts';
 import type { Clock } from '../core/clock.ts';
 import type { FwDatabase } from '../db/database.ts';
-import { argsDigest, auditAsOwner, auditInTransaction, type McpAuditRow } from '../db/mcp-audit.ts';
+import { argsDigest, auditInTransaction, createOwnerAudit, type McpAuditRow, type OwnerAudit } from '../db/mcp-audit.ts';
 import { admitEntry, type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 import { allowedBy } from '../entry/policy.ts';
 import { askMcpApproval, useMcpApproval } from '../ai/approval-ledger.ts';
@@ -76,6 +76,7 @@ export interface McpContext {
 export function mcpRoutes(context: McpContext): { methods: readonly string[]; path: string; route: Route }[] {
   const limiter = callerLimiter(context.rateLimitPerMinute, context.clock);
   const sessions = createMcpSessions<McpSession>(() => context.clock.now());
+  const serving: McpServing = { ...context, audit: createOwnerAudit(context.db.admin) };
   const metadata: Route = {
     auth: 'none',
     template: () => MCP_METADATA_PATH,
@@ -95,7 +96,7 @@ export function mcpRoutes(context: McpContext): { methods: readonly string[]; pa
       }
       limiter(auth.kind === 'anonymous' ? `address:${call.clientAddress()}` : `${auth.tenantId ?? ''}|${auth.userId ?? ''}`);
       const { expiresAt } = callerOf(call);
-      return serveMcp(call, { caller: auth, expiresAt, traceId: call.traceId, client: clientName(call.req), clientAddress: call.clientAddress }, context, sessions);
+      return serveMcp(call, { caller: auth, expiresAt, traceId: call.traceId, client: clientName(call.req), clientAddress: call.clientAddress }, serving, sessions);
     },
   };
   return [
@@ -189,7 +190,10 @@ interface McpRequest {
   clientAddress: () => string;
 }
 
-type McpCall = McpContext & McpRequest & { sdk: Sdk };
+/** What every request of this endpoint shares: the settings, and the audit's writer. */
+type McpServing = McpContext & { audit: OwnerAudit };
+
+type McpCall = McpServing & McpRequest & { sdk: Sdk };
 
 /** The SDK, loaded on the first MCP request: a runtime that serves none (fw start without FW_MCP) never loads it. */
 type Sdk = Pick<typeof import('@modelcontextprotocol/server'), 'Server' | 'ProtocolError' | 'ResourceNotFoundError' | 'isInitializeRequest'> & Pick<typeof import('@modelcontextprotocol/node'), 'NodeStreamableHTTPServerTransport'>;
@@ -220,7 +224,7 @@ interface McpSession {
  * id), else an `initialize` opens a session, and anything else is answered statelessly, by a server
  * made for this request alone.
  */
-async function serveMcp(call: RouteCall, request: McpRequest, context: McpContext, sessions: McpSessions<McpSession>): Promise<Reply | 'streamed'> {
+async function serveMcp(call: RouteCall, request: McpRequest, context: McpServing, sessions: McpSessions<McpSession>): Promise<Reply | 'streamed'> {
   const { req, res } = call;
   const sessionId = req.headers['mcp-session-id'];
   const owner = sessionOwner(request.caller, request.clientAddress);
@@ -300,7 +304,7 @@ function jsonRpcError(status: number, code: number, message: string): Reply {
 }
 
 /** A server whose handlers run each request as its own caller; with `subscriptions` it serves `resources/subscribe`. */
-function createServer(context: McpContext, loaded: Sdk, subscriptions: ResourceSubscriptions | undefined): McpServer {
+function createServer(context: McpServing, loaded: Sdk, subscriptions: ResourceSubscriptions | undefined): McpServer {
   const server = new loaded.Server(
     { name: 'fw', version: fwVersion },
     { capabilities: { tools: { listChanged: false }, resources: { subscribe: subscriptions !== undefined, listChanged: false }, logging: {} } },
@@ -330,29 +334,34 @@ function clientName(req: IncomingMessage): string | null {
   return typeof agent === 'string' && agent.length > 0 ? agent.slice(0, 200) : null;
 }
 
+type EntryTool = Extract<CatalogTool, { source: 'entry' }>;
+
 /** The tools this caller may see and call: the entries' auto-tools whose policy lets it in. */
-async function permittedTools(call: McpCall): Promise<Extract<CatalogTool, { source: 'entry' }>[]> {
-  const tools = [...call.app.entries]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([name, entry]) => {
-      const tool = entryTool(name, entry);
-      return tool && tool.source === 'entry' ? [tool] : [];
-    });
-  const allowed = await Promise.all(tools.map((tool) => allowedBy(call.app, tool.policy, call.caller, true)));
-  return tools.filter((_, i) => allowed[i]);
+async function permittedTools(call: McpCall): Promise<EntryTool[]> {
+  const names = [...call.app.entries.keys()].sort((a, b) => a.localeCompare(b));
+  const tools = await Promise.all(names.map((name) => permittedTool(name, call)));
+  return tools.filter((tool) => tool !== undefined);
+}
+
+/** The tool `name` if it is one and this caller's policy lets it in: a call asks its own entry's policy, not every entry's. */
+async function permittedTool(name: string, call: McpCall): Promise<EntryTool | undefined> {
+  const entry = call.app.entries.get(name);
+  const tool = entry && entryTool(name, entry);
+  if (!tool || tool.source !== 'entry') return undefined;
+  return (await allowedBy(call.app, tool.policy, call.caller, true)) ? tool : undefined;
 }
 
 /**
  * Whether a call needs a human's approval first: what the entry's `tool.needsApproval` says, else
  * every command outside dev mode (reads never, unless they say so).
  */
-export function needsMcpApproval(tool: Extract<CatalogTool, { source: 'entry' }>, dev: boolean): boolean {
+export function needsMcpApproval(tool: EntryTool, dev: boolean): boolean {
   const option = tool.entry.options.tool as { needsApproval?: boolean } | false | undefined;
   if (option && option.needsApproval !== undefined) return option.needsApproval;
   return tool.kind === 'command' && !dev;
 }
 
-function describeTool(tool: Extract<CatalogTool, { source: 'entry' }>, dev: boolean): Tool {
+function describeTool(tool: EntryTool, dev: boolean): Tool {
   const schema = toolInputJsonSchema(tool) ?? { type: 'object' };
   return {
     name: tool.name,
@@ -375,10 +384,10 @@ function canonical(value: unknown): unknown {
 async function callTool(name: string, args: Record<string, unknown>, call: McpCall): Promise<CallToolResult> {
   const { caller: auth, traceId, services, db, client } = call;
   const row: McpAuditRow = { client, entry: name.slice(0, 200), kind: 'unknown', argsDigest: argsDigest(canonical(args)), outcome: 'ok', traceId, approvalId: null };
-  const tool = (await permittedTools(call)).find((candidate) => candidate.name === name);
+  const tool = await permittedTool(name, call);
   if (!tool) {
     // Unknown and refused look alike: what a caller may not call is no tool of its.
-    await auditAsOwner(db.admin, auth, { ...row, outcome: 'not_found' }).catch((error: unknown) => call.onError(toFwError(error), traceId));
+    await call.audit(auth, { ...row, outcome: 'not_found' }).catch((error: unknown) => call.onError(toFwError(error), traceId));
     throw new call.sdk.ProtocolError(-32602, `Unknown tool: ${name.slice(0, 200)}`);
   }
   row.kind = tool.kind;
@@ -391,12 +400,12 @@ async function callTool(name: string, args: Record<string, unknown>, call: McpCa
       const now = new Date(call.clock.now());
       const found = await useMcpApproval(db, binding, name, canonical(args), { now, traceId });
       if (found.state === 'refused') {
-        await auditAsOwner(db.admin, auth, { ...row, outcome: 'approval_refused', approvalId: found.approvalId });
+        await call.audit(auth, { ...row, outcome: 'approval_refused', approvalId: found.approvalId });
         return approvalRefused(name, found.approvalId, traceId);
       }
       if (found.state !== 'used') {
         const asked = found.state === 'pending' ? found : await askMcpApproval(db, binding, name, canonical(args), { now, ttlMs: call.approvalTtlMs, traceId });
-        await auditAsOwner(db.admin, auth, { ...row, outcome: 'approval_required', approvalId: asked.approvalId });
+        await call.audit(auth, { ...row, outcome: 'approval_required', approvalId: asked.approvalId });
         return approvalRequired(name, asked, traceId);
       }
       row.approvalId = found.approvalId;
@@ -406,12 +415,12 @@ async function callTool(name: string, args: Record<string, unknown>, call: McpCa
       // A command's record commits with its writes, in its transaction, as its verified caller.
       ...(tool.kind === 'command' ? { beforeCommit: (trx) => auditInTransaction(trx, row) } : {}),
     });
-    if (tool.kind !== 'command') await auditAsOwner(db.admin, auth, row);
+    if (tool.kind !== 'command') await call.audit(auth, row);
     return succeeded(result, traceId);
   } catch (thrown) {
     const error = toFwError(thrown);
     if (error.status >= 500) call.onError(error, traceId);
-    await auditAsOwner(db.admin, auth, { ...row, outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
+    await call.audit(auth, { ...row, outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
     return failed(error, traceId, call.dev);
   }
 }
@@ -438,14 +447,14 @@ function describeTemplate(query: { name: string; description: string }): { uriTe
  * fw's public error and the trace id in its data, redacted as HTTP answers are.
  */
 async function readResource(uri: string, call: McpCall): Promise<ReadResourceResult> {
-  const { caller: auth, traceId, services, db, client } = call;
+  const { caller: auth, traceId, services, client } = call;
   const query = await resourceOf(uri, call);
   const row: McpAuditRow = { client, entry: query.name, kind: 'liveQuery', argsDigest: '', outcome: 'ok', traceId, approvalId: null };
   try {
     const args = query.args();
     row.argsDigest = argsDigest(canonical(args));
     const result = await invokeEntry(services, query.entry, { name: query.name, auth, traceId, external: true, args, what: `resource ${query.name}` });
-    await auditAsOwner(db.admin, auth, row);
+    await call.audit(auth, row);
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result === undefined ? null : result) }], _meta: { 'fw/traceId': traceId } };
   } catch (thrown) {
     throw await resourceFailure(thrown, row, call);
@@ -457,14 +466,14 @@ async function readResource(uri: string, call: McpCall): Promise<ReadResourceRes
  * admits it as it admits a live stream (policy, args, limits) and runs it once; audited as a call.
  */
 async function subscribeResource(uri: string, subscriptions: ResourceSubscriptions, call: McpCall): Promise<Record<string, never>> {
-  const { caller, traceId, db, client } = call;
+  const { caller, traceId, client } = call;
   const query = await resourceOf(uri, call);
   const row: McpAuditRow = { client, entry: query.name, kind: 'liveQuery', argsDigest: '', outcome: 'ok', traceId, approvalId: null };
   try {
     const args = query.args();
     row.argsDigest = argsDigest(canonical(args));
     await subscriptions.subscribe(uri, { name: query.name, args, caller, expiresAt: call.expiresAt, traceId, clientAddress: call.clientAddress });
-    await auditAsOwner(db.admin, caller, row);
+    await call.audit(caller, row);
     return {};
   } catch (thrown) {
     throw await resourceFailure(thrown, row, call);
@@ -475,8 +484,8 @@ async function subscribeResource(uri: string, subscriptions: ResourceSubscriptio
 async function resourceOf(uri: string, call: McpCall): Promise<{ name: string; entry: EntryDefinition; args: () => unknown }> {
   const parsed = URL.canParse(uri) ? new URL(uri) : undefined;
   const name = parsed && uri.startsWith(LIVE_RESOURCE_PREFIX) ? decodeURIComponent(parsed.pathname.replace(/^\/+/, '') || parsed.host) : '';
-  const query = name ? (await permittedLiveQueries(call)).find((candidate) => candidate.name === name) : undefined;
-  if (!query) throw new call.sdk.ResourceNotFoundError(uri.slice(0, 200), `Resource not found: ${uri.slice(0, 200)}`);
+  const query = name ? await permittedTool(name, call) : undefined;
+  if (!query || query.kind !== 'liveQuery') throw new call.sdk.ResourceNotFoundError(uri.slice(0, 200), `Resource not found: ${uri.slice(0, 200)}`);
   return {
     name,
     entry: query.entry,
@@ -492,10 +501,10 @@ async function resourceOf(uri: string, call: McpCall): Promise<{ name: string; e
  * error and the trace id in its data, redacted as HTTP answers are.
  */
 async function resourceFailure(thrown: unknown, row: McpAuditRow, call: McpCall): Promise<Error> {
-  const { caller, traceId, db } = call;
+  const { caller, traceId } = call;
   const error = toFwError(thrown);
   if (error.status >= 500) call.onError(error, traceId);
-  await auditAsOwner(db.admin, caller, { ...row, argsDigest: row.argsDigest || argsDigest(null), outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
+  await call.audit(caller, { ...row, argsDigest: row.argsDigest || argsDigest(null), outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
   const told = publicError(error, traceId, call.dev);
   return new call.sdk.ProtocolError(error.status < 500 ? -32602 : -32603, `${told.code}: ${told.message} (trace id ${traceId})`, { error: told, traceId });
 }
