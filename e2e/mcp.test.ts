@@ -205,7 +205,10 @@ describe('MCP on fw start (FW_MCP=1, bearer JWTs)', () => {
     expect(created.structuredContent).toMatchObject({ title: 'needs a yes', tenant_id: tenantA });
     expect(JSON.parse((await call(mallory, 'listNotes')).content[0]!.text!)).toEqual([]);
 
-    const audit = await (await fetch(`${url}/_fw/mcp/audit?limit=10`, { headers: { 'x-fw-admin-token': adminToken } })).json();
+    // fw mcp audit asks the same route of a runtime outside dev with the admin token (docs/mcp.md#audit).
+    const listed = await runFw(['mcp', 'audit', '--json', '--limit', '10', '--url', url, '--admin-token', adminToken], { cwd: app.dir });
+    expect(listed.code, listed.stderr).toBe(0);
+    const audit = JSON.parse(listed.stdout);
     expect(audit.calls.filter((row: { tenantId: string }) => row.tenantId === tenantA).map((row: { userId: string; entry: string; outcome: string; approvalId: string | null }) => [row.userId, row.entry, row.outcome, row.approvalId])).toEqual([
       ['alice', 'createNote', 'ok', approvalId],
       ['alice', 'createNote', 'approval_required', approvalId],
