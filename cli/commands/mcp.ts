@@ -1,5 +1,7 @@
+import path from 'node:path';
 import { defineCommand } from 'citty';
 import { fetchAdmin } from '../../toolchain/admin/admin-client.ts';
+import { serveDevMcp } from '../../toolchain/mcp/dev-mcp-server.ts';
 import { adminArgs, adminTarget } from '../admin-args.ts';
 import { log, printJson } from '../output.ts';
 import { commandMeta } from '../command-meta.ts';
@@ -47,7 +49,19 @@ const decide = (approved: boolean) =>
     },
   });
 
+const serve = defineCommand({
+  meta: { name: 'serve', description: 'fw for coding agents, as an MCP server on stdio (dev): inspect, check, db status, run an entry as an identity; read-only unless --allow-writes' },
+  args: {
+    root: { type: 'string', description: 'The app directory', default: '.' },
+    url: { type: 'string', description: 'The running runtime fw_run_entry calls (default: the app’s running fw dev)' },
+    'allow-writes': { type: 'boolean', description: 'Let fw_run_entry run commands (the developer’s choice; an agent cannot turn it on)' },
+  },
+  async run({ args }) {
+    await serveDevMcp({ root: path.resolve(args.root), allowWrites: args['allow-writes'] === true, ...(args.url ? { url: args.url } : {}) });
+  },
+});
+
 export default defineCommand({
   meta: commandMeta('mcp'),
-  subCommands: { audit, approvals, approve: decide(true), refuse: decide(false) },
+  subCommands: { serve, audit, approvals, approve: decide(true), refuse: decide(false) },
 });
