@@ -11,8 +11,9 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
+import { cliPath, createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
 import { launchChromium } from './support/browser.ts';
 import { hs256Token } from './support/hs256-token.ts';
 
@@ -124,6 +125,35 @@ describe('MCP on fw dev', () => {
     ]);
     const pending = await runFw(['mcp', 'approvals', '--json'], { cwd: app.dir });
     expect((JSON.parse(pending.stdout) as { approvals: Array<{ approvalId: string }> }).approvals.map((approval) => approval.approvalId)).not.toContain(approvalId);
+  }, 120_000);
+
+  it('fw mcp serve: fw for coding agents on stdio — the app model, diagnostics, migrations, an entry run as an identity, read-only', async () => {
+    const agent = new Client({ name: 'fw-e2e-coding-agent', version: '1.0.0' });
+    await agent.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp', 'serve', '--root', app.dir], cwd: app.dir, stderr: 'pipe' }));
+    clients.push(agent);
+    const { tools } = await agent.listTools();
+    expect(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint])).toEqual([
+      ['fw_inspect', true],
+      ['fw_check', true],
+      ['fw_db_status', true],
+      ['fw_run_entry', true],
+    ]);
+    const model = await call(agent, 'fw_inspect', { target: 'client' });
+    expect(model.structuredContent.entries.map((entry: { name: string; kind: string }) => [entry.name, entry.kind])).toEqual(expect.arrayContaining([['createNote', 'command'], ['listNotes', 'query'], ['liveNotes', 'liveQuery']]));
+    const status = await call(agent, 'fw_db_status');
+    expect(status.isError, status.content[0]!.text).toBeFalsy();
+    expect(status.structuredContent.pending).toEqual([]);
+    const checked = await call(agent, 'fw_check', { typecheck: false });
+    expect(checked.structuredContent.checks.map((check: { name: string }) => check.name)).toContain('generated');
+
+    const tenant = randomUUID();
+    const user = await connect(url, devHeaders('dora', tenant));
+    clients.push(user);
+    expect((await call(user, 'createNote', { title: 'seen by the coding agent' })).isError).toBeFalsy();
+    const read = await call(agent, 'fw_run_entry', { name: 'listNotes', userId: 'dora', tenantId: tenant });
+    expect(read.structuredContent).toMatchObject({ ok: true, result: [{ title: 'seen by the coding agent', tenant_id: tenant }] });
+    const write = await call(agent, 'fw_run_entry', { name: 'createNote', args: { title: 'no' }, userId: 'dora', tenantId: tenant });
+    expect([write.isError, write.structuredContent.error.code, write.structuredContent.error.reason]).toEqual([true, 'forbidden', 'writes_not_allowed']);
   }, 120_000);
 
   // The suite connects without credentials; a proxy adds a dev identity and passes everything else

@@ -77,7 +77,7 @@ function answer(value: object): CallToolResult {
 }
 
 function failure(error: FwError): CallToolResult {
-  const told = { code: error.code, message: error.message, diagnostics: error.diagnostics };
+  const told = { code: error.code, ...(error.reason ? { reason: error.reason } : {}), message: error.message, diagnostics: error.diagnostics };
   return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: { ok: false, error: told } };
 }
 
@@ -96,7 +96,9 @@ async function runEntry(input: Record<string, unknown>, options: DevMcpOptions):
       diagnostics: [{ path: 'name', code: 'writes_not_allowed', message: 'The developer allows commands by starting it with `fw mcp serve --allow-writes`; an agent cannot.' }],
     });
   }
-  const route = entry.kind === 'liveQuery' ? entry.onceRoute : entry.route;
+  // `POST /queries/listNotes`: a liveQuery runs once by its one-shot read.
+  const [method, routePath] = (entry.kind === 'liveQuery' ? entry.onceRoute : entry.route)?.split(' ') ?? [];
+  if (!method || !routePath) throw new FwError('not_found', `${name} has no HTTP route to run it by.`);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   for (const [header, key] of [['x-fw-user-id', 'userId'], ['x-fw-tenant-id', 'tenantId'], ['x-fw-role', 'role']] as const) {
     if (typeof input[key] === 'string') headers[header] = input[key] as string;
@@ -104,7 +106,7 @@ async function runEntry(input: Record<string, unknown>, options: DevMcpOptions):
   const base = resolveRuntimeUrl({ root: options.root, ...(options.url ? { url: options.url } : {}) });
   let response: Response;
   try {
-    response = await fetch(`${base}${route}`, { method: 'POST', headers, body: JSON.stringify({ args: input.args ?? {} }) });
+    response = await fetch(`${base}${routePath}`, { method, headers, body: JSON.stringify({ args: input.args ?? {} }) });
   } catch {
     throw new FwError('unavailable', `No fw runtime answers at ${base}: start fw dev in ${options.root}.`, { diagnostics: [{ path: 'runtime', code: 'runtime_unreachable', message: 'fw_run_entry runs entries through the running fw dev.' }] });
   }
