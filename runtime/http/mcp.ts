@@ -2,7 +2,7 @@
  * The app's entries as MCP tools (docs/mcp.md), over Streamable HTTP on the official SDK
  * (`@modelcontextprotocol/server`, `@modelcontextprotocol/node`), protocol 2025-11-25:
  *
- * - `POST /mcp`, authenticated as every HTTP call is (a bearer JWT; dev headers in dev). Without a
+ * - `POST /mcp` (and `GET` / `DELETE` of a session), authenticated as every HTTP call is (a bearer JWT; dev headers in dev). Without a
  *   credential it is a 401 with `WWW-Authenticate: Bearer resource_metadata=…` (RFC 9728), so a client
  *   finds how to sign in at `GET /.well-known/oauth-protected-resource/mcp`, which names the issuer.
  *   A browser `Origin` must be one the app allows (CORS), or this machine's in dev: a page that
