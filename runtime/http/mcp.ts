@@ -240,7 +240,7 @@ async function serveMcp(call: RouteCall, request: McpRequest, context: McpServin
   }
   if (req.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (initialize first).');
   if (loaded.isInitializeRequest(body!.parsed)) {
-    const session = openSession({ ...context, ...request, sdk: loaded }, sessions, owner);
+    const session = await openSession({ ...context, ...request, sdk: loaded }, sessions, owner);
     await session.transport.handleRequest(withRequest(req, request), res, body!.parsed);
     return 'streamed';
   }
@@ -255,7 +255,7 @@ async function serveMcp(call: RouteCall, request: McpRequest, context: McpServin
   return 'streamed';
 }
 
-function openSession(call: McpCall, sessions: McpSessions<McpSession>, owner: string): McpSession {
+async function openSession(call: McpCall, sessions: McpSessions<McpSession>, owner: string): Promise<McpSession> {
   const { sdk: loaded, live, clock } = call;
   let id: string | undefined;
   const subscriptions = live ? createResourceSubscriptions(live, clock, (uri) => void server.notification({ method: 'notifications/resources/updated', params: { uri } }).catch(() => {})) : undefined;
@@ -273,7 +273,7 @@ function openSession(call: McpCall, sessions: McpSessions<McpSession>, owner: st
     subscriptions?.close();
     if (id) sessions.remove(id);
   };
-  void server.connect(transport);
+  await server.connect(transport);
   return session;
 }
 
