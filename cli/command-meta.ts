@@ -24,6 +24,7 @@ const descriptions = {
   worker: 'Run the outbox worker alone: deliver emitted events to actions (no HTTP server)',
   workflows: 'Workflow runs of the running runtime: list, show, cancel',
   schedule: 'Scheduled calls of the running runtime: list, cancel',
+  mcp: 'MCP: serve (fw for coding agents on stdio), and the running runtime’s audit, approvals, approve, refuse',
   build: 'Bundle the backend (and web/ with Vite) for production into .fw/build/',
   start: 'Serve a fw build in production: API, live streams and the built web app',
   auth: 'Sign-in for a built app: fw auth token signs a token with the app\'s shared secret (HS256)',

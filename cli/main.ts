@@ -29,6 +29,7 @@ const subCommands: Record<(typeof commandNames)[number], () => Promise<CommandDe
   worker: () => import('./commands/worker.ts').then((m) => m.default),
   workflows: () => import('./commands/workflows.ts').then((m) => m.default),
   schedule: () => import('./commands/schedule.ts').then((m) => m.default),
+  mcp: () => import('./commands/mcp.ts').then((m) => m.default),
   build: () => import('./commands/build.ts').then((m) => m.default),
   start: () => import('./commands/start.ts').then((m) => m.default),
   auth: () => import('./commands/auth.ts').then((m) => m.default),

@@ -11,13 +11,25 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
+import { cliPath, createTestApp, runFw, type RunningFw, startFw } from './support/app.ts';
+import { launchChromium } from './support/browser.ts';
 import { hs256Token } from './support/hs256-token.ts';
 
-// A query that fails as the conformance suite's tools-call-error scenario wants (which calls it
-// `test_error_handling`: no fw entry can have that name, entries are named by camelCase files).
-const conformanceFiles = {
+const devFiles = {
+  // A command that asks a person first even in dev (tool.needsApproval): decided in the dashboard.
+  'src/commands/pinNote.ts': `import { command, z } from 'fwjs';
+export default command({
+  description: 'Pins a note.',
+  policy: 'user',
+  tool: { needsApproval: true },
+  args: { title: z.string().min(1) },
+  handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title, body: null, author_id: ctx.auth.userId! }).returning(['title', 'tenant_id']).executeTakeFirstOrThrow(),
+});
+`,
+  // A query that fails as the conformance suite's tools-call-error scenario wants (which calls it
+  // `test_error_handling`: no fw entry can have that name, entries are named by camelCase files).
   'src/queries/testErrorHandling.ts': `import { FwError, query } from 'fwjs';
 export default query({
   description: 'Fails on purpose.',
@@ -43,7 +55,7 @@ describe('MCP on fw dev', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    app = await createTestApp('minimal-web', conformanceFiles);
+    app = await createTestApp('minimal-web', devFiles);
     await rm(path.join(app.dir, 'web'), { recursive: true });
     dev = await startFw(['dev', '--api-only', '--port', '0', '--no-worker', '--json'], { cwd: app.dir, env: { DATABASE_URL: '' }, timeoutMs: 90_000 });
     url = String(dev.ready.apiUrl ?? dev.ready.url ?? dev.ready.serverUrl);
@@ -60,7 +72,7 @@ describe('MCP on fw dev', () => {
     const bob = await connect(url, devHeaders('bob', tenantB));
     clients.push(alice, bob);
     const { tools } = await alice.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes', 'testErrorHandling']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes', 'pinNote', 'testErrorHandling']);
     expect(tools.find((tool) => tool.name === 'createNote')!.inputSchema.required).toEqual(['title']);
 
     const created = await call(alice, 'createNote', { title: 'from an agent' });
@@ -72,6 +84,77 @@ describe('MCP on fw dev', () => {
     expect(failed.structuredContent.error).toEqual({ code: 'conflict', message: 'This tool intentionally returns an error for testing', diagnostics: [] });
     expect(failed.content).toEqual([{ type: 'text', text: expect.stringMatching(/^conflict: This tool intentionally returns an error for testing \(trace id [0-9a-f]{32}\)$/) }]);
   });
+
+  it('shows the audit and the calls waiting for approval in the dashboard, where a person approves one, and in fw mcp', async () => {
+    const tenant = randomUUID();
+    const agent = await connect(url, devHeaders('carol', tenant));
+    clients.push(agent);
+    const asked = await call(agent, 'pinNote', { title: 'pinned by an agent' });
+    expect(asked.structuredContent.error).toMatchObject({ code: 'forbidden', reason: 'approval_required' });
+    const { approvalId } = asked.structuredContent.error;
+
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await page.goto(`${dev.ready.dashboardUrl}#/mcp`);
+      const waiting = page.getByRole('region', { name: 'MCP approvals waiting' });
+      const row = waiting.locator(`tr[data-key="${approvalId}"]`);
+      await expect.poll(() => row.innerText(), { timeout: 45_000 }).toContain('pinNote');
+      expect(await row.innerText()).toContain('{"title":"pinned by an agent"}');
+      expect(await row.innerText()).toContain('carol');
+      await page.getByRole('button', { name: `Approve pinNote ${approvalId.slice(0, 8)}` }).click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Approved' }).innerText(), { timeout: 45_000 }).toBe(`Approved pinNote for carol (${approvalId.slice(0, 8)}).`);
+
+      const pinned = await call(agent, 'pinNote', { title: 'pinned by an agent' });
+      expect(pinned.structuredContent).toMatchObject({ title: 'pinned by an agent', tenant_id: tenant });
+      // The audit, newest first: the call that ran with the approval, then the one that asked for it.
+      const audit = page.getByRole('region', { name: 'MCP audit' });
+      const carol = audit.locator('tbody tr').filter({ hasText: 'pinNote' }).filter({ hasText: 'carol' });
+      await expect.poll(() => carol.allInnerTexts(), { timeout: 45_000 }).toEqual([expect.stringMatching(/carol.*pinNote\s+command\s+ok/s), expect.stringMatching(/carol.*pinNote\s+command\s+approval required/s)]);
+    } finally {
+      await browser.close();
+    }
+
+    // The CLI reads the same through the running runtime (its admin routes; dev mode opens them).
+    const listed = await runFw(['mcp', 'audit', '--json', '--limit', '50'], { cwd: app.dir });
+    expect(listed.code, listed.stderr).toBe(0);
+    const { calls } = JSON.parse(listed.stdout) as { calls: Array<{ userId: string; tenantId: string; entry: string; outcome: string; approvalId: string | null; traceId: string }> };
+    expect(calls.filter((row) => row.tenantId === tenant).map((row) => [row.userId, row.entry, row.outcome, row.approvalId])).toEqual([
+      ['carol', 'pinNote', 'ok', approvalId],
+      ['carol', 'pinNote', 'approval_required', approvalId],
+    ]);
+    const pending = await runFw(['mcp', 'approvals', '--json'], { cwd: app.dir });
+    expect((JSON.parse(pending.stdout) as { approvals: Array<{ approvalId: string }> }).approvals.map((approval) => approval.approvalId)).not.toContain(approvalId);
+  }, 120_000);
+
+  it('fw mcp serve: fw for coding agents on stdio — the app model, diagnostics, migrations, an entry run as an identity, read-only', async () => {
+    const agent = new Client({ name: 'fw-e2e-coding-agent', version: '1.0.0' });
+    await agent.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, 'mcp', 'serve', '--root', app.dir], cwd: app.dir, stderr: 'pipe' }));
+    clients.push(agent);
+    const { tools } = await agent.listTools();
+    expect(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint])).toEqual([
+      ['fw_inspect', true],
+      ['fw_check', true],
+      ['fw_db_status', true],
+      ['fw_run_entry', true],
+    ]);
+    const model = await call(agent, 'fw_inspect', { target: 'client' });
+    expect(model.structuredContent.entries.map((entry: { name: string; kind: string }) => [entry.name, entry.kind])).toEqual(expect.arrayContaining([['createNote', 'command'], ['listNotes', 'query'], ['liveNotes', 'liveQuery']]));
+    const status = await call(agent, 'fw_db_status');
+    expect(status.isError, status.content[0]!.text).toBeFalsy();
+    expect(status.structuredContent.pending).toEqual([]);
+    const checked = await call(agent, 'fw_check', { typecheck: false });
+    expect(checked.structuredContent.checks.map((check: { name: string }) => check.name)).toContain('generated');
+
+    const tenant = randomUUID();
+    const user = await connect(url, devHeaders('dora', tenant));
+    clients.push(user);
+    expect((await call(user, 'createNote', { title: 'seen by the coding agent' })).isError).toBeFalsy();
+    const read = await call(agent, 'fw_run_entry', { name: 'listNotes', userId: 'dora', tenantId: tenant });
+    expect(read.structuredContent).toMatchObject({ ok: true, result: [{ title: 'seen by the coding agent', tenant_id: tenant }] });
+    const write = await call(agent, 'fw_run_entry', { name: 'createNote', args: { title: 'no' }, userId: 'dora', tenantId: tenant });
+    expect([write.isError, write.structuredContent.error.code, write.structuredContent.error.reason]).toEqual([true, 'forbidden', 'writes_not_allowed']);
+  }, 120_000);
 
   // The suite connects without credentials; a proxy adds a dev identity and passes everything else
   // (Host and Origin included) as sent, as a client configured with headers would.
@@ -88,8 +171,8 @@ describe('MCP on fw dev', () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxied = `http://localhost:${(proxy.address() as AddressInfo).port}/mcp`;
-    // The others need the suite's own fixture tools, prompts or resources, or sessions (docs/mcp.md#conformance).
-    const applies = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'dns-rebinding-protection'];
+    // The others need the suite's own fixture tools, prompts or resources (docs/mcp.md#conformance).
+    const applies = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'dns-rebinding-protection', 'server-sse-multiple-streams', 'server-sse-polling'];
     const outcomes: Record<string, { code: number | null; output: string }> = {};
     try {
       for (const scenario of applies) {
@@ -152,7 +235,10 @@ describe('MCP on fw start (FW_MCP=1, bearer JWTs)', () => {
     expect(created.structuredContent).toMatchObject({ title: 'needs a yes', tenant_id: tenantA });
     expect(JSON.parse((await call(mallory, 'listNotes')).content[0]!.text!)).toEqual([]);
 
-    const audit = await (await fetch(`${url}/_fw/mcp/audit?limit=10`, { headers: { 'x-fw-admin-token': adminToken } })).json();
+    // fw mcp audit asks the same route of a runtime outside dev with the admin token (docs/mcp.md#audit).
+    const listed = await runFw(['mcp', 'audit', '--json', '--limit', '10', '--url', url, '--admin-token', adminToken], { cwd: app.dir });
+    expect(listed.code, listed.stderr).toBe(0);
+    const audit = JSON.parse(listed.stdout);
     expect(audit.calls.filter((row: { tenantId: string }) => row.tenantId === tenantA).map((row: { userId: string; entry: string; outcome: string; approvalId: string | null }) => [row.userId, row.entry, row.outcome, row.approvalId])).toEqual([
       ['alice', 'createNote', 'ok', approvalId],
       ['alice', 'createNote', 'approval_required', approvalId],

@@ -39,22 +39,35 @@ if (viaHttp.result.length !== 50 || JSON.stringify(JSON.parse(viaMcp.result.cont
   throw new Error('bench/mcp: the HTTP and MCP answers differ');
 }
 
+const cpuNow = async () => {
+  const { user, system } = (await (await fetch(`${base}/__bench/cpu`)).json()) as { user: number; system: number };
+  return user + system;
+};
 const results: Record<keyof typeof variants, LoadResult[]> = { http: [], mcp: [] };
+/** The server's CPU time per call in each round (µs). */
+const cpuPerCall: Record<keyof typeof variants, number[]> = { http: [], mcp: [] };
 for (const name of Object.keys(variants) as Array<keyof typeof variants>) await runLoad(variants[name], { connections, durationSec: 2 }); // warm-up
 for (let round = 0; round < rounds; round++) {
   for (const name of (round % 2 === 0 ? ['http', 'mcp'] : ['mcp', 'http']) as Array<keyof typeof variants>) {
+    const cpuBefore = await cpuNow();
     const result = await runLoad(variants[name], { connections, durationSec });
+    cpuPerCall[name].push(((await cpuNow()) - cpuBefore) / Math.max(1, result.requests));
     if (result.non2xx + result.errors + result.timeouts > 0) throw new Error(`bench/mcp: ${name} answered ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
     results[name].push(result);
-    process.stderr.write(`bench/mcp: round ${round + 1} ${name}: ${result.reqPerSec.toFixed(0)} req/s, p50 ${result.p50Ms} ms\n`);
+    process.stderr.write(`bench/mcp: round ${round + 1} ${name}: ${result.reqPerSec.toFixed(0)} req/s, p50 ${result.p50Ms} ms, ${cpuPerCall[name].at(-1)!.toFixed(0)} µs CPU a call\n`);
   }
 }
 child.kill('SIGTERM');
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const summary = (name: keyof typeof variants) => ({ reqPerSec: Math.round(median(results[name].map((r) => r.reqPerSec))), p50Ms: median(results[name].map((r) => r.p50Ms)), p99Ms: median(results[name].map((r) => r.p99Ms)) });
+const summary = (name: keyof typeof variants) => ({
+  reqPerSec: Math.round(median(results[name].map((r) => r.reqPerSec))),
+  p50Ms: median(results[name].map((r) => r.p50Ms)),
+  p99Ms: median(results[name].map((r) => r.p99Ms)),
+  cpuUsPerCall: Math.round(median(cpuPerCall[name])),
+});
 const http = summary('http');
 const mcp = summary('mcp');
 process.stdout.write(
-  `${JSON.stringify({ database: 'pglite', entry: 'listNotes', connections, durationSec, rounds, http, mcp, mcpVsHttp: { throughput: Math.round((http.reqPerSec / mcp.reqPerSec) * 100) / 100, p50: Math.round((mcp.p50Ms / http.p50Ms) * 100) / 100 } }, null, 2)}\n`,
+  `${JSON.stringify({ database: 'pglite', entry: 'listNotes', connections, durationSec, rounds, http, mcp, mcpVsHttp: { throughput: Math.round((http.reqPerSec / mcp.reqPerSec) * 100) / 100, p50: Math.round((mcp.p50Ms / http.p50Ms) * 100) / 100, cpu: Math.round((mcp.cpuUsPerCall / http.cpuUsPerCall) * 100) / 100 } }, null, 2)}\n`,
 );

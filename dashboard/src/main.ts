@@ -10,8 +10,9 @@ import { outboxView } from './views/outbox.ts';
 import { requestsView } from './views/requests.ts';
 import { logsView } from './views/logs.ts';
 import { aiView } from './views/ai.ts';
+import { mcpView } from './views/mcp.ts';
 
-const views: View[] = [functionsView, dataView, liveView, outboxView, requestsView, logsView, aiView];
+const views: View[] = [functionsView, dataView, liveView, outboxView, requestsView, logsView, aiView, mcpView];
 const POLL_MS = 2000;
 const LIVE_KEY = 'fw.dashboard.live';
 

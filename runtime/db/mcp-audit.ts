@@ -6,8 +6,9 @@
  *   write and its record commit together or not at all — through `_fw.mcp_audit(row, proof)`, which
  *   takes user, tenant, role and auth kind from the transaction's verified claim and refuses the call
  *   without fw's proof for this transaction and this row (as `_fw.enqueue` does, db/outbox.ts);
- * - {@link auditAsOwner}: every other call (a query runs read-only; a refused or failed call rolled its
- *   transaction back, or had none), written by fw as the owner once the call is over.
+ * - {@link createOwnerAudit}: every other call (a query runs read-only; a refused or failed call rolled its
+ *   transaction back, or had none), written by fw as the owner once the call is over, gathered
+ *   with the rows of concurrent calls into one insert.
  */
 import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
@@ -44,10 +45,51 @@ export async function auditInTransaction(trx: Kysely<any>, row: McpAuditRow): Pr
   await sql`select "_fw"."mcp_audit"(${text}, ${proofOf('mcp_audit', text)})`.execute(trx);
 }
 
-/** Records `row` as the owner (`db.admin`) for `auth`, the caller fw verified. */
-export async function auditAsOwner(admin: Kysely<any>, auth: Auth, row: McpAuditRow): Promise<void> {
+/** Records a row as the owner for `auth`, the caller fw verified; settles once it is committed. */
+export type OwnerAudit = (auth: Auth, row: McpAuditRow) => Promise<void>;
+
+/** The most rows one insert carries. */
+const BATCH_ROWS = 200;
+
+/**
+ * Owner writes of audit rows, gathered (group commit): while one insert runs, the rows that arrive
+ * wait and go together in the next — one statement and one transaction for many calls under load,
+ * and no wait at all when calls are few. Each call still waits for its own row to be committed
+ * before it answers, as a write of its own would.
+ */
+export function createOwnerAudit(admin: Kysely<any>): OwnerAudit {
+  let waiting: Array<{ auth: Auth; row: McpAuditRow; done: (error?: unknown) => void }> = [];
+  let writing = false;
+
+  async function write(): Promise<void> {
+    writing = true;
+    while (waiting.length > 0) {
+      const batch = waiting.slice(0, BATCH_ROWS);
+      waiting = waiting.slice(BATCH_ROWS);
+      try {
+        await insertRows(admin, batch);
+        for (const { done } of batch) done();
+      } catch (error) {
+        for (const { done } of batch) done(error);
+      }
+    }
+    writing = false;
+  }
+
+  return (auth, row) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ auth, row, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!writing) void write();
+    });
+}
+
+async function insertRows(admin: Kysely<any>, rows: ReadonlyArray<{ auth: Auth; row: McpAuditRow }>): Promise<void> {
+  const values = rows.map(
+    ({ auth, row }) =>
+      sql`(${auth.userId}, ${auth.tenantId}::uuid, ${auth.role}, ${auth.kind}, ${row.client}, ${row.entry}, ${row.kind}, ${row.argsDigest}, ${row.outcome}, ${row.traceId}, ${row.approvalId})`,
+  );
   await sql`insert into "_fw"."mcp_audit" (user_id, tenant_id, role, auth_kind, client, entry, kind, args_digest, outcome, trace_id, approval_id)
-    values (${auth.userId}, ${auth.tenantId}::uuid, ${auth.role}, ${auth.kind}, ${row.client}, ${row.entry}, ${row.kind}, ${row.argsDigest}, ${row.outcome}, ${row.traceId}, ${row.approvalId})`.execute(admin);
+    values ${sql.join(values)}`.execute(admin);
 }
 
 /** An audit row as `GET /_fw/mcp/audit` and the dashboard show it. */

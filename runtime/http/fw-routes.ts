@@ -198,7 +198,7 @@ export function fwRoutes(context: FwRoutesContext): { methods: readonly string[]
     { methods: ['POST'], path: '/external/:service(.+)/queries/:name(.+)', route: external('query') },
     { methods: ['GET', 'POST'], path: `${ADMIN_PREFIX}*`, route: admin },
     ...(context.dashboard ? dashboardRoutes({ app, db, dev, services, bodyLimit }) : []),
-    ...(context.mcp ? mcpRoutes({ app, db, dev, services, cors, bodyLimit, clock, ...context.mcp }) : []),
+    ...(context.mcp ? mcpRoutes({ app, db, dev, services, cors, bodyLimit, clock, live, ...context.mcp }) : []),
     { methods: ['POST'], path: '/commands/*', route: entry('/commands/') },
     { methods: ['POST'], path: '/queries/*', route: entry('/queries/') },
   ];

@@ -278,6 +278,14 @@ for (const target of databaseTargets) {
       expect((await auditOf(traceId)).map((row) => [row.user_id, row.entry, row.kind, row.outcome])).toEqual([['alice', 'liveNotes', 'liveQuery', 'ok']]);
     });
 
+    it('audits every one of many concurrent calls (their owner rows are written together, several to an insert)', async () => {
+      const tenant = randomUUID();
+      const alice = await open(devUrl, dev('alice', tenant));
+      const results = await Promise.all(Array.from({ length: 12 }, () => callTool(alice, 'listNotes')));
+      const rows = await Promise.all(results.map(async (result) => (await auditOf(traceOf(result))).map((row) => [row.user_id, row.entry, row.outcome])));
+      expect(rows).toEqual(Array.from({ length: 12 }, () => [['alice', 'listNotes', 'ok']]));
+    });
+
     it('limits each caller to its requests per minute, others unaffected', async () => {
       const tenant = randomUUID();
       const ping = (user: string) =>

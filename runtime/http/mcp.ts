@@ -2,7 +2,7 @@
  * The app's entries as MCP tools (docs/mcp.md), over Streamable HTTP on the official SDK
  * (`@modelcontextprotocol/server`, `@modelcontextprotocol/node`), protocol 2025-11-25:
  *
- * - `POST /mcp`, authenticated as every HTTP call is (a bearer JWT; dev headers in dev). Without a
+ * - `POST /mcp` (and `GET` / `DELETE` of a session), authenticated as every HTTP call is (a bearer JWT; dev headers in dev). Without a
  *   credential it is a 401 with `WWW-Authenticate: Bearer resource_metadata=…` (RFC 9728), so a client
  *   finds how to sign in at `GET /.well-known/oauth-protected-resource/mcp`, which names the issuer.
  *   A browser `Origin` must be one the app allows (CORS), or this machine's in dev: a page that
@@ -19,10 +19,14 @@
  * - Every call is audited (db/mcp-audit.ts): a committed command in its own transaction, the rest by
  *   the owner after the call.
  *
- * Stateless: a server per request, nothing kept between requests (any process can answer any call).
+ * - Sessions (mcp-sessions.ts): a client that initializes gets an `Mcp-Session-Id`, bound to its
+ *   caller; its server and transport serve all its requests, and it may subscribe to liveQueries'
+ *   resources (mcp-subscriptions.ts), notified on its `GET /mcp` stream when the live hub sees their
+ *   result change. A request without a session (not an `initialize`) is served statelessly.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CallToolResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/server';
+import { randomUUID } from 'node:crypto';
+import type { AuthInfo, CallToolResult, ReadResourceResult, Resource, ServerContext, Tool } from '@modelcontextprotocol/server';
 import type { AuthOption } from '../auth/authenticator.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import type { Auth } from '../core/entry-types.ts';
@@ -32,14 +36,17 @@ import { publicError } from '../core/public-error.ts';
 import { fwVersion } from '../core/version.ts';
 import type { Clock } from '../core/clock.ts';
 import type { FwDatabase } from '../db/database.ts';
-import { argsDigest, auditAsOwner, auditInTransaction, type McpAuditRow } from '../db/mcp-audit.ts';
+import { argsDigest, auditInTransaction, createOwnerAudit, type McpAuditRow, type OwnerAudit } from '../db/mcp-audit.ts';
 import { admitEntry, type EntryServices, invokeEntry } from '../entry/pipeline.ts';
 import { allowedBy } from '../entry/policy.ts';
 import { askMcpApproval, useMcpApproval } from '../ai/approval-ledger.ts';
 import { type CatalogTool, entryTool, toolInputJsonSchema } from '../ai/catalog.ts';
 import { parseJsonText, readBody } from './body.ts';
 import type { ResolvedCors } from './cors.ts';
-import { callerOf, type Route } from './route.ts';
+import type { LiveHub } from '../live/hub.ts';
+import { createMcpSessions, type McpSessions, sessionOwner } from './mcp-sessions.ts';
+import { createResourceSubscriptions, type ResourceSubscriptions } from './mcp-subscriptions.ts';
+import { callerOf, type Reply, type Route, type RouteCall } from './route.ts';
 
 export const MCP_PATH = '/mcp';
 export const MCP_METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -61,11 +68,15 @@ export interface McpContext {
   /** Requests per minute per caller (FW_MCP_RATE_LIMIT); 0: no limit. */
   rateLimitPerMinute: number;
   onError: (error: FwError, traceId: string) => void;
+  /** The live hub: with it, a session may subscribe to liveQueries' resources. */
+  live: LiveHub | undefined;
 }
 
 /** The routes: `POST /mcp`, and the protected-resource metadata (RFC 9728) at its two addresses. */
 export function mcpRoutes(context: McpContext): { methods: readonly string[]; path: string; route: Route }[] {
   const limiter = callerLimiter(context.rateLimitPerMinute, context.clock);
+  const sessions = createMcpSessions<McpSession>(() => context.clock.now());
+  const serving: McpServing = { ...context, audit: createOwnerAudit(context.db.admin) };
   const metadata: Route = {
     auth: 'none',
     template: () => MCP_METADATA_PATH,
@@ -84,21 +95,14 @@ export function mcpRoutes(context: McpContext): { methods: readonly string[]; pa
         });
       }
       limiter(auth.kind === 'anonymous' ? `address:${call.clientAddress()}` : `${auth.tenantId ?? ''}|${auth.userId ?? ''}`);
-      const body = await readBody(call.req, context.bodyLimit);
-      let parsed: unknown;
-      try {
-        parsed = parseJsonText(body.toString('utf8'), 'body');
-      } catch (error) {
-        return { status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32700, message: toFwError(error).message } } };
-      }
-      await serveMcp(call.req, call.res, parsed, { ...context, caller: auth, traceId: call.traceId, sdk: await loadSdk() });
-      return 'streamed';
+      const { expiresAt } = callerOf(call);
+      return serveMcp(call, { caller: auth, expiresAt, traceId: call.traceId, client: clientName(call.req), clientAddress: call.clientAddress }, serving, sessions);
     },
   };
   return [
     { methods: ['GET', 'HEAD'], path: MCP_METADATA_PATH, route: metadata },
     { methods: ['GET', 'HEAD'], path: `${MCP_METADATA_PATH}${MCP_PATH}`, route: metadata },
-    { methods: ['POST'], path: MCP_PATH, route: endpoint },
+    { methods: ['POST', 'GET', 'DELETE'], path: MCP_PATH, route: endpoint },
   ];
 }
 
@@ -176,42 +180,152 @@ function checkOrigin(req: IncomingMessage, context: McpContext): void {
   });
 }
 
-interface McpCall extends McpContext {
+/** One request's part of a call: who sent it, under which trace, from which client. */
+interface McpRequest {
   caller: Auth;
+  /** When the caller's credential stops being accepted (epoch ms): its subscriptions end then. */
+  expiresAt: number | undefined;
   traceId: string;
-  sdk: Sdk;
+  client: string | null;
+  clientAddress: () => string;
 }
 
+/** What every request of this endpoint shares: the settings, and the audit's writer. */
+type McpServing = McpContext & { audit: OwnerAudit };
+
+type McpCall = McpServing & McpRequest & { sdk: Sdk };
+
 /** The SDK, loaded on the first MCP request: a runtime that serves none (fw start without FW_MCP) never loads it. */
-type Sdk = Pick<typeof import('@modelcontextprotocol/server'), 'Server' | 'ProtocolError' | 'ResourceNotFoundError'> & Pick<typeof import('@modelcontextprotocol/node'), 'NodeStreamableHTTPServerTransport'>;
+type Sdk = Pick<typeof import('@modelcontextprotocol/server'), 'Server' | 'ProtocolError' | 'ResourceNotFoundError' | 'isInitializeRequest'> & Pick<typeof import('@modelcontextprotocol/node'), 'NodeStreamableHTTPServerTransport'>;
+type McpServer = InstanceType<Sdk['Server']>;
+type McpTransport = InstanceType<Sdk['NodeStreamableHTTPServerTransport']>;
 let sdk: Promise<Sdk> | undefined;
 function loadSdk(): Promise<Sdk> {
   sdk ??= Promise.all([import('@modelcontextprotocol/server'), import('@modelcontextprotocol/node')]).then(([server, node]) => ({
     Server: server.Server,
     ProtocolError: server.ProtocolError,
     ResourceNotFoundError: server.ResourceNotFoundError,
+    isInitializeRequest: server.isInitializeRequest,
     NodeStreamableHTTPServerTransport: node.NodeStreamableHTTPServerTransport,
   }));
   return sdk;
 }
 
-/** One request: a server that knows this caller, on a transport for this request alone. */
-async function serveMcp(req: IncomingMessage, res: ServerResponse, body: unknown, call: McpCall): Promise<void> {
-  const { Server, NodeStreamableHTTPServerTransport } = call.sdk;
-  const server = new Server({ name: 'fw', version: fwVersion }, { capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, logging: {} } });
-  const client = clientName(req);
-  server.setRequestHandler('tools/list', async () => ({ tools: (await permittedTools(call)).map((tool) => describeTool(tool, call.dev)) }));
-  server.setRequestHandler('tools/call', async (request) => callTool(request.params.name, request.params.arguments ?? {}, client, call));
-  server.setRequestHandler('resources/list', async () => ({ resources: (await permittedLiveQueries(call)).filter(({ entry }) => !hasDeclaredArgs(entry)).map(describeResource) }));
-  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: (await permittedLiveQueries(call)).filter(({ entry }) => hasDeclaredArgs(entry)).map(describeTemplate) }));
-  server.setRequestHandler('resources/read', async (request) => readResource(request.params.uri, client, call));
-  const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+/** A session's state (mcp-sessions.ts): its server and transport, and its subscriptions. */
+interface McpSession {
+  server: McpServer;
+  transport: McpTransport;
+  subscriptions: ResourceSubscriptions | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves one request: of its session when it names one (the caller's own, else 404 as for an unknown
+ * id), else an `initialize` opens a session, and anything else is answered statelessly, by a server
+ * made for this request alone.
+ */
+async function serveMcp(call: RouteCall, request: McpRequest, context: McpServing, sessions: McpSessions<McpSession>): Promise<Reply | 'streamed'> {
+  const { req, res } = call;
+  const sessionId = req.headers['mcp-session-id'];
+  const owner = sessionOwner(request.caller, request.clientAddress);
+  const body = req.method === 'POST' ? await readJsonRpc(req, context.bodyLimit) : undefined;
+  if (body && 'reply' in body) return body.reply;
+  const loaded = await loadSdk();
+  if (typeof sessionId === 'string') {
+    const session = sessions.find(sessionId, owner);
+    if (!session) return jsonRpcError(404, -32001, 'Session not found: it ended, or it is not yours. Initialize a new one.');
+    res.on('close', sessions.use(sessionId));
+    await session.transport.handleRequest(withRequest(req, request), res, body?.parsed);
+    return 'streamed';
+  }
+  if (req.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (initialize first).');
+  if (loaded.isInitializeRequest(body!.parsed)) {
+    const session = await openSession({ ...context, ...request, sdk: loaded }, sessions, owner);
+    await session.transport.handleRequest(withRequest(req, request), res, body!.parsed);
+    return 'streamed';
+  }
+  const server = createServer(context, loaded, undefined);
+  const transport = new loaded.NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    await transport.handleRequest(req, res, body);
+    await transport.handleRequest(withRequest(req, request), res, body!.parsed);
   } finally {
     await server.close();
   }
+  return 'streamed';
+}
+
+async function openSession(call: McpCall, sessions: McpSessions<McpSession>, owner: string): Promise<McpSession> {
+  const { sdk: loaded, live, clock } = call;
+  let id: string | undefined;
+  const subscriptions = live ? createResourceSubscriptions(live, clock, (uri) => void server.notification({ method: 'notifications/resources/updated', params: { uri } }).catch(() => {})) : undefined;
+  const server = createServer(call, loaded, subscriptions);
+  const transport = new loaded.NodeStreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: true,
+    onsessioninitialized: (sessionId) => {
+      id = sessionId;
+      sessions.add(sessionId, owner, session);
+    },
+  });
+  const session: McpSession = { server, transport, subscriptions, close: () => server.close() };
+  server.onclose = () => {
+    subscriptions?.close();
+    if (id) sessions.remove(id);
+  };
+  await server.connect(transport);
+  return session;
+}
+
+/** The request's part travels with it to the handlers, as the SDK carries a request's auth (`ctx.http.authInfo`). */
+function withRequest(req: IncomingMessage, request: McpRequest): IncomingMessage & { auth: AuthInfo } {
+  return Object.assign(req, { auth: { token: '', clientId: request.client ?? '', scopes: [], extra: { [REQUEST]: request } } });
+}
+const REQUEST = 'fw/request';
+
+function requestOf(ctx: ServerContext): McpRequest {
+  const request = ctx.http?.authInfo?.extra?.[REQUEST] as McpRequest | undefined;
+  if (!request) throw new Error('fw: an MCP request reached its handler without its caller.');
+  return request;
+}
+
+/** The body as JSON-RPC, or the parse error's answer. */
+async function readJsonRpc(req: IncomingMessage, bodyLimit: number): Promise<{ parsed: unknown } | { reply: Reply }> {
+  const body = await readBody(req, bodyLimit);
+  try {
+    return { parsed: parseJsonText(body.toString('utf8'), 'body') };
+  } catch (error) {
+    return { reply: jsonRpcError(400, -32700, toFwError(error).message) };
+  }
+}
+
+function jsonRpcError(status: number, code: number, message: string): Reply {
+  return { status, body: { jsonrpc: '2.0', id: null, error: { code, message } } };
+}
+
+/** A server whose handlers run each request as its own caller; with `subscriptions` it serves `resources/subscribe`. */
+function createServer(context: McpServing, loaded: Sdk, subscriptions: ResourceSubscriptions | undefined): McpServer {
+  const server = new loaded.Server(
+    { name: 'fw', version: fwVersion },
+    { capabilities: { tools: { listChanged: false }, resources: { subscribe: subscriptions !== undefined, listChanged: false }, logging: {} } },
+  );
+  const callOf = (ctx: ServerContext): McpCall => ({ ...context, ...requestOf(ctx), sdk: loaded });
+  server.setRequestHandler('tools/list', async (_, ctx) => {
+    const call = callOf(ctx);
+    return { tools: (await permittedTools(call)).map((tool) => describeTool(tool, call.dev)) };
+  });
+  server.setRequestHandler('tools/call', async (request, ctx) => callTool(request.params.name, request.params.arguments ?? {}, callOf(ctx)));
+  server.setRequestHandler('resources/list', async (_, ctx) => ({ resources: (await permittedLiveQueries(callOf(ctx))).filter(({ entry }) => !hasDeclaredArgs(entry)).map(describeResource) }));
+  server.setRequestHandler('resources/templates/list', async (_, ctx) => ({ resourceTemplates: (await permittedLiveQueries(callOf(ctx))).filter(({ entry }) => hasDeclaredArgs(entry)).map(describeTemplate) }));
+  server.setRequestHandler('resources/read', async (request, ctx) => readResource(request.params.uri, callOf(ctx)));
+  if (subscriptions) {
+    server.setRequestHandler('resources/subscribe', async (request, ctx) => subscribeResource(request.params.uri, subscriptions, callOf(ctx)));
+    server.setRequestHandler('resources/unsubscribe', async (request) => {
+      subscriptions.unsubscribe(request.params.uri);
+      return {};
+    });
+  }
+  return server;
 }
 
 /** The client as it names itself: informative only (anyone can send any User-Agent). */
@@ -220,29 +334,34 @@ function clientName(req: IncomingMessage): string | null {
   return typeof agent === 'string' && agent.length > 0 ? agent.slice(0, 200) : null;
 }
 
+type EntryTool = Extract<CatalogTool, { source: 'entry' }>;
+
 /** The tools this caller may see and call: the entries' auto-tools whose policy lets it in. */
-async function permittedTools(call: McpCall): Promise<Extract<CatalogTool, { source: 'entry' }>[]> {
-  const tools = [...call.app.entries]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([name, entry]) => {
-      const tool = entryTool(name, entry);
-      return tool && tool.source === 'entry' ? [tool] : [];
-    });
-  const allowed = await Promise.all(tools.map((tool) => allowedBy(call.app, tool.policy, call.caller, true)));
-  return tools.filter((_, i) => allowed[i]);
+async function permittedTools(call: McpCall): Promise<EntryTool[]> {
+  const names = [...call.app.entries.keys()].sort((a, b) => a.localeCompare(b));
+  const tools = await Promise.all(names.map((name) => permittedTool(name, call)));
+  return tools.filter((tool) => tool !== undefined);
+}
+
+/** The tool `name` if it is one and this caller's policy lets it in: a call asks its own entry's policy, not every entry's. */
+async function permittedTool(name: string, call: McpCall): Promise<EntryTool | undefined> {
+  const entry = call.app.entries.get(name);
+  const tool = entry && entryTool(name, entry);
+  if (!tool || tool.source !== 'entry') return undefined;
+  return (await allowedBy(call.app, tool.policy, call.caller, true)) ? tool : undefined;
 }
 
 /**
  * Whether a call needs a human's approval first: what the entry's `tool.needsApproval` says, else
  * every command outside dev mode (reads never, unless they say so).
  */
-export function needsMcpApproval(tool: Extract<CatalogTool, { source: 'entry' }>, dev: boolean): boolean {
+export function needsMcpApproval(tool: EntryTool, dev: boolean): boolean {
   const option = tool.entry.options.tool as { needsApproval?: boolean } | false | undefined;
   if (option && option.needsApproval !== undefined) return option.needsApproval;
   return tool.kind === 'command' && !dev;
 }
 
-function describeTool(tool: Extract<CatalogTool, { source: 'entry' }>, dev: boolean): Tool {
+function describeTool(tool: EntryTool, dev: boolean): Tool {
   const schema = toolInputJsonSchema(tool) ?? { type: 'object' };
   return {
     name: tool.name,
@@ -262,13 +381,13 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
-async function callTool(name: string, args: Record<string, unknown>, client: string | null, call: McpCall): Promise<CallToolResult> {
-  const { caller: auth, traceId, services, db } = call;
+async function callTool(name: string, args: Record<string, unknown>, call: McpCall): Promise<CallToolResult> {
+  const { caller: auth, traceId, services, db, client } = call;
   const row: McpAuditRow = { client, entry: name.slice(0, 200), kind: 'unknown', argsDigest: argsDigest(canonical(args)), outcome: 'ok', traceId, approvalId: null };
-  const tool = (await permittedTools(call)).find((candidate) => candidate.name === name);
+  const tool = await permittedTool(name, call);
   if (!tool) {
     // Unknown and refused look alike: what a caller may not call is no tool of its.
-    await auditAsOwner(db.admin, auth, { ...row, outcome: 'not_found' }).catch((error: unknown) => call.onError(toFwError(error), traceId));
+    await call.audit(auth, { ...row, outcome: 'not_found' }).catch((error: unknown) => call.onError(toFwError(error), traceId));
     throw new call.sdk.ProtocolError(-32602, `Unknown tool: ${name.slice(0, 200)}`);
   }
   row.kind = tool.kind;
@@ -281,12 +400,12 @@ async function callTool(name: string, args: Record<string, unknown>, client: str
       const now = new Date(call.clock.now());
       const found = await useMcpApproval(db, binding, name, canonical(args), { now, traceId });
       if (found.state === 'refused') {
-        await auditAsOwner(db.admin, auth, { ...row, outcome: 'approval_refused', approvalId: found.approvalId });
+        await call.audit(auth, { ...row, outcome: 'approval_refused', approvalId: found.approvalId });
         return approvalRefused(name, found.approvalId, traceId);
       }
       if (found.state !== 'used') {
         const asked = found.state === 'pending' ? found : await askMcpApproval(db, binding, name, canonical(args), { now, ttlMs: call.approvalTtlMs, traceId });
-        await auditAsOwner(db.admin, auth, { ...row, outcome: 'approval_required', approvalId: asked.approvalId });
+        await call.audit(auth, { ...row, outcome: 'approval_required', approvalId: asked.approvalId });
         return approvalRequired(name, asked, traceId);
       }
       row.approvalId = found.approvalId;
@@ -296,12 +415,12 @@ async function callTool(name: string, args: Record<string, unknown>, client: str
       // A command's record commits with its writes, in its transaction, as its verified caller.
       ...(tool.kind === 'command' ? { beforeCommit: (trx) => auditInTransaction(trx, row) } : {}),
     });
-    if (tool.kind !== 'command') await auditAsOwner(db.admin, auth, row);
+    if (tool.kind !== 'command') await call.audit(auth, row);
     return succeeded(result, traceId);
   } catch (thrown) {
     const error = toFwError(thrown);
     if (error.status >= 500) call.onError(error, traceId);
-    await auditAsOwner(db.admin, auth, { ...row, outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
+    await call.audit(auth, { ...row, outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
     return failed(error, traceId, call.dev);
   }
 }
@@ -327,27 +446,67 @@ function describeTemplate(query: { name: string; description: string }): { uriTe
  * call. Unknown or refused is the SDK's "resource not found" (-32602 with `data.uri`); a failure is a JSON-RPC error carrying
  * fw's public error and the trace id in its data, redacted as HTTP answers are.
  */
-async function readResource(uri: string, client: string | null, call: McpCall): Promise<ReadResourceResult> {
-  const { caller: auth, traceId, services, db } = call;
-  const parsed = URL.canParse(uri) ? new URL(uri) : undefined;
-  const name = parsed && uri.startsWith(LIVE_RESOURCE_PREFIX) ? decodeURIComponent(parsed.pathname.replace(/^\/+/, '') || parsed.host) : '';
-  const query = name ? (await permittedLiveQueries(call)).find((candidate) => candidate.name === name) : undefined;
-  if (!query) throw new call.sdk.ResourceNotFoundError(uri.slice(0, 200), `Resource not found: ${uri.slice(0, 200)}`);
-  const row: McpAuditRow = { client, entry: name, kind: 'liveQuery', argsDigest: '', outcome: 'ok', traceId, approvalId: null };
+async function readResource(uri: string, call: McpCall): Promise<ReadResourceResult> {
+  const { caller: auth, traceId, services, client } = call;
+  const query = await resourceOf(uri, call);
+  const row: McpAuditRow = { client, entry: query.name, kind: 'liveQuery', argsDigest: '', outcome: 'ok', traceId, approvalId: null };
   try {
-    const raw = parsed!.searchParams.get('args');
-    const args = raw === null ? {} : parseJsonText(raw, 'args');
+    const args = query.args();
     row.argsDigest = argsDigest(canonical(args));
-    const result = await invokeEntry(services, query.entry, { name, auth, traceId, external: true, args, what: `resource ${name}` });
-    await auditAsOwner(db.admin, auth, row);
+    const result = await invokeEntry(services, query.entry, { name: query.name, auth, traceId, external: true, args, what: `resource ${query.name}` });
+    await call.audit(auth, row);
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result === undefined ? null : result) }], _meta: { 'fw/traceId': traceId } };
   } catch (thrown) {
-    const error = toFwError(thrown);
-    if (error.status >= 500) call.onError(error, traceId);
-    await auditAsOwner(db.admin, auth, { ...row, argsDigest: row.argsDigest || argsDigest(null), outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
-    const told = publicError(error, traceId, call.dev);
-    throw new call.sdk.ProtocolError(error.status < 500 ? -32602 : -32603, `${told.code}: ${told.message} (trace id ${traceId})`, { error: told, traceId });
+    throw await resourceFailure(thrown, row, call);
   }
+}
+
+/**
+ * Subscribes the session to a liveQuery's resource as the caller (mcp-subscriptions.ts): the hub
+ * admits it as it admits a live stream (policy, args, limits) and runs it once; audited as a call.
+ */
+async function subscribeResource(uri: string, subscriptions: ResourceSubscriptions, call: McpCall): Promise<Record<string, never>> {
+  const { caller, traceId, client } = call;
+  const query = await resourceOf(uri, call);
+  const row: McpAuditRow = { client, entry: query.name, kind: 'liveQuery', argsDigest: '', outcome: 'ok', traceId, approvalId: null };
+  try {
+    const args = query.args();
+    row.argsDigest = argsDigest(canonical(args));
+    await subscriptions.subscribe(uri, { name: query.name, args, caller, expiresAt: call.expiresAt, traceId, clientAddress: call.clientAddress });
+    await call.audit(caller, row);
+    return {};
+  } catch (thrown) {
+    throw await resourceFailure(thrown, row, call);
+  }
+}
+
+/** The liveQuery a resource URI names, if this caller may read it; else the SDK's "resource not found" (unknown and refused look alike). */
+async function resourceOf(uri: string, call: McpCall): Promise<{ name: string; entry: EntryDefinition; args: () => unknown }> {
+  const parsed = URL.canParse(uri) ? new URL(uri) : undefined;
+  const name = parsed && uri.startsWith(LIVE_RESOURCE_PREFIX) ? decodeURIComponent(parsed.pathname.replace(/^\/+/, '') || parsed.host) : '';
+  const query = name ? await permittedTool(name, call) : undefined;
+  if (!query || query.kind !== 'liveQuery') throw new call.sdk.ResourceNotFoundError(uri.slice(0, 200), `Resource not found: ${uri.slice(0, 200)}`);
+  return {
+    name,
+    entry: query.entry,
+    args: () => {
+      const raw = parsed!.searchParams.get('args');
+      return raw === null ? {} : parseJsonText(raw, 'args');
+    },
+  };
+}
+
+/**
+ * A read or subscribe that failed: audited with its code, and a JSON-RPC error carrying fw's public
+ * error and the trace id in its data, redacted as HTTP answers are.
+ */
+async function resourceFailure(thrown: unknown, row: McpAuditRow, call: McpCall): Promise<Error> {
+  const { caller, traceId } = call;
+  const error = toFwError(thrown);
+  if (error.status >= 500) call.onError(error, traceId);
+  await call.audit(caller, { ...row, argsDigest: row.argsDigest || argsDigest(null), outcome: error.code }).catch((failure: unknown) => call.onError(toFwError(failure), traceId));
+  const told = publicError(error, traceId, call.dev);
+  return new call.sdk.ProtocolError(error.status < 500 ? -32602 : -32603, `${told.code}: ${told.message} (trace id ${traceId})`, { error: told, traceId });
 }
 
 function succeeded(result: unknown, traceId: string): CallToolResult {

@@ -1,17 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { liveStreamRetryMs, sseCommentText, sseFrameText, type SseFrame } from '../core/live-protocol.ts';
+import type { LiveConnection, PreparedEvent } from './live-connection.ts';
 
 /** One server-sent event; `data` is a single line of JSON (never contains a newline). */
 export type SseEvent = SseFrame;
 
-/**
- * An event already encoded, in parts that are shared: a snapshot's result goes to every subscriber of a
- * group, encoded once; only a small part (the subscription id) differs, and stays a string: a small
- * Buffer kept per subscription would be a slice of node's 8 KiB allocation pool, holding all of it.
- */
-export interface PreparedEvent {
-  parts: ReadonlyArray<Buffer | string>;
-}
+export type { PreparedEvent };
 
 export function formatEvent(event: SseEvent): string {
   return sseFrameText(event);
@@ -55,7 +49,7 @@ function joined(parts: PreparedEvent['parts']): Buffer | string {
  * slot (a subscription) keeps only its latest unsent event, so a slow client never queues more than
  * the newest snapshot per subscription. Events may be sent before `open()`; they wait in their slots.
  */
-export class SseConnection {
+export class SseConnection implements LiveConnection {
   readonly id: string;
   readonly openedAt = Date.now();
   #res: ServerResponse;

@@ -7,7 +7,7 @@ import type { Auth } from '../../core/entry-types.ts';
 import type { FwError } from '../../core/errors.ts';
 import type { AppDefinition } from '../../core/app-definition.ts';
 import type { InvalidationReader } from '../reader.ts';
-import type { SseConnection } from '../sse-connection.ts';
+import type { LiveConnection } from '../live-connection.ts';
 
 export interface LiveOptions {
   /** Dev mode: internal error messages reach subscribers (otherwise only a trace id to quote). */
@@ -53,7 +53,7 @@ export interface LiveOptions {
 }
 
 export interface SubscribeRequest {
-  connection: SseConnection;
+  connection: LiveConnection;
   /** The client's name for the subscription on a multiplexed stream. */
   key?: string;
   name: string;
@@ -80,14 +80,14 @@ export interface LiveHub {
   checkCapacity(auth: Auth, count: number, clientAddress?: string): void;
   readonly limits: { maxSubscriptionsPerConnection: number; maxSubscriptionsPerTenant: number; maxSubscriptionsPerCaller: number; maxGroupsPerCaller: number; heartbeatMs: number };
   /** Tracks a stream for heartbeats and shutdown (subscriptions attach theirs too). */
-  attach(connection: SseConnection): void;
+  attach(connection: LiveConnection): void;
   /** Admits and starts one subscription; resolves when its first event was sent or it failed. */
   subscribe(request: SubscribeRequest): Promise<SubscribeOutcome>;
   /**
    * Tells a multiplexed stream that its subscription `key` could not start (`subscribe` failed): a
    * fatal `error` event, redacted like every error, and a 5xx logged under its trace id.
    */
-  refuse(connection: SseConnection, key: string, error: FwError, traceId: string): void;
+  refuse(connection: LiveConnection, key: string, error: FwError, traceId: string): void;
   status(): LiveStatus;
   /**
    * Log revisions as `auth`'s tenant sees them on its streams (revision-codec.ts): what a command's

@@ -11,7 +11,7 @@ import { createSingleFlight, type SingleFlight } from '../../core/single-flight.
 import type { Invalidation } from '../log.ts';
 import { createReadIndex } from '../read-index.ts';
 import type { Access, ReadSet } from '../read-set.ts';
-import type { SseConnection } from '../sse-connection.ts';
+import type { LiveConnection } from '../live-connection.ts';
 
 export interface Group {
   readonly key: string;
@@ -73,7 +73,7 @@ export const MAX_COVERS = 32;
 export interface Subscription {
   readonly id: string;
   readonly key: string | undefined;
-  readonly connection: SseConnection;
+  readonly connection: LiveConnection;
   readonly group: Group;
   readonly createdAt: number;
   /**

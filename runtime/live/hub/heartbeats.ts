@@ -5,17 +5,17 @@
  * them is late by that much (bench/live's p99). A stream is visited every `heartbeatMs / 2`, so none is
  * quiet for longer than 1.5 × `heartbeatMs`, as before.
  */
-import type { SseConnection } from '../sse-connection.ts';
+import type { LiveConnection } from '../live-connection.ts';
 
 /** The longest pause between two slices of a sweep. */
 const SLICE_MS = 250;
 
-export function startHeartbeats(connections: ReadonlySet<SseConnection>, heartbeatMs: number): ReturnType<typeof setInterval> {
+export function startHeartbeats(connections: ReadonlySet<LiveConnection>, heartbeatMs: number): ReturnType<typeof setInterval> {
   const sweepMs = Math.max(50, Math.floor(heartbeatMs / 2));
   const sliceMs = Math.min(SLICE_MS, sweepMs);
   const slicesPerSweep = Math.max(1, Math.floor(sweepMs / sliceMs));
   // A Set's iterator stays valid while streams open and close: it visits what is there when it gets there.
-  let sweep: Iterator<SseConnection> | undefined;
+  let sweep: Iterator<LiveConnection> | undefined;
   let left = 0;
   const timer = setInterval(() => {
     if (!sweep) {

@@ -8,7 +8,7 @@
 import type { Invalidation } from '../log.ts';
 import { tenantKey } from '../read-index.ts';
 import { readSetMatches, type ReadSet } from '../read-set.ts';
-import type { SseConnection } from '../sse-connection.ts';
+import type { LiveConnection } from '../live-connection.ts';
 import type { HubContext } from './context.ts';
 import { MAX_COVERS, refreshOf, type Group, type Groups } from './groups.ts';
 
@@ -112,7 +112,7 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
   /**
    * Wakes groups one write concerns; returns when each one's runs are over. A stream holding several of
    * their subscriptions (a paginated list's pages) is held until the run of each that covers this
-   * wakeup has ended, so their frames reach it together (SseConnection.hold) — bounded by
+   * wakeup has ended, so their frames reach it together (LiveConnection.hold) — bounded by
    * `HOLD_LIMIT_MS`, should one of those runs hang.
    */
   function wakeTogether(woken: readonly Group[]): Array<Promise<void>> {
@@ -148,8 +148,8 @@ export function createScheduler(context: HubContext, { groups, readerRevision, r
   }
 
   /** The streams that hold subscriptions of two or more of `woken`, with those groups. */
-  function streamsSharedBy(woken: readonly Group[]): Map<SseConnection, Set<Group>> {
-    const byStream = new Map<SseConnection, Set<Group>>();
+  function streamsSharedBy(woken: readonly Group[]): Map<LiveConnection, Set<Group>> {
+    const byStream = new Map<LiveConnection, Set<Group>>();
     for (const group of woken) {
       for (const subscription of group.subscribers) {
         // A stream of one subscription (every GET /live) is never shared: no entry for it.

@@ -11,7 +11,8 @@ import { canonicalJson } from '../../core/canonical-json.ts';
 import { admitEntry } from '../../entry/pipeline.ts';
 import { checkResume } from '../log.ts';
 import type { Access } from '../read-set.ts';
-import { keptText, type SseConnection } from '../sse-connection.ts';
+import { keptText } from '../sse-connection.ts';
+import type { LiveConnection } from '../live-connection.ts';
 import { errorEvent, eventHead } from '../live-wire.ts';
 import type { SubscribeOutcome, SubscribeRequest } from './api.ts';
 import type { HubContext } from './context.ts';
@@ -22,13 +23,13 @@ import type { Scheduler } from './scheduling.ts';
 export interface Subscriptions {
   readonly byId: ReadonlyMap<string, Subscription>;
   /** Every open stream (heartbeats, shutdown). */
-  readonly connections: ReadonlySet<SseConnection>;
+  readonly connections: ReadonlySet<LiveConnection>;
   /** Admits and starts one subscription; resolves when its first event was sent or it failed. */
   subscribe(request: SubscribeRequest): Promise<SubscribeOutcome>;
   /** Tracks a stream for heartbeats and shutdown (subscriptions attach theirs too). */
-  attach(connection: SseConnection): void;
+  attach(connection: LiveConnection): void;
   /** Tells a multiplexed stream that its subscription `key` could not start. */
-  refuse(connection: SseConnection, key: string, error: FwError, traceId: string): void;
+  refuse(connection: LiveConnection, key: string, error: FwError, traceId: string): void;
   /** Refuses (429 `too_many_subscriptions`, naming the limit) `count` more subscriptions past any limit. */
   checkCapacity(auth: Auth, count: number, clientAddress?: string, groupKey?: string): void;
   /** Ends the subscription's membership (its stream closed, or it failed): its group goes with its last member. */
@@ -49,7 +50,7 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
   const perTenant = new Map<string, number>();
   /** caller → group key → that caller's subscriptions in the group. */
   const perCaller = new Map<string, Map<string, number>>();
-  const connections = new Set<SseConnection>();
+  const connections = new Set<LiveConnection>();
 
   function remove(subscription: Subscription): void {
     if (subscription.ended) return;
@@ -181,7 +182,7 @@ export function createSubscriptions(context: HubContext, { groups, fanOut, sched
     }
   }
 
-  function attach(connection: SseConnection): void {
+  function attach(connection: LiveConnection): void {
     if (connections.has(connection) || connection.isClosed) return;
     connections.add(connection);
     connection.onClose(() => connections.delete(connection));
