@@ -35,6 +35,7 @@ function testApp(): AppDefinition {
     internalJob: command({ policy: 'system', handler: () => 'ran' }),
     hidden: query({ tool: false, handler: () => 'hidden' }),
     signNote: command({ tool: { needsApproval: true }, args: { title: z.string().min(1) }, handler: (ctx, args) => ctx.db.insertInto('notes').values({ title: args.title }).returning('title').executeTakeFirstOrThrow() }),
+    bigCount: query({ handler: () => ({ n: 1n }) }),
     boom: query({ handler: () => Promise.reject(new Error('connection to db://owner:hunter2@db failed')) }),
     conflict: query({ handler: () => Promise.reject(new FwError('conflict', 'The note is locked.', { reason: 'note_locked' })) }),
     // An injection that tries to write the audit itself, both ways.
@@ -118,7 +119,7 @@ for (const target of databaseTargets) {
       const tenant = randomUUID();
       const member = await open(devUrl, dev('alice', tenant));
       const { tools } = await member.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(['boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'liveNotes', 'notesTitled', 'signNote']);
+      expect(tools.map((tool) => tool.name)).toEqual(['bigCount', 'boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'liveNotes', 'notesTitled', 'signNote']);
       const createNote = tools.find((tool) => tool.name === 'createNote')!;
       expect(createNote.description).toBe('Adds a note.');
       expect(createNote.inputSchema).toEqual({
@@ -135,7 +136,7 @@ for (const target of databaseTargets) {
       expect(tools.find((tool) => tool.name === 'signNote')!._meta).toEqual({ 'fw/kind': 'command', 'fw/needsApproval': true });
 
       const admin = await open(devUrl, dev('root', tenant, 'admin'));
-      expect((await admin.listTools()).tools.map((tool) => tool.name)).toEqual(['adminOnly', 'boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'liveNotes', 'notesTitled', 'signNote']);
+      expect((await admin.listTools()).tools.map((tool) => tool.name)).toEqual(['adminOnly', 'bigCount', 'boom', 'conflict', 'createNote', 'forgeAudit', 'listNotes', 'liveNotes', 'notesTitled', 'signNote']);
     });
 
     it('runs calls as the caller: its tenant under row-level security, audited with who, what and the outcome', async () => {
@@ -176,6 +177,10 @@ for (const target of databaseTargets) {
       expect(boom.content[0]!.text).toContain('hunter2');
       expect((await auditOf(traceOf(invalid))).map((row) => row.outcome)).toEqual(['validation_failed']);
       expect((await auditOf(traceOf(boom))).map((row) => row.outcome)).toEqual(['internal']);
+      // JSON has no BigInt: the tool error says where it is, and the audit says it failed.
+      const big = await callTool(member, 'bigCount');
+      expect(big.structuredContent.error).toMatchObject({ code: 'internal', message: 'tool bigCount answered a BigInt at result.n, which JSON cannot carry.', diagnostics: [{ path: 'result.n', code: 'not_json' }] });
+      expect((await auditOf(traceOf(big))).map((row) => row.outcome)).toEqual(['internal']);
     });
 
     it('runs a command that needs approval only after a human approved it on the admin channel, once, for the caller who asked', async () => {

@@ -44,6 +44,7 @@ import { type CatalogTool, entryTool, toolInputJsonSchema } from '../ai/catalog.
 import { parseJsonText, readBody } from './body.ts';
 import type { ResolvedCors } from './cors.ts';
 import type { LiveHub } from '../live/hub.ts';
+import { jsonText } from '../core/json-text.ts';
 import { createMcpSessions, type McpSessions, sessionOwner } from './mcp-sessions.ts';
 import { createResourceSubscriptions, type ResourceSubscriptions } from './mcp-subscriptions.ts';
 import { callerOf, type Reply, type Route, type RouteCall } from './route.ts';
@@ -415,8 +416,9 @@ async function callTool(name: string, args: Record<string, unknown>, call: McpCa
       // A command's record commits with its writes, in its transaction, as its verified caller.
       ...(tool.kind === 'command' ? { beforeCommit: (trx) => auditInTransaction(trx, row) } : {}),
     });
+    const answer = succeeded(result, name, traceId);
     if (tool.kind !== 'command') await call.audit(auth, row);
-    return succeeded(result, traceId);
+    return answer;
   } catch (thrown) {
     const error = toFwError(thrown);
     if (error.status >= 500) call.onError(error, traceId);
@@ -454,8 +456,9 @@ async function readResource(uri: string, call: McpCall): Promise<ReadResourceRes
     const args = query.args();
     row.argsDigest = argsDigest(canonical(args));
     const result = await invokeEntry(services, query.entry, { name: query.name, auth, traceId, external: true, args, what: `resource ${query.name}` });
+    const text = jsonText(result === undefined ? null : result, `resource ${query.name}`, 'result');
     await call.audit(auth, row);
-    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result === undefined ? null : result) }], _meta: { 'fw/traceId': traceId } };
+    return { contents: [{ uri, mimeType: 'application/json', text }], _meta: { 'fw/traceId': traceId } };
   } catch (thrown) {
     throw await resourceFailure(thrown, row, call);
   }
@@ -509,11 +512,11 @@ async function resourceFailure(thrown: unknown, row: McpAuditRow, call: McpCall)
   return new call.sdk.ProtocolError(error.status < 500 ? -32602 : -32603, `${told.code}: ${told.message} (trace id ${traceId})`, { error: told, traceId });
 }
 
-function succeeded(result: unknown, traceId: string): CallToolResult {
+function succeeded(result: unknown, name: string, traceId: string): CallToolResult {
   const value = result === undefined ? null : result;
   const structured = value !== null && typeof value === 'object' && !Array.isArray(value);
   return {
-    content: [{ type: 'text', text: JSON.stringify(value) }],
+    content: [{ type: 'text', text: jsonText(value, `tool ${name}`, 'result') }],
     ...(structured ? { structuredContent: value as Record<string, unknown> } : {}),
     _meta: { 'fw/traceId': traceId },
   };
