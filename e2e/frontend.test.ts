@@ -63,8 +63,10 @@ describe('fw inspect and fw check', () => {
     expect(frontend.code).toBe(0);
     const graph = JSON.parse(frontend.stdout);
     expect(graph.hooks.map((h: { hook: string; entry: string; status: string }) => [h.hook, h.entry, h.status])).toEqual([
-      ['useLiveQuery', 'liveNotes', 'ok'],
+      ['usePaginatedLiveQuery', 'findNotes', 'ok'],
       ['useCommand', 'createNote', 'ok'],
+      ['useCommand', 'deleteNote', 'ok'],
+      ['useCommand', 'updateNote', 'ok'],
     ]);
     expect(graph.diagnostics.filter((d: { severity: string }) => d.severity !== 'info')).toEqual([]);
     const capabilities = await runFw(['inspect', 'capabilities', '--json'], { cwd: app.dir });
