@@ -7,6 +7,7 @@ import type { Browser, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyTestApp, type RunningFw, runFw, runNode, startFw } from './support/app.ts';
 import { hasChromium, launchChromium, viteConnected } from './support/browser.ts';
+import { axeViolations } from './support/axe.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 import { expectAccessibleEverywhere, expectDeleteWithConfirmation, expectEditInPlace, expectSearchAndPaging, type NotesTenant, seedNotes } from './support/notes-features.ts';
 import { expectTitleRefusedUnderField } from './support/notes-form.ts';
@@ -323,6 +324,58 @@ describe('the nuxt-web template', () => {
       await expectAccessibleEverywhere(page, tenant, 'nuxt-web');
       await context.close();
     });
+
+    it("shows its error page, not a blank one: no page at an address, a misspelt entry name (fw's 'Did you mean'), a failed fw call with its code and trace id", async () => {
+      const pages = path.join(dir, 'web/pages');
+      // A page whose live query names an entry the api does not have, and one whose server call is refused.
+      const misspelt = "<script setup lang=\"ts\">\nimport { useFwLiveQuery } from '../composables/fw.ts';\nconst notes = useFwLiveQuery('fndNotes', {});\n</script>\n\n<template><p>{{ notes.data }}</p></template>\n";
+      const refused = "<script setup lang=\"ts\">\nimport { useFwClient } from '../composables/fw.ts';\nconst notes = await useFwClient().query('findNotes', { page: { cursor: null, numItems: 0 } });\n</script>\n\n<template><p>{{ notes.page.length }}</p></template>\n";
+      await writeFile(path.join(pages, 'misspelt.vue'), misspelt);
+      await writeFile(path.join(pages, 'refused.vue'), refused);
+      const context = await browser.newContext();
+      await actAsTenant(context, freshTenantId());
+      const page = await context.newPage();
+      /** The error page at `pathname` once Nuxt serves it (a page just written waits for Nuxt to see it): its status and alert. */
+      const errorPage = async (pathname: string, status: number) => {
+        await expect.poll(async () => (await page.goto(new URL(pathname, dev.ready.webUrl as string).href))?.status(), { timeout: 90_000 }).toBe(status);
+        const alert = page.getByRole('alert');
+        await alert.waitFor({ timeout: 30_000 });
+        return alert;
+      };
+      try {
+        const absent = await errorPage('/no-such-page', 404);
+        expect(await absent.locator('strong').textContent()).toBe('There is no page here');
+        expect(await absent.locator('p').first().textContent()).toBe('Page not found: /no-such-page');
+
+        const typo = await errorPage('/misspelt', 500);
+        expect(await typo.locator('strong').textContent()).toBe('This page failed to render');
+        expect(await typo.locator('p').first().textContent()).toContain(`fw: the api object has no liveQuery named "fndNotes". Did you mean 'findNotes'?`);
+
+        const failed = await errorPage('/refused', 400);
+        expect(await failed.locator('p').first().textContent()).toBe('Invalid args: args.page.numItems: Too small: expected number to be >=1');
+        expect(await failed.locator('code').first().textContent()).toBe('validation_failed');
+        expect(await failed.locator('code').nth(1).textContent()).toMatch(/^[0-9a-f]{32}$/);
+        // Vite's and Nuxt's dev overlays sit above the page: what axe checks is the page itself.
+        await page.evaluate(() => document.querySelectorAll('nuxt-error-overlay, vite-error-overlay').forEach((overlay) => overlay.remove()));
+        for (const [width, scheme] of [[1280, 'light'], [390, 'dark']] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          await page.setViewportSize({ width, height: 800 });
+          expect(await axeViolations(page), `${width} ${scheme}`).toEqual([]);
+        }
+        // The way back is the notes page, once the error page is hydrated (before, the button does nothing);
+        // by keyboard, as a dev overlay may cover the page again.
+        await page.waitForFunction(() => Boolean((document.querySelector('#__nuxt') as { __vue_app__?: unknown } | null)?.__vue_app__), undefined, { timeout: 60_000 });
+        await failed.getByRole('button', { name: 'Back to the notes' }).press('Enter');
+        await page.getByText('No notes yet.').waitFor({ timeout: 60_000 });
+      } finally {
+        await rm(path.join(pages, 'misspelt.vue'), { force: true });
+        await rm(path.join(pages, 'refused.vue'), { force: true });
+        // The app is the template's again once fw dev's analysis no longer sees the pages (nor says so in the overlay).
+        const graph = path.join(dir, 'src/fw/_generated/frontendGraph.json');
+        await expect.poll(async () => (await readFile(graph, 'utf8')).includes('web/pages/misspelt.vue'), { timeout: 90_000 }).toBe(false);
+        await context.close();
+      }
+    }, 240_000);
 
     // Last: it writes as the dev identity the server renders as (plugins/fw.server.ts), whose notes
     // the other tests' pages would show until their own tenant's list arrives.
