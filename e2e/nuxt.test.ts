@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,20 +11,7 @@ import { axeViolations } from './support/axe.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
 import { expectAccessibleEverywhere, expectDeleteWithConfirmation, expectEditInPlace, expectSearchAndPaging, type NotesTenant, seedNotes } from './support/notes-features.ts';
 import { expectTitleRefusedUnderField } from './support/notes-form.ts';
-import { oneOrigin } from './support/one-origin.ts';
 import { unpinnedPackages } from './support/template-pins.ts';
-import { until } from './support/until.ts';
-
-/** A port nothing listens on now (for a server that takes its port from the environment). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
-}
 
 // The template's page with its wiring broken: a deep import from _generated/ and a raw $fetch of a command.
 const brokenNuxtPage = `<script setup lang="ts">
@@ -110,77 +95,6 @@ describe('the nuxt-web template', () => {
     expect(build.code, build.stdout + build.stderr).toBe(0);
     expect(existsSync(path.join(dir, 'web/.output/server/index.mjs'))).toBe(true);
   }, 180_000);
-
-  // The guide's production step (docs/getting-started.md, 6) for a Nuxt web/: fw build and nuxt build,
-  // fw start (the API, verifying the app's own HS256 tokens) and Nuxt's server behind one origin; a
-  // browser that opens the link of `fw auth token` is signed in (composables/token.ts, the client plugin's getToken).
-  describe.skipIf(!hasChromium)('built, behind one origin, in a real browser', () => {
-    const tenant = '00000000-0000-4000-8000-000000000001';
-    const env = {
-      DATABASE_URL: '',
-      FW_AUTH: 'jwt',
-      FW_JWT_ISSUER: 'https://my-app.example/',
-      FW_JWT_AUDIENCE: 'my-app',
-      FW_JWT_HS_SECRET: 'a-test-secret-of-more-than-32-characters-0123456789',
-    };
-    let api: RunningFw;
-    let web: ChildProcess;
-    let proxy: Awaited<ReturnType<typeof oneOrigin>>;
-    let browser: Browser;
-
-    beforeAll(async () => {
-      // The web build of the test before, or one of its own when run alone.
-      if (!existsSync(path.join(dir, 'web/.output/server/index.mjs'))) expect((await nuxt(['build', 'web'])).code).toBe(0);
-      const built = await runFw(['build', '--json'], { cwd: dir, env: { ...env, NODE_ENV: 'production' } });
-      expect(built.code, built.stderr).toBe(0);
-      api = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json', '--migrate'], { cwd: dir, env, timeoutMs: 90_000 });
-      const webPort = await freePort();
-      // The proxy's address is known before Nuxt starts: the page and its server render call the runtime there.
-      proxy = await oneOrigin(`http://127.0.0.1:${webPort}`, api.ready.serverUrl as string);
-      web = spawn(process.execPath, [path.join(dir, 'web/.output/server/index.mjs')], { cwd: dir, env: { ...process.env, HOST: '127.0.0.1', PORT: String(webPort), NUXT_PUBLIC_FW_URL: proxy.url }, stdio: 'ignore' });
-      await until(async () => (await fetch(proxy.url).catch(() => undefined))?.ok, "Nuxt's server", { timeoutMs: 60_000 });
-      browser = await launchChromium();
-    }, 400_000);
-    afterAll(async () => {
-      await browser?.close();
-      web?.kill();
-      await proxy?.close();
-      await api?.stop();
-    });
-
-    it('says unauthenticated without a token; the link of fw auth token signs in, and the token is kept', async () => {
-      const minted = await runFw(['auth', 'token', '--user', 'me', '--tenant', tenant, '--role', 'member', '--link', proxy.url], { cwd: dir, env });
-      expect(minted.code, minted.stderr).toBe(0);
-      const link = minted.stdout.trim();
-      expect(link).toMatch(new RegExp(`^${proxy.url}/#token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`));
-
-      const context = await browser.newContext();
-      const signedOut = await context.newPage();
-      await signedOut.goto(proxy.url);
-      await expect.poll(() => signedOut.getByRole('alert').locator('code').first().textContent(), { timeout: 60_000 }).toBe('unauthenticated');
-
-      // The link, opened as a user opens it: a page of its own in the same browser.
-      const page = await context.newPage();
-      await page.goto(link);
-      // The token left the address bar (kept in this browser), and the live list answers as `me`.
-      await expect.poll(() => page.url(), { timeout: 30_000 }).toBe(`${proxy.url}/`);
-      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 60_000 }).toBe('Live');
-      await page.getByLabel('Title').fill('Signed in with fw auth token');
-      await page.getByRole('button', { name: 'Add note' }).click();
-      const list = page.getByRole('list', { name: 'Notes' });
-      await expect.poll(() => list.getByRole('heading').allTextContents(), { timeout: 30_000 }).toEqual(['Signed in with fw auth token']);
-      expect(await page.getByRole('alert').count()).toBe(0);
-
-      // A reload signs in with the kept token; the note is the signed-in user's.
-      await page.reload();
-      await expect.poll(() => list.getByRole('heading').allTextContents(), { timeout: 30_000 }).toEqual(['Signed in with fw auth token']);
-      const token = new URL(link).hash.slice('#token='.length);
-      const notes = await fetch(`${proxy.url}/queries/listNotes`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{"args":{}}' });
-      expect(notes.status).toBe(200);
-      expect((await notes.json()).result).toMatchObject([{ title: 'Signed in with fw auth token', author_id: 'me', tenant_id: tenant }]);
-      await context.close();
-    });
-  });
 
   describe.skipIf(!hasChromium)('under fw dev, in a real browser', () => {
     let dev: RunningFw;
