@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { installNote, unsupportedNodeMessage } from '../runtime/core/node-version.ts';
 import { findPinnedNode, REEXEC_MARK, runOnPinnedNode } from '../runtime/core/pinned-node.ts';
@@ -23,6 +24,13 @@ if (unsupported && process.argv[2] !== 'create') {
   }
   process.exit(await runOnPinnedNode(pinned.path));
 }
+// Node keeps the bytecode of the modules fw loads (on disk, in its compile cache, checked against each
+// file's content), so every later fw process skips compiling them again — as Vite's own CLI does. The
+// cache is written when asked: before the explicit exit below, and once a long-running command is up.
+module.enableCompileCache?.();
+setTimeout(() => module.flushCompileCache?.(), 10_000).unref();
 const { main } = await import('./main.ts');
+const exitCode = await main(process.argv.slice(2));
+module.flushCompileCache?.();
 // Exit explicitly: a stopped server must not linger on a stray handle.
-process.exit(await main(process.argv.slice(2)));
+process.exit(exitCode);

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, repoRoot, runFw, runNode } from './support/app.ts';
@@ -43,5 +43,11 @@ describe('builds regenerate the typed client first', () => {
     // The server bundle has the new entry too.
     const manifest = JSON.parse(await readFile(path.join(app.dir, '.fw/build/server/manifest.json'), 'utf8')) as { entries: string[] };
     expect(manifest.entries.sort()).toEqual(['countNotes', 'createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote']);
+    // A production build of the web even under the suite's NODE_ENV=test: no React development build.
+    expect(process.env.NODE_ENV).toBe('test');
+    const assets = path.join(app.dir, '.fw/build/web/assets');
+    const scripts = (await readdir(assets)).filter((name) => name.endsWith('.js'));
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const script of scripts) expect((await readFile(path.join(assets, script), 'utf8')).includes('jsxDEV'), `${script} holds React's development build`).toBe(false);
   });
 });

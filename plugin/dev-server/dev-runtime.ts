@@ -9,6 +9,7 @@ import type { CorsOptions } from '../../runtime/http/cors.ts';
 import type { RuntimeHandler } from '../../runtime/http/handler.ts';
 import type { LiveHub, LiveOptions } from '../../runtime/live/hub.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
+import { takeStatementSites } from '../../runtime/db/statement-site.ts';
 import { createSingleFlight } from '../../runtime/core/single-flight.ts';
 import type { OutboxWorker } from '../../runtime/outbox/worker.ts';
 import type { OutboxWorkerOptions } from '../../runtime/app/outbox-worker.ts';
@@ -70,6 +71,8 @@ export interface DevRuntime {
  */
 export async function createDevRuntime(options: DevRuntimeOptions): Promise<DevRuntime> {
   const root = path.resolve(options.root);
+  // A failed statement's error names the line that wrote it (runtime/db/statement-site.ts).
+  takeStatementSites(true);
   // Only the first start is told: afterwards, reloads report themselves.
   let step = options.onStep ?? (() => {});
   step('loading the app');

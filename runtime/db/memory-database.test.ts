@@ -1,29 +1,21 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTemporaryCache } from '../../e2e/support/temporary-cache.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { createMemoryDatabase } from './memory-database.ts';
 
 describe('a throwaway database migrated to an app schema starts from a snapshot of the first one', () => {
-  let cache: string;
-  const snapshots = async () => (await readdir(cache)).filter((name) => /^pglite-.+-snapshot-[0-9a-f]+\.tar\.gz$/.test(name));
+  const cacheDir = useTemporaryCache();
+  const snapshots = async () => (await readdir(cacheDir())).filter((name) => /^pglite-.+-snapshot-[0-9a-f]+\.tar\.gz$/.test(name));
   const secrets = async (db: Awaited<ReturnType<typeof createMemoryDatabase>>['db']) =>
     (await sql<{ name: string; value: string }>`select name, encode(value, 'hex') as value from _fw.secrets order by name`.execute(db.admin)).rows;
   // A schema of this test's own: its snapshot is no other test's.
   const schema = defineSchema({ [`snap_${process.pid}_${Date.now()}`]: table({ id: t.uuid().defaultRandom().primaryKey(), title: t.text() }) });
   const tableName = Object.keys(schema.tables)[0]!;
 
-  beforeAll(async () => {
-    cache = await mkdtemp(path.join(tmpdir(), 'fw-cache-'));
-    process.env.FW_CACHE_DIR = cache;
-  });
-  afterAll(async () => {
-    delete process.env.FW_CACHE_DIR;
-    await rm(cache, { recursive: true, force: true });
-  });
 
   it('keeps the first migrated database, and the next starts from it with nothing to migrate and secrets of its own', async () => {
     const first = await createMemoryDatabase(schema);
@@ -55,7 +47,7 @@ describe('a throwaway database migrated to an app schema starts from a snapshot 
     // Under the schema's name, a database of other making (a marker table, no fw set-up at all).
     const other = await PGlite.create('memory://');
     await other.exec('create schema "_fw"; create table "_fw"."secrets" (name text primary key, value bytea); create table stray_marker (id int)');
-    await writeFile(path.join(cache, file!), Buffer.from(await (await other.dumpDataDir('gzip')).arrayBuffer()));
+    await writeFile(path.join(cacheDir(), file!), Buffer.from(await (await other.dumpDataDir('gzip')).arrayBuffer()));
     await other.close();
 
     const made = await createMemoryDatabase(schema);

@@ -17,6 +17,7 @@ import type { EntryKind } from '../core/entry-types.ts';
 import { FwError, toFwError } from '../core/errors.ts';
 import { isSuspension } from '../core/suspension.ts';
 import { placeFailure } from './failure-place.ts';
+import { jsonText } from '../core/json-text.ts';
 import { validateArgs } from '../core/validate-args.ts';
 import { createAutocommitKysely } from '../db/autocommit.ts';
 import { type FwDatabase, withTransactionPlugins } from '../db/database.ts';
@@ -202,6 +203,8 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
         if (entry.kind === 'aiTool') return entry.handler(toolContext(trx, caller, call.context, services.clock), args);
         const outbox: OutboxEntry[] = [];
         const value = await entry.handler(commandContext(trx, caller, outbox, services), args);
+        // An answer no caller can be sent must not leave its writes behind (the same check at send time comes after the commit).
+        jsonText(value === undefined ? null : value, label, 'result');
         await enqueueInTransaction(trx, caller.traceId, outbox);
         await call.beforeCommit?.(trx);
         if (call.onLiveRevisions) call.onLiveRevisions(await writtenRevisions(trx));

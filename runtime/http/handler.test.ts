@@ -78,6 +78,9 @@ function testApp(): AppDefinition {
         throw refusal(`Refused as ${args.as}.`, { reason: `refused_as_${args.as.toLowerCase()}` });
       },
     }),
+    // Kysely's update result is { numUpdatedRows: bigint }: JSON has no BigInt.
+    renameNotes: command({ args: { title: z.string() }, handler: (ctx, args) => ctx.db.updateTable('notes').set({ title: args.title }).executeTakeFirst() }),
+    publicBigint: query({ policy: 'public', handler: () => ({ total: [{ count: 9007199254740993n }] }) }),
     publicMissing: query({ policy: 'public', handler: () => { throw notFound('No such note.', { reason: 'note_missing' }); } }),
   };
   return {
@@ -126,6 +129,26 @@ for (const target of databaseTargets) {
       server?.close();
       await db?.close();
       await dropDatabase?.();
+    });
+
+    it('says where an answer holds a BigInt and what to do, and the write it came with is rolled back', async () => {
+      const tenant = randomUUID();
+      await call(url, '/commands/createNote', { args: { title: 'before' }, headers: member(tenant) });
+      const before = errors.length;
+      const r = await call(url, '/commands/renameNotes', { args: { title: 'after' }, headers: member(tenant) });
+      expect(r.status).toBe(500);
+      expect(r.body.error).toMatchObject({
+        code: 'internal',
+        message: 'command renameNotes answered a BigInt at result.numUpdatedRows, which JSON cannot carry.',
+        diagnostics: [{ path: 'result.numUpdatedRows', code: 'not_json', message: expect.stringContaining('Return Number(value)') }],
+      });
+      expect(errors.slice(before).map((e) => [e.message, e.traceId])).toEqual([[r.body.error.message, r.body.traceId]]);
+      const notes = await call(url, '/queries/listNotes', { args: {}, headers: member(tenant) });
+      expect(notes.body.result.map((note: { title: string }) => note.title)).toEqual(['before']);
+      // A query's answer is checked as it is sent: the route says which.
+      const query = await call(url, '/queries/publicBigint', {});
+      expect(query.body.error).toMatchObject({ code: 'internal', message: 'POST /queries/publicBigint answered a BigInt at result.total.0.count, which JSON cannot carry.', diagnostics: [{ path: 'result.total.0.count', code: 'not_json' }] });
+      await stillServes();
     });
 
     const stillServes = async () => {
@@ -370,6 +393,12 @@ describe('HTTP runtime outside dev mode', () => {
     expect(r.body.error.message).toContain(r.body.traceId);
     // Anonymous callers are refused before anything runs.
     expect((await call(url, '/queries/writeInQuery', {})).status).toBe(401);
+  });
+
+  it('says only internal and the trace id when an answer holds a BigInt', async () => {
+    const r = await call(url, '/queries/publicBigint', {});
+    expect(r.status).toBe(500);
+    expect(r.body.error).toEqual({ code: 'internal', message: `Internal error. Quote trace id ${r.body.traceId} when reporting it.`, diagnostics: [] });
   });
 
   it('shows a refusal a handler threw as it is: code, reason and message', async () => {

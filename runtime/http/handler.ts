@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AuthOption, createAuthenticator } from '../auth/authenticator.ts';
 import { type Clock, systemClock } from '../core/clock.ts';
+import { jsonText } from '../core/json-text.ts';
 import { parseAuthConfig } from '../auth/config.ts';
 import { type FwConfig, resolveConfig } from '../config/resolve-config.ts';
 import type { FwDatabase } from '../db/database.ts';
@@ -215,7 +216,7 @@ function errorBody(error: FwError, traceId: string, dev: boolean) {
 
 function send(res: ServerResponse, req: IncomingMessage, reply: Reply, cors: ReturnType<typeof resolveCorsOptions>, traceId: string): void {
   if (res.headersSent) return;
-  const payload = reply.body === undefined ? '' : JSON.stringify(reply.body);
+  const payload = reply.body === undefined ? '' : jsonText(reply.body, `${req.method} ${(req.url ?? '/').split('?', 1)[0]}`);
   res.writeHead(reply.status, {
     [TRACE_HEADER]: traceId,
     ...corsHeaders(cors, req),

@@ -67,6 +67,8 @@ function testApp(): AppDefinition {
     }),
     liveAdmin: liveQuery({ policy: 'admin', handler: () => 'secret' }),
     // A view: no trigger logs writes to it.
+    // JSON has no BigInt: an app that hands one over is told where.
+    liveBigint: liveQuery({ handler: async (ctx) => [{ n: BigInt((await ctx.db.selectFrom('notes').select(['id']).execute()).length) }] }),
     liveView: liveQuery({ handler: (ctx) => ctx.db.selectFrom('note_titles').select(['title']).orderBy('title').execute() }),
     liveViewDeclared: liveQuery({ reads: ['notes'], handler: (ctx) => ctx.db.selectFrom('note_titles').select(['title']).orderBy('title').execute() }),
     // A function that reads another table: its read is hidden from the query tree.
@@ -417,6 +419,14 @@ for (const target of databaseTargets) {
       } finally {
         stream.close();
       }
+    });
+
+    it('says where a liveQuery\'s result holds a BigInt, which JSON cannot carry', async () => {
+      const refused = await fetch(`${url}/live/liveBigint`, { headers: member('alice').headers });
+      const body = await refused.json();
+      expect(refused.status).toBe(500);
+      expect(body.error.message).toBe('liveQuery "liveBigint" answered a BigInt at result.0.n, which JSON cannot carry.');
+      expect(body.error.diagnostics).toEqual([{ path: 'result.0.n', code: 'not_json', message: expect.stringContaining('Return Number(value)') }]);
     });
 
     it('refuses a liveQuery that reads a view it does not declare; declared, it updates; a CTE is not a view', async () => {

@@ -142,6 +142,11 @@ export async function buildWeb(root: string, outDir: string, notes: string[]): P
     return null;
   }
   const { build } = await import('vite');
+  // Vite builds for production unless NODE_ENV says otherwise; `development` asks for a development
+  // build on purpose (Vite's documented way), but `test` is only inherited (a test runner's, Vitest
+  // sets it) and would ship React's development build.
+  const nodeEnv = process.env.NODE_ENV;
+  if (nodeEnv !== undefined && nodeEnv !== 'development') process.env.NODE_ENV = 'production';
   try {
     await build({ root: webRoot, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
   } catch (error) {
@@ -150,6 +155,9 @@ export async function buildWeb(root: string, outDir: string, notes: string[]): P
       suggestions: ['fw dev  (the web dev server reports the same error with its location)'],
       cause: error,
     });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
   }
   return outDir;
 }

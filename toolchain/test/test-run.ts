@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { glob, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -117,6 +118,9 @@ function reporterFile(name: 'test-reporter' | 'test-progress-reporter'): string 
 function vitestEnv(colour: 'none' | 'its-own' | 'forced'): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(readEnvironment())) if (!key.startsWith('VITEST')) env[key] = value;
+  // fw's own compile cache (cli/bin.ts) for Vitest and its workers as well: they load the same modules
+  // on every run (~8 % less CPU for a run of the template's test).
+  env.NODE_COMPILE_CACHE ??= module.getCompileCacheDir?.();
   if (colour === 'none') return { ...env, NO_COLOR: '1', FORCE_COLOR: undefined };
   return colour === 'forced' ? { ...env, FORCE_COLOR: '1', NO_COLOR: undefined } : env;
 }

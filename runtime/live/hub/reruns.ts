@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { failSpan, inSpan, type Span } from '../../telemetry/tracing.ts';
 import { recordRerun } from '../../telemetry/metrics.ts';
 import type { EntryDefinition } from '../../core/entry-types.ts';
+import { jsonText } from '../../core/json-text.ts';
 import type { Schema } from '../../core/schema.ts';
 import { FwError, toFwError } from '../../core/errors.ts';
 import { resolveTraceId } from '../../core/trace.ts';
@@ -87,6 +88,8 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
           { diagnostics: [{ path: `liveQuery.${group.name}`, code: 'clock_read', message: `reads the clock (${shown.join(', ')}) without refreshMs.` }] },
         );
       }
+      // A result no subscriber can be sent fails the run (before it counts as delivered).
+      const json = jsonText(result === undefined ? null : result, `liveQuery "${group.name}"`, 'result');
       delivered = true;
       group.lastRunMs = performance.now() - started;
       group.lastRunAt = Date.now();
@@ -98,7 +101,6 @@ export function createRunGroup(context: HubContext, { groups, fanOut, scheduler 
       group.lastStatement = only && more.length === 0 && only.kind === 'SelectQueryNode' ? { node: only } : undefined;
       // A follow-up run (the group's single flight is running this one), not a lost write.
       if (scheduler.missedDuringRun(group, group.readSet!)) void group.runs.wake();
-      const json = JSON.stringify(result === undefined ? null : result);
       group.lastError = undefined;
       const changed = json !== group.json;
       span.setAttributes({ 'fw.live.rows': Array.isArray(result) ? result.length : result == null ? 0 : 1, 'fw.live.changed': changed, 'fw.live.subscribers': group.subscribers.size });
