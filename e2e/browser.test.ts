@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, post, type RunningFw, startFw } from './support/app.ts';
 import { hasChromium, holdRequests, launchChromium, viteConnected } from './support/browser.ts';
 import { actAsTenant, freshTenantId } from './support/dev-tenant.ts';
+import { expectAccessibleEverywhere, expectDeleteWithConfirmation, expectEditInPlace, expectSearchAndPaging, type NotesTenant } from './support/notes-features.ts';
 import { expectTitleRefusedUnderField } from './support/notes-form.ts';
 
 // Every test acts as a tenant of its own (a fresh id in the dev auth headers), so the notes it reads
@@ -168,6 +169,46 @@ describe.skipIf(!hasChromium)('minimal-web in a real browser under fw dev', () =
     await page.goto(dev.ready.webUrl as string);
     await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
     await expectTitleRefusedUnderField(page, 'A real title');
+    await context.close();
+  });
+
+  /** A page of a new, empty tenant showing its (empty) list, and that tenant for writes of the test's own. */
+  async function openAsFreshTenant() {
+    const tenant: NotesTenant = { runtimeUrl: dev.ready.serverUrl as string, tenantId: freshTenantId() };
+    const context = await browser.newContext();
+    await actAsTenant(context, tenant.tenantId);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(dev.ready.webUrl as string);
+    await page.getByText('No notes yet.').waitFor({ timeout: 30_000 });
+    return { context, page, tenant, problems };
+  }
+
+  it('edits a note in place: Escape cancels, a blank title is said under the field, the change shows before the answer and is kept', async () => {
+    const { context, page, tenant, problems } = await openAsFreshTenant();
+    await expectEditInPlace(page, tenant);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('deletes a note after asking (Keep or Escape keeps it), the cursor moving to the next note; a colleague\'s note has no Edit or Delete', async () => {
+    const { context, page, tenant, problems } = await openAsFreshTenant();
+    await expectDeleteWithConfirmation(page, tenant);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('pages a long list twenty at a time, every page live, and finds notes by words in their details', async () => {
+    const { context, page, tenant, problems } = await openAsFreshTenant();
+    await expectSearchAndPaging(page, tenant);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('has no axe-core violations at 1280 and 390 wide, light and dark, with a note being edited and one asking before its delete', async () => {
+    const { context, page, tenant } = await openAsFreshTenant();
+    await expectAccessibleEverywhere(page, tenant, 'minimal-web');
     await context.close();
   });
 

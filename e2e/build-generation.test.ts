@@ -25,7 +25,7 @@ describe('builds regenerate the typed client first', () => {
     const build = await runNode([path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', 'web'], { cwd: app.dir });
     expect(build.code, build.stderr).toBe(0);
     expect(build.stdout).toMatch(/fw: regenerated .*src\/fw\/_generated\/api\.ts/);
-    expect(await generatedNames(app.dir)).toEqual(['countNotes', 'createNote', 'listNotes', 'liveNotes']);
+    expect(await generatedNames(app.dir)).toEqual(['countNotes', 'createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote']);
     expect(await readFile(path.join(app.dir, 'src/fw/_generated/api.ts'), 'utf8')).toContain('countNotes');
     expect(await check(app.dir)).toMatchObject({ ok: true });
   });
@@ -38,11 +38,11 @@ describe('builds regenerate the typed client first', () => {
     const build = await runFw(['build', '--json'], { cwd: app.dir });
     expect(build.code, build.stderr).toBe(0);
     expect(build.stderr).toMatch(/fw build: regenerated .*src\/fw\/_generated\/api\.ts/);
-    expect(await generatedNames(app.dir)).toEqual(['countNotes', 'createNote', 'listNotes', 'liveNotes']);
+    expect(await generatedNames(app.dir)).toEqual(['countNotes', 'createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote']);
     expect(await check(app.dir)).toMatchObject({ ok: true });
     // The server bundle has the new entry too.
     const manifest = JSON.parse(await readFile(path.join(app.dir, '.fw/build/server/manifest.json'), 'utf8')) as { entries: string[] };
-    expect(manifest.entries.sort()).toEqual(['countNotes', 'createNote', 'listNotes', 'liveNotes']);
+    expect(manifest.entries.sort()).toEqual(['countNotes', 'createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote']);
     // A production build of the web even under the suite's NODE_ENV=test: no React development build.
     expect(process.env.NODE_ENV).toBe('test');
     const assets = path.join(app.dir, '.fw/build/web/assets');

@@ -267,7 +267,7 @@ describe('fw dev --api-only on the embedded database', () => {
     const live = await post(serverUrl, '/queries/liveNotes', {}, mine);
     expect(live.body.result).toHaveLength(2);
     const entries = (await (await fetch(`${serverUrl}/entries`)).json()) as { entries: Array<{ name: string }> };
-    expect(entries.entries.map((e) => e.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes']);
+    expect(entries.entries.map((e) => e.name).sort()).toEqual(['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote']);
     expect(existsSync(path.join(app.dir, '.fw', 'db'))).toBe(true);
   });
 
@@ -390,8 +390,15 @@ describe('fw dev --once', () => {
       const r = await runFw(['dev', '--once', '--json'], { cwd: app.dir });
       expect(r.code, r.stderr).toBe(0);
       const report = JSON.parse(r.stdout);
-      // The template's listNotes query has no UI (its page uses the live query): a note, not a problem.
-      expect(report).toMatchObject({ ok: true, diagnostics: [{ code: 'entry_without_ui', severity: 'info', path: 'src/queries/listNotes.ts:1:1' }], health: { status: 'ok' } });
+      // The template's listNotes and liveNotes have no UI (its page pages findNotes): notes, not problems.
+      expect(report).toMatchObject({
+        ok: true,
+        diagnostics: [
+          { code: 'entry_without_ui', severity: 'info', path: 'src/queries/listNotes.ts:1:1' },
+          { code: 'entry_without_ui', severity: 'info', path: 'src/queries/liveNotes.ts:1:1' },
+        ],
+        health: { status: 'ok' },
+      });
       expect(report.steps.map((s: { name: string; ok: boolean }) => [s.name, s.ok])).toEqual([
         ['start (load, migrate, generate, listen)', true],
         ['probe GET /health', true],

@@ -48,12 +48,6 @@ export default command({
   },
 });
 `,
-  'src/commands/deleteNote.ts': `import { command, z } from 'fwjs';
-export default command({
-  args: { id: z.uuid() },
-  handler: async (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute(),
-});
-`,
   'src/workflows/flaky.ts': `import { workflow, z } from 'fwjs';
 export default workflow({
   args: { key: z.string() },

@@ -18,12 +18,13 @@ describe.skipIf(!hasChromium)('server errors in the browser, in fw dev', () => {
     app = await createTestApp(
       'minimal-web',
       {
-        // The page's live list reads a column that does not exist, in the handler's third line.
-        'src/queries/liveNotes.ts': [
-          "import { liveQuery } from 'fwjs';",
+        // The page's live list (a page of findNotes) reads a column that does not exist, in the handler's third line.
+        'src/queries/findNotes.ts': [
+          "import { liveQuery, paginationArgs, z } from 'fwjs';",
           '',
           'export default liveQuery({',
           "  policy: 'user',",
+          '  args: { search: z.string().optional(), page: paginationArgs },',
           '  handler: (ctx) => {',
           "    const notes = ctx.db.selectFrom('notes');",
           "    return notes.select(['id', 'stauts' as never]).execute();",
@@ -75,9 +76,9 @@ describe.skipIf(!hasChromium)('server errors in the browser, in fw dev', () => {
 
     const overlay = page.locator('vite-error-overlay');
     await overlay.waitFor({ state: 'attached' });
-    expect(await overlayText(page)).toContain(`internal [trace ${firstTrace}]: liveQuery liveNotes: ${STATEMENT_FAILS}`);
-    expect(await overlayText(page)).toContain(`src/queries/liveNotes.ts:7:52: liveQuery liveNotes failed: ${STATEMENT_FAILS}`);
-    expect(consoleErrors).toContain(`fw: internal: liveQuery liveNotes: ${STATEMENT_FAILS}\n    at src/queries/liveNotes.ts:7:52 [trace ${firstTrace}]`);
+    expect(await overlayText(page)).toContain(`internal [trace ${firstTrace}]: liveQuery findNotes: ${STATEMENT_FAILS}`);
+    expect(await overlayText(page)).toContain(`src/queries/findNotes.ts:8:52: liveQuery findNotes failed: ${STATEMENT_FAILS}`);
+    expect(consoleErrors).toContain(`fw: internal: liveQuery findNotes: ${STATEMENT_FAILS}\n    at src/queries/findNotes.ts:8:52 [trace ${firstTrace}]`);
 
     // Retry meets the same failure (a new trace): the browser is told again, the terminal not. (By
     // keyboard: the overlay covers the page.)
@@ -88,8 +89,8 @@ describe.skipIf(!hasChromium)('server errors in the browser, in fw dev', () => {
     }, 'a second failure');
     await until(async () => consoleErrors.filter((e) => e.includes(STATEMENT_FAILS)).length === 2 || undefined, 'a second console line');
     await overlay.waitFor({ state: 'attached' });
-    expect(terminalLines(`liveQuery liveNotes: ${STATEMENT_FAILS}`)).toHaveLength(1);
-    expect(terminalLines(`liveQuery liveNotes: ${STATEMENT_FAILS}`)[0]).toContain(`fw: internal [trace ${firstTrace}]`);
+    expect(terminalLines(`liveQuery findNotes: ${STATEMENT_FAILS}`)).toHaveLength(1);
+    expect(terminalLines(`liveQuery findNotes: ${STATEMENT_FAILS}`)[0]).toContain(`fw: internal [trace ${firstTrace}]`);
     await page.close();
   });
 

@@ -90,12 +90,12 @@ describe('fw dev says what its first start is doing', () => {
     expect(fromLoad).toEqual(steps.slice(steps.lastIndexOf('loading the app')));
     // Then where it serves and the dashboard, and no step after the ready line.
     const readyAt = lines.findIndex((line) => line.startsWith('fw dev: web on '));
-    expect(lines[readyAt]).toMatch(/^fw dev: web on http:\/\/127\.0\.0\.1:\d+, API on http:\/\/127\.0\.0\.1:\d+ \(pglite, 4 entries\)\. Ctrl-C to stop\.$/);
+    expect(lines[readyAt]).toMatch(/^fw dev: web on http:\/\/127\.0\.0\.1:\d+, API on http:\/\/127\.0\.0\.1:\d+ \(pglite, 7 entries\)\. Ctrl-C to stop\.$/);
     expect(lines.slice(readyAt).some((line) => line.startsWith('… fw dev'))).toBe(false);
 
     const json = await startFw(['dev', '--port', '0', '--web-port', '0', '--json', '--no-typecheck'], { cwd: app.dir, timeoutMs: 180_000 });
     await json.stop();
-    expect(json.ready).toMatchObject({ ok: true, entries: 4 });
+    expect(json.ready).toMatchObject({ ok: true, entries: 7 });
     expect(json.stderr()).toMatch(/^… fw dev: loading the app \d+ s$/m);
     expect(json.stderr()).not.toContain('\u001b');
   }, 420_000);

@@ -40,7 +40,7 @@ describe.skipIf(!hasChromium)('a misspelt entry name in web code, in fw dev', ()
     const boundary = page.getByRole('alert').filter({ hasText: 'This page failed to render' });
     await boundary.waitFor();
     expect(await boundary.locator('p').textContent()).toBe(
-      'fw: the api object has no command named "createNot". Did you mean \'createNote\'? (known: createNote). Check the name, or regenerate the api with `fw generate`.',
+      'fw: the api object has no command named "createNot". Did you mean \'createNote\'? (known: createNote, deleteNote, updateNote). Check the name, or regenerate the api with `fw generate`.',
     );
 
     const overlay = page.locator('vite-error-overlay');
@@ -52,7 +52,7 @@ describe.skipIf(!hasChromium)('a misspelt entry name in web code, in fw dev', ()
       'run: fw inspect client --json',
     ]);
     // The type errors follow it.
-    expect(message).toContain("web/src/App.tsx:17:33 TS2345 Argument of type '\"createNot\"'");
+    expect(message).toContain("web/src/App.tsx:26:33 TS2345 Argument of type '\"createNot\"'");
     await page.close();
   }, 300_000);
 });

@@ -72,7 +72,7 @@ describe('docs/getting-started.md on the minimal-web template', () => {
       }
     });
 
-    it('npm test (fw test) passes both tests', { timeout: 300_000 }, async () => {
+    it('npm test (fw test) passes the template’s three tests and the new one', { timeout: 300_000 }, async () => {
       expect(blocks[6]!.trim().split(/\s+/).slice(0, 2)).toEqual(['npm', 'test']);
       const pkg = JSON.parse(await readFile(path.join(app.dir, 'package.json'), 'utf8'));
       expect(pkg.scripts.test).toBe('fw test');
@@ -80,7 +80,7 @@ describe('docs/getting-started.md on the minimal-web template', () => {
       expect(generated.code, generated.stdout + generated.stderr).toBe(0);
       const tested = await runFw(['test', '--json'], { cwd: app.dir });
       expect(tested.code, tested.stdout + tested.stderr).toBe(0);
-      expect(JSON.parse(tested.stdout)).toMatchObject({ ok: true, run: { reason: 'passed', totals: { files: 1, tests: 2, passed: 2, failed: 0 } } });
+      expect(JSON.parse(tested.stdout)).toMatchObject({ ok: true, run: { reason: 'passed', totals: { files: 1, tests: 4, passed: 4, failed: 0 } } });
     });
   });
 });

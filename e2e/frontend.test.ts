@@ -63,8 +63,10 @@ describe('fw inspect and fw check', () => {
     expect(frontend.code).toBe(0);
     const graph = JSON.parse(frontend.stdout);
     expect(graph.hooks.map((h: { hook: string; entry: string; status: string }) => [h.hook, h.entry, h.status])).toEqual([
-      ['useLiveQuery', 'liveNotes', 'ok'],
+      ['usePaginatedLiveQuery', 'findNotes', 'ok'],
       ['useCommand', 'createNote', 'ok'],
+      ['useCommand', 'deleteNote', 'ok'],
+      ['useCommand', 'updateNote', 'ok'],
     ]);
     expect(graph.diagnostics.filter((d: { severity: string }) => d.severity !== 'info')).toEqual([]);
     const capabilities = await runFw(['inspect', 'capabilities', '--json'], { cwd: app.dir });
@@ -78,7 +80,8 @@ describe('fw inspect and fw check', () => {
   it('check passes on the template and fails, naming file:line:col, on a raw fetch', async () => {
     const clean = await runFw(['check', '--json'], { cwd: app.dir });
     expect(clean.code, clean.stdout + clean.stderr).toBe(0);
-    expect(JSON.parse(clean.stdout)).toMatchObject({ ok: true, checks: expect.arrayContaining([{ name: 'frontend', ok: true, errors: 0, warnings: 0, infos: 1 }]) });
+    // Two notes, no problems: the template's listNotes and liveNotes have no UI (its page pages findNotes).
+    expect(JSON.parse(clean.stdout)).toMatchObject({ ok: true, checks: expect.arrayContaining([{ name: 'frontend', ok: true, errors: 0, warnings: 0, infos: 2 }]) });
 
     await writeFile(path.join(app.dir, 'web/src/raw.ts'), "export const load = () => fetch('/queries/listNotes', { method: 'POST' });\n");
     const broken = await runFw(['check', '--json'], { cwd: app.dir });

@@ -49,7 +49,7 @@ describe('fw make ai-chat', () => {
     // The template's tsconfig allows `.ts` imports.
     expect(agent).toContain("import createNote from '../../commands/createNote.ts';");
     expect(agent).toContain("import liveNotes from '../../queries/liveNotes.ts';");
-    expect(agent).toContain('tools: { createNote, listNotes, liveNotes },');
+    expect(agent).toContain('tools: { createNote, deleteNote, updateNote, findNotes, listNotes, liveNotes },');
     expect(agent).toContain("stopWhen: { kind: 'stepCount', maxSteps: 5 },");
 
     const chat = await readFile(path.join(app.dir, 'web/src/components/SupportChat.tsx'), 'utf8');
@@ -91,7 +91,7 @@ describe('fw make ai-chat', () => {
     await makeSupport();
     const agents = await runFw(['ai', 'agents', '--json'], { cwd: app.dir });
     expect(agents.code, agents.stdout + agents.stderr).toBe(0);
-    expect(JSON.parse(agents.stdout).agents).toContainEqual(expect.objectContaining({ name: 'support', tools: ['createNote', 'listNotes', 'liveNotes'] }));
+    expect(JSON.parse(agents.stdout).agents).toContainEqual(expect.objectContaining({ name: 'support', tools: ['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote'] }));
     const generate = await runFw(['generate', '--json'], { cwd: app.dir });
     expect(generate.code, generate.stdout + generate.stderr).toBe(0);
 
@@ -155,7 +155,7 @@ describe('fw make ai-chat without a React web/', () => {
       expect(typecheck.stdout + typecheck.stderr).toBe('');
       const agents = await runFw(['ai', 'agents', '--json'], { cwd: app.dir });
       expect(agents.code, agents.stdout + agents.stderr).toBe(0);
-      expect(JSON.parse(agents.stdout).agents).toEqual([expect.objectContaining({ name: 'helper', tools: ['createNote', 'listNotes', 'liveNotes'] })]);
+      expect(JSON.parse(agents.stdout).agents).toEqual([expect.objectContaining({ name: 'helper', tools: ['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote'] })]);
     } finally {
       await app.remove();
     }

@@ -72,7 +72,7 @@ describe('MCP on fw dev', () => {
     const bob = await connect(url, devHeaders('bob', tenantB));
     clients.push(alice, bob);
     const { tools } = await alice.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['createNote', 'listNotes', 'liveNotes', 'pinNote', 'testErrorHandling']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'pinNote', 'testErrorHandling', 'updateNote']);
     expect(tools.find((tool) => tool.name === 'createNote')!.inputSchema.required).toEqual(['title']);
 
     const created = await call(alice, 'createNote', { title: 'from an agent' });

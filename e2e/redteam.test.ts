@@ -564,15 +564,20 @@ describe('AI red team and AI inspection', () => {
 
     const listed = JSON.parse(tools.stdout);
     const read = { risk: 'read', needsApproval: false, readOnly: true, reads: ['notes'], writes: [], secrets: [], policy: 'user', execution: 'fw-runtime-endpoint' };
+    // Changing a note reads it first (its author is checked): a write that waits for approval.
+    const ownWrite = { risk: 'write', needsApproval: true, readOnly: false, reads: ['notes'], writes: ['notes'], secrets: [], policy: 'user', execution: 'fw-runtime-endpoint' };
     expect(listed).toMatchObject({
       ok: true,
       tools: [
         { name: 'createNote', source: 'entry', kind: 'command', risk: 'write', needsApproval: true, readOnly: false, writes: ['notes'], policy: 'user', execution: 'fw-runtime-endpoint' },
+        { name: 'deleteNote', source: 'entry', kind: 'command', ...ownWrite },
+        { name: 'findNotes', source: 'entry', kind: 'liveQuery', ...read },
         { name: 'listNotes', source: 'entry', kind: 'query', ...read },
         { name: 'liveNotes', source: 'entry', kind: 'liveQuery', ...read },
+        { name: 'updateNote', source: 'entry', kind: 'command', ...ownWrite },
       ],
     });
-    expect(listed.tools).toHaveLength(3);
+    expect(listed.tools).toHaveLength(6);
     // agentTools.json's content, both ways.
     expect(JSON.parse(inspected.stdout)).toEqual(listed);
 

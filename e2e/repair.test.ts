@@ -121,7 +121,7 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
     const recorded = JSON.parse(await readFile(path.join(app.dir, '.fw/last-test-run.json'), 'utf8')) as LastTestRun;
     expect(printed).toMatchObject({ ok: false, exitCode: 1 });
     expect(printed.run).toEqual(recorded);
-    expect(recorded).toMatchObject({ version: 1, reason: 'failed', totals: { files: 2, tests: 6, passed: 2, failed: 4, skipped: 0 } });
+    expect(recorded).toMatchObject({ version: 1, reason: 'failed', totals: { files: 2, tests: 8, passed: 4, failed: 4, skipped: 0 } });
     expect(recorded.failures.map((f) => [f.file, f.test])).toEqual([
       ['tests/seeded.test.ts', 'createNote saves a note'],
       ['tests/seeded.test.ts', 'archiveNote archives a note'],
@@ -139,7 +139,7 @@ describe('fw test and fw repair diagnose --from-last-test-run', () => {
     const result = await runFw(['repair', 'diagnose', '--from-last-test-run', '--json'], { cwd: app.dir });
     expect(result.code, result.stderr).toBe(1);
     const diagnosis = JSON.parse(result.stdout) as RepairDiagnosis;
-    expect(diagnosis).toMatchObject({ ok: false, run: { failed: 4, passed: 2 } });
+    expect(diagnosis).toMatchObject({ ok: false, run: { failed: 4, passed: 4 } });
     const causes = Object.fromEntries(diagnosis.failures.map((f) => [f.test, f.causes]));
     expect(causes['createNote saves a note']).toEqual([
       expect.objectContaining({ kind: 'schema', entry: 'createNote', detail: expect.stringContaining('src/commands/createNote.ts'), suggestedCommand: 'fw inspect client --json' }),

@@ -68,7 +68,7 @@ describe('fw verify on a healthy app', () => {
     expect(statuses(r)).toEqual({ generated: 'passed', check: 'passed', typecheck: 'passed', boot: 'passed', tests: 'passed' });
     const run = JSON.parse(await readFile(path.join(app.dir, '.fw/last-test-run.json'), 'utf8'));
     // tests/notes.test.ts comes with the template (fw/testing, in-memory database); tests/health.test.ts is this test's.
-    expect(run).toMatchObject({ version: 1, reason: 'passed', totals: { files: 2, tests: 2, passed: 2, failed: 0 }, failures: [] });
+    expect(run).toMatchObject({ version: 1, reason: 'passed', totals: { files: 2, tests: 4, passed: 4, failed: 0 }, failures: [] });
     expect(gate(r, 'tests').ran).toEqual([expect.stringMatching(/^vitest run /)]);
   });
 
@@ -83,7 +83,7 @@ describe('fw verify on a healthy app', () => {
     expect(r.gates.map((g) => g.name)).toEqual(['generated', 'check', 'typecheck', 'migrations', 'boot', 'tests', 'redteam', 'web-build', 'backend-build']);
     expect(statuses(r)).toMatchObject({ migrations: 'passed', redteam: 'passed', 'web-build': 'passed', 'backend-build': 'passed' });
     expect(gate(r, 'backend-build').ran).toEqual([expect.stringMatching(/^fw build's server step: bundle src\/ into \.fw\/verify\/\w+\/server\/app\.mjs/)]);
-    expect(gate(r, 'backend-build').diagnostics).toEqual([expect.objectContaining({ code: 'backend_build', severity: 'info', message: 'Bundled and loaded 3 entries.' })]);
+    expect(gate(r, 'backend-build').diagnostics).toEqual([expect.objectContaining({ code: 'backend_build', severity: 'info', message: 'Bundled and loaded 6 entries.' })]);
     expect(gate(r, 'web-build').ran).toEqual([expect.stringMatching(/^vite build web --outDir \.fw\/verify\/\w+\/web/)]);
     expect(gate(r, 'typecheck').ran).toEqual([expect.stringContaining('tsc -p tsconfig.json --noEmit'), expect.stringContaining('tsc -p web/tsconfig.json --noEmit')]);
     for (const g of r.gates) expect(g.ran.length, g.name).toBeGreaterThan(0);
@@ -177,7 +177,7 @@ describe('fw verify on a broken app', () => {
     expect(statuses(r)).toEqual({ generated: 'failed', check: 'failed', typecheck: 'failed', boot: 'passed', tests: 'failed' });
     expect(gate(r, 'tests').diagnostics).toEqual([
       expect.objectContaining({ code: 'test_failed', path: 'tests/broken.test.ts', suggestedCommand: 'fw repair diagnose --from-last-test-run --json' }),
-      expect.objectContaining({ code: 'test_totals', severity: 'info', message: '2 passed, 1 failed, 0 skipped in 3 file(s).' }),
+      expect.objectContaining({ code: 'test_totals', severity: 'info', message: '4 passed, 1 failed, 0 skipped in 3 file(s).' }),
     ]);
   });
 

@@ -70,9 +70,12 @@ describe.each(loaders)('loading an app through %s', (_, loadApp) => {
     const app = await load({ 'src/queries/list-recent-notes.ts': "import { query } from 'fwjs';\nexport default query({ policy: 'public', handler: () => [] });\n" });
     expect([...app.entries].map(([name, e]) => [name, e.kind, e.policy]).sort()).toEqual([
       ['createNote', 'command', 'user'],
+      ['deleteNote', 'command', 'user'],
+      ['findNotes', 'liveQuery', 'user'],
       ['listNotes', 'query', 'user'],
       ['listRecentNotes', 'query', 'public'],
       ['liveNotes', 'liveQuery', 'user'],
+      ['updateNote', 'command', 'user'],
     ]);
     expect(Object.keys(app.schema.tables)).toEqual(['notes']);
   });

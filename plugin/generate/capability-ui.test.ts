@@ -7,7 +7,8 @@ import type { CapabilityMap } from './capability-map.ts';
 import { generateArtifacts, type GenerateResult } from './generate.ts';
 
 // A notes app with a router, a layout, forms and buttons calling commands, a live list, an admin
-// page behind a named policy, and one button calling an entry that does not exist.
+// page behind a named policy, and one button calling an entry that does not exist. The template's own
+// page (App.tsx and its NoteList) is emptied: this app's routes are the whole UI.
 const files: Record<string, string> = {
   'src/policies.ts': "import { definePolicies } from 'fwjs';\nexport default definePolicies({ admin: ({ auth }) => auth.role === 'admin' });\n",
   'src/commands/deleteNote.ts': "import { command, z } from 'fwjs';\nexport default command({ policy: 'admin', args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n",
@@ -76,7 +77,7 @@ describe('capability map and frontend graph of a routed app', () => {
   let caps: CapabilityMap;
   let graph: FrontendGraphJson;
   beforeAll(async () => {
-    app = await createTestApp('minimal-web', { ...files, 'web/src/App.tsx': 'export {};\n' });
+    app = await createTestApp('minimal-web', { ...files, 'web/src/App.tsx': 'export {};\n', 'web/src/components/NoteList.tsx': 'export {};\n' });
     result = await generateArtifacts({ root: app.dir });
     const read = async (name: string) => JSON.parse(await readFile(path.join(app.dir, 'src/fw/_generated', name), 'utf8'));
     caps = await read('capabilityMap.json');
@@ -108,8 +109,8 @@ describe('capability map and frontend graph of a routed app', () => {
   });
 
   it('answers: which entries have no UI path', () => {
-    expect(caps.ui.entriesWithoutUi).toEqual(['archiveAll', 'listNotes']);
-    expect(result.checks.filter((d) => d.code === 'entry_without_ui').map((d) => d.file)).toEqual(['src/commands/archiveAll.ts', 'src/queries/listNotes.ts']);
+    expect(caps.ui.entriesWithoutUi).toEqual(['archiveAll', 'findNotes', 'listNotes', 'updateNote']);
+    expect(result.checks.filter((d) => d.code === 'entry_without_ui').map((d) => d.file)).toEqual(['src/commands/archiveAll.ts', 'src/commands/updateNote.ts', 'src/queries/findNotes.ts', 'src/queries/listNotes.ts']);
   });
 
   it('answers: which UI action points to a missing entry', () => {

@@ -58,7 +58,7 @@ describe('the external section of the generated api.ts', () => {
     await generateArtifacts({ root: dir });
     const module = await readFile(path.join(dir, apiModule), 'utf8');
     expect(module).toContain("import type { EntryRef } from 'fwjs/client';\n");
-    expect(module).toContain("  liveQueries: {\n    liveNotes: { kind: 'liveQuery', name: 'liveNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof liveNotes>,\n  },\n  external: {},\n} as const;\n");
+    expect(module).toContain("  liveQueries: {\n    findNotes: { kind: 'liveQuery', name: 'findNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof findNotes>,\n    liveNotes: { kind: 'liveQuery', name: 'liveNotes', reads: ['notes'], writes: [] } as EntryRef<'liveQuery', typeof liveNotes>,\n  },\n  external: {},\n} as const;\n");
   });
 
   it('types the entries of fw.manifest.json by their argsSchema and resultSchema, and typechecks in the template app', async () => {

@@ -36,19 +36,24 @@ describe('generated artifacts of the minimal-web template', () => {
 
     const api = await readJson(dir, `${generated}/api.json`);
     expect(api.fwVersion).toBe(fwVersion);
-    expect(api.entries.map((e: { name: string }) => e.name)).toEqual(['createNote', 'listNotes', 'liveNotes']);
+    expect(api.entries.map((e: { name: string }) => e.name)).toEqual(['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote']);
     expect(api.entries[0]).toMatchObject({ kind: 'command', route: 'POST /commands/createNote', policy: 'user', tenantScoped: true });
     expect(api.entries[0].args.properties.title).toEqual({ type: 'string', minLength: 1, maxLength: 200 });
     expect(api.entries[0].args.required).toEqual(['title']);
-    expect(api.entries[2]).toMatchObject({ kind: 'liveQuery', route: 'POST /queries/liveNotes' });
+    expect(api.entries.find((e: { name: string }) => e.name === 'liveNotes')).toMatchObject({ kind: 'liveQuery', route: 'POST /queries/liveNotes' });
 
     const capabilities = await readJson(dir, `${generated}/capabilityMap.json`);
     expect(capabilities.entries.map((e: Record<string, unknown>) => [e.name, e.reads, e.writes, e.policy, e.analysis])).toEqual([
       ['createNote', [], ['notes'], 'user', 'complete'],
+      ['deleteNote', ['notes'], ['notes'], 'user', 'complete'],
+      ['findNotes', ['notes'], [], 'user', 'complete'],
       ['listNotes', ['notes'], [], 'user', 'complete'],
       ['liveNotes', ['notes'], [], 'user', 'complete'],
+      ['updateNote', ['notes'], ['notes'], 'user', 'complete'],
     ]);
-    expect(capabilities.tables).toEqual([{ name: 'notes', tenantScoped: true, readBy: ['listNotes', 'liveNotes'], writtenBy: ['createNote'] }]);
+    expect(capabilities.tables).toEqual([
+      { name: 'notes', tenantScoped: true, readBy: ['deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote'], writtenBy: ['createNote', 'deleteNote', 'updateNote'] },
+    ]);
 
     const contract = await readJson(dir, `${generated}/agentContract.json`);
     expect(Object.keys(contract)).toEqual(['fwVersion', 'rules', 'policies', 'entries', 'tables', 'external', 'ai', 'frontend']);
@@ -58,7 +63,7 @@ describe('generated artifacts of the minimal-web template', () => {
       name: 'id', kind: 'uuid', nullable: false, primaryKey: true, unique: false, default: { kind: 'random_uuid' }, values: null, references: null,
     });
     expect(contract.policies.map((p: { name: string; entries: string[] }) => [p.name, p.entries])).toEqual([
-      ['public', []], ['user', ['createNote', 'listNotes', 'liveNotes']], ['system', []],
+      ['public', []], ['user', ['createNote', 'deleteNote', 'findNotes', 'listNotes', 'liveNotes', 'updateNote']], ['system', []],
     ]);
 
     const module = await read(dir, `${generated}/api.ts`);
@@ -163,8 +168,11 @@ describe('the ai section of agentContract.json', () => {
     // The app's entries, then its aiTools.
     expect(ai.tools).toEqual([
       { name: 'createNote', kind: 'command', risk: 'write', needsApproval: true, readOnly: false, policy: 'user' },
+      { name: 'deleteNote', kind: 'command', risk: 'write', needsApproval: true, readOnly: false, policy: 'user' },
+      { name: 'findNotes', kind: 'liveQuery', ...read },
       { name: 'listNotes', kind: 'query', ...read },
       { name: 'liveNotes', kind: 'liveQuery', ...read },
+      { name: 'updateNote', kind: 'command', risk: 'write', needsApproval: true, readOnly: false, policy: 'user' },
       { name: 'emailNote', kind: 'aiTool', risk: 'external', needsApproval: true, readOnly: false, policy: 'user' },
       { name: 'noteCount', kind: 'aiTool', ...read },
     ]);
@@ -256,12 +264,12 @@ describe('determinism and drift', () => {
   it('check flags every artifact a new entry file changes', async () => {
     const dir = await app();
     await generateArtifacts({ root: dir });
-    await writeFile(path.join(dir, 'src/commands/deleteNote.ts'), "import { command, z } from 'fwjs';\nexport default command({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n");
+    await writeFile(path.join(dir, 'src/commands/purgeNote.ts'), "import { command, z } from 'fwjs';\nexport default command({ args: { id: z.uuid() }, handler: (ctx, args) => ctx.db.deleteFrom('notes').where('id', '=', args.id).execute() });\n");
     const checked = await generateArtifacts({ root: dir, check: true });
     expect(checked.files.map((f) => [f.path, f.status])).toEqual(artifactPaths.map((p) => [p, p.endsWith('externalServices.json') ? 'unchanged' : 'drifted']));
     const written = await generateArtifacts({ root: dir });
     expect(written.files.map((f) => f.status)).toEqual(artifactPaths.map((p) => (p.endsWith('externalServices.json') ? 'unchanged' : 'written')));
-    expect(await read(dir, `${generated}/api.ts`)).toContain("deleteNote: { kind: 'command', name: 'deleteNote', reads: ['notes'], writes: ['notes'] }");
+    expect(await read(dir, `${generated}/api.ts`)).toContain("purgeNote: { kind: 'command', name: 'purgeNote', reads: ['notes'], writes: ['notes'] }");
   });
 });
 
@@ -344,8 +352,10 @@ describe('the Register block of api.ts', () => {
       '    calls: {',
       '      audit: unknown;',
       '      createNote: { title: string; body?: string };',
+      '      deleteNote: { id: string };',
       '      notify: { noteId: string; urgent?: boolean };',
       '      typedNames: Record<string, never>;',
+      '      updateNote: { id: string; title: string; body?: string };',
       '    };',
       '  }',
       '}',

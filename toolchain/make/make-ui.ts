@@ -295,8 +295,12 @@ async function nuxtFiles(entries: UiEntry[]): Promise<Record<string, string>> {
     'web/public/favicon.svg',
     'web/composables/fw.ts',
     'web/composables/token.ts',
+    // The error page, and the stylesheet it shares with the template's page.
+    'web/error.vue',
+    'web/assets/main.css',
     'web/plugins/fw.client.ts',
     'web/plugins/fw.server.ts',
+    'web/plugins/fw-errors.server.ts',
     'web/server/api/fw-health.get.ts',
   ];
   const files: Record<string, string> = {};

@@ -1,9 +1,9 @@
-import { type FormEvent, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import type { FwError } from 'fwjs/react';
 import { ErrorBanner, isRetryable } from './components/ErrorBanner.tsx';
 import { LiveBadge } from './components/LiveBadge.tsx';
-import { NoteList } from './components/NoteList.tsx';
-import { useCommand, useLiveQuery } from './lib/fw.ts';
+import { type NoteArgs, NoteList } from './components/NoteList.tsx';
+import { useCommand, usePaginatedLiveQuery } from './lib/fw.ts';
 import './styles.css';
 
 let pendingNotes = 0;
@@ -11,17 +11,25 @@ let pendingNotes = 0;
 const mod = /Mac|iP(hone|ad|od)/.test(navigator.platform) ? '⌘' : 'Ctrl';
 
 export function App() {
-  // Live: a note added anywhere (another tab, another user of this tenant) appears without a reload.
-  const notes = useLiveQuery('liveNotes', {});
+  // The search asks the server once typing pauses, not at every key.
+  const [searchText, setSearchText] = useState('');
+  const [search, setSearch] = useState('');
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(searchText.trim()), 250);
+    return () => clearTimeout(timer);
+  }, [searchText]);
+  const args: NoteArgs = search ? { search } : {};
+  // Live, twenty at a time: a note added, edited or deleted anywhere (another tab, another user of this
+  // tenant) shows in its page without a reload; "Show more notes" loads the next page, live too.
+  const notes = usePaginatedLiveQuery('findNotes', args, { pageSize: 20 });
   // Optimistic: the note is listed at once, marked pending; the server's row replaces it, or it goes if the command fails.
   const createNote = useCommand('createNote', {
-    optimistic: (store, args) => {
+    optimistic: (store, note) => {
       // Not for a blank title, which the server refuses: no note flashes in and out.
-      if (!args.title.trim()) return;
-      store.setLive('liveNotes', {}, (current) => [
-        { id: `pending-${++pendingNotes}`, title: args.title, body: args.body ?? null, author_id: '', tenant_id: '', created_at: new Date().toISOString() },
-        ...current,
-      ]);
+      if (!note.title.trim()) return;
+      const row = { id: `pending-${++pendingNotes}`, title: note.title, body: note.body ?? null, author_id: '', tenant_id: '', created_at: new Date().toISOString(), mine: true };
+      // At the top of the first page (newest first); a search shows it once the server has it, if it matches.
+      store.setPages('findNotes', args, (rows, { page }) => (page.cursor === null && !args.search ? [row, ...rows] : rows));
     },
   });
   const [title, setTitle] = useState('');
@@ -56,7 +64,7 @@ export function App() {
           <img src="/favicon.svg" alt="" />
           <h1>Notes</h1>
         </div>
-        <LiveBadge status={notes.status} />
+        <LiveBadge status={notes.liveStatus} />
       </header>
 
       <form ref={form} className="card composer" onSubmit={addNote} aria-label="New note">
@@ -119,7 +127,7 @@ export function App() {
         />
       )}
 
-      <NoteList notes={notes.data} error={notes.status === 'closed' ? notes.error : undefined} onRetry={notes.retry} />
+      <NoteList notes={notes} args={args} search={searchText} onSearch={setSearchText} />
     </main>
   );
 }
