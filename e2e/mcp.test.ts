@@ -218,6 +218,7 @@ describe('MCP on fw start (FW_MCP=1, bearer JWTs)', () => {
   it('asks a human before a command runs, runs it once approved on the admin channel, and keeps tenants apart', async () => {
     const url = server!.ready.serverUrl as string;
     const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+    // docs/mcp.md's client: the SDK's Streamable HTTP transport with the bearer token in its headers (connect above), then callTool (listTools: the fw dev case above).
     const alice = await connect(url, { authorization: `Bearer ${await hs256Token(settings, 'alice', tenantA)}` });
     const mallory = await connect(url, { authorization: `Bearer ${await hs256Token(settings, 'mallory', tenantB)}` });
     clients.push(alice, mallory);
