@@ -88,7 +88,7 @@ describe('fw build and fw start', () => {
     expect(JSON.parse(pending.stdout)).toMatchObject({ ok: false, kind: 'migrations_pending' });
 
     // Without FW_AI=mock (and no provider key): what a production deployment that forgot its key gets.
-    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json', '--migrate'], { cwd: app.dir, env: { ...env, FW_AI: '' } });
+    server = await startFw(['start', '--port', '0', '--host', '127.0.0.1', '--json', '--migrate'], { cwd: app.dir, env: { ...env, FW_AI: '', FW_CORS_ORIGINS: 'https://web.example.test, https://admin.example.test' } });
     const url = server.ready.serverUrl as string;
     expect(server.ready).toMatchObject({ ok: true, database: 'pglite', web: true, worker: true, ai: { models: 'mock', reason: 'no AI_GATEWAY_API_KEY', agents: ['assistant'] } });
     // Real users would get the scripted mock: said loudly, with what to set.
@@ -111,6 +111,14 @@ describe('fw build and fw start', () => {
     expect((await fetch(`${url}/missing.js`)).status).toBe(404);
     expect((await fetch(`${url}/queries/listNotes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"args":{}}' })).status).toBe(401);
     expect((await fetch(`${url}/_fw/live/status`)).status).toBe(403);
+    // FW_CORS_ORIGINS: a page on a listed origin (Nuxt's server, docs/deploy.md) may call the API; another may not.
+    const preflight = await fetch(`${url}/queries/listNotes`, { method: 'OPTIONS', headers: { origin: 'https://admin.example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, 'https://admin.example.test']);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+    const listed = await fetch(`${url}/health`, { headers: { origin: 'https://web.example.test' } });
+    expect(listed.headers.get('access-control-allow-origin')).toBe('https://web.example.test');
+    const other = await fetch(`${url}/health`, { headers: { origin: 'https://evil.example.test' } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
 
     // SIGTERM with a request in flight: new connections are refused while it runs, it still
     // completes, exit 0.

@@ -29,3 +29,19 @@ export function plantEnvironment(values: Readonly<Record<string, string>>): () =
     }
   };
 }
+
+/**
+ * Runs `build` with `NODE_ENV=production` unless the environment asks for `development` on purpose
+ * (Vite's documented way to make a development build): another value is only inherited — Vitest's
+ * `test` — and would make a bundler ship React's development build. Restored after.
+ */
+export async function withProductionNodeEnv<T>(build: () => Promise<T>): Promise<T> {
+  const current = process.env.NODE_ENV;
+  if (current === undefined || current === 'development' || current === 'production') return build();
+  const restore = plantEnvironment({ NODE_ENV: 'production' });
+  try {
+    return await build();
+  } finally {
+    restore();
+  }
+}

@@ -71,6 +71,12 @@ export const VARIABLES = {
     doc: "How many proxies of yours stand in front of fw (a load balancer: 1): the client's address is then read from `X-Forwarded-For`, that many hops from the right; 0 takes the socket's peer and ignores the header.",
     see: 'deploy.md#behind-a-proxy',
   },
+  FW_CORS_ORIGINS: {
+    type: 'text',
+    group: 'server',
+    doc: 'Origins whose pages may call the API from a browser, comma-separated and exact (`https://app.example.com`; no `*`): a web app served from another origin (Nuxt’s server, a CDN). Unset: same origin only.',
+    see: 'deploy.md#a-web-app-on-another-origin',
+  },
   FW_TRACE_TENANT: { type: 'flag', group: 'telemetry', default: false, doc: 'Entry spans carry the tenant id (`fw.tenant_id`).', see: 'observability.md' },
   FW_DEBUG: { type: 'flag', group: 'dev', default: false, doc: 'The CLI prints the stack of an unexpected error.' },
 

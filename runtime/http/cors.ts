@@ -23,6 +23,12 @@ export function resolveCorsOptions(options: CorsOptions | undefined): ResolvedCo
   return { origins: new Set(options.origins), credentials: options.credentials ?? false };
 }
 
+/** `FW_CORS_ORIGINS` (comma-separated) as options; unset or blank is none. Bearer tokens need no credentials mode. */
+export function corsFromConfig(value: string | undefined): CorsOptions | undefined {
+  const origins = (value ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
+  return origins.length > 0 ? { origins } : undefined;
+}
+
 const allowedHeaders = 'content-type, authorization, x-fw-trace-id, x-fw-user-id, x-fw-tenant-id, x-fw-role, x-fw-live-revision, last-event-id';
 
 /** The CORS response headers for this request, or none when its origin is not allowed. */

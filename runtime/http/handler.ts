@@ -23,7 +23,7 @@ import { fwRoutes } from './fw-routes.ts';
 import { clientAddressOf } from './client-address.ts';
 import { type Reply, type Route, type RouteCall } from './route.ts';
 import { createRouteTable, type RouteLookup } from './route-table.ts';
-import { type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
+import { corsFromConfig, type CorsOptions, corsHeaders, preflightHeaders, resolveCorsOptions } from './cors.ts';
 import { resolveTraceId, TRACE_HEADER, wellFormedTraceId } from '../core/trace.ts';
 import { failureNote } from './failure-note.ts';
 
@@ -84,7 +84,7 @@ export function createRuntimeHandler(options: RuntimeHandlerOptions): RuntimeHan
   const config = options.config ?? resolveConfig();
   const authOption = options.auth ?? parseAuthConfig(config) ?? (options.dev ? 'dev-headers' : 'none');
   const authenticator = createAuthenticator(authOption, options.dev, clock);
-  const cors = resolveCorsOptions(options.cors);
+  const cors = resolveCorsOptions(options.cors ?? corsFromConfig(config.get('FW_CORS_ORIGINS')));
   const bodyLimit = options.bodyLimit ?? config.get('FW_BODY_LIMIT_BYTES');
   const trustedProxies = config.get('FW_TRUST_PROXY');
   const onError = options.onError ?? logServerError;

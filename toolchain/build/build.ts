@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FwFailure } from '../../runtime/core/failure.ts';
 import { fwVersion } from '../../runtime/core/version.ts';
+import { withProductionNodeEnv } from '../../runtime/config/environment.ts';
 import { generateBeforeBuild } from '../../plugin/generate/build-generation.ts';
 import { bundleAppModules, loadAppOnce } from '../../plugin/load-app-once.ts';
 import { appModuleFiles, assembleApp } from '../../plugin/load-app.ts';
@@ -142,22 +143,15 @@ export async function buildWeb(root: string, outDir: string, notes: string[]): P
     return null;
   }
   const { build } = await import('vite');
-  // Vite builds for production unless NODE_ENV says otherwise; `development` asks for a development
-  // build on purpose (Vite's documented way), but `test` is only inherited (a test runner's, Vitest
-  // sets it) and would ship React's development build.
-  const nodeEnv = process.env.NODE_ENV;
-  if (nodeEnv !== undefined && nodeEnv !== 'development') process.env.NODE_ENV = 'production';
   try {
-    await build({ root: webRoot, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+    // An inherited NODE_ENV=test (Vitest's) would make Vite ship React's development build.
+    await withProductionNodeEnv(() => build({ root: webRoot, logLevel: 'warn', build: { outDir, emptyOutDir: true } }));
   } catch (error) {
     const id = (error as { id?: string }).id;
     throw new FwFailure('build_failed', `vite build web failed${id ? ` in ${path.relative(root, id)}` : ''}: ${error instanceof Error ? error.message : String(error)}`, {
       suggestions: ['fw dev  (the web dev server reports the same error with its location)'],
       cause: error,
     });
-  } finally {
-    if (nodeEnv === undefined) delete process.env.NODE_ENV;
-    else process.env.NODE_ENV = nodeEnv;
   }
   return outDir;
 }
