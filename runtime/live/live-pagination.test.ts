@@ -175,11 +175,22 @@ for (const target of databaseTargets) {
           ['m20', 'm15'],
           ['m10', 'm5'],
         ]);
-        // The cursors carry the rows' text forms: the instants of page boundaries, compared as instants.
+        // The cursors carry the rows' text forms: the instants of page boundaries, compared as instants,
+        // each bound the cursor's OR — past its instant, or on it past its id — kept branch by branch.
+        const [m25, m15] = [one.page[1].id as string, two.page[1].id as string];
+        const t25 = 'at = "2026-11-27T10:25:00.123+00"';
+        const t15 = 'at = "2026-11-27T10:15:00.123+00"';
         expect(pages.map((args) => postsGroup(args)?.readSet)).toEqual([
-          { posts: ['at >= "2026-11-27T10:25:00.123+00"'] },
-          { posts: ['at <= "2026-11-27T10:25:00.123+00" and at >= "2026-11-27T10:15:00.123+00"'] },
-          { posts: ['at <= "2026-11-27T10:15:00.123+00"'] },
+          { posts: ['at >= "2026-11-27T10:25:00.123+00" and at > "2026-11-27T10:25:00.123+00"', `at >= "2026-11-27T10:25:00.123+00" and ${t25} and id >= "${m25}"`] },
+          {
+            posts: [
+              'at <= "2026-11-27T10:25:00.123+00" and at >= "2026-11-27T10:15:00.123+00" and at < "2026-11-27T10:25:00.123+00" and at > "2026-11-27T10:15:00.123+00"',
+              `at <= "2026-11-27T10:25:00.123+00" and at >= "2026-11-27T10:15:00.123+00" and at < "2026-11-27T10:25:00.123+00" and ${t15} and id >= "${m15}"`,
+              `at <= "2026-11-27T10:25:00.123+00" and at >= "2026-11-27T10:15:00.123+00" and ${t25} and id < "${m25}" and at > "2026-11-27T10:15:00.123+00"`,
+              `at <= "2026-11-27T10:25:00.123+00" and at >= "2026-11-27T10:15:00.123+00" and ${t25} and id < "${m25}" and ${t15} and id >= "${m15}"`,
+            ],
+          },
+          { posts: ['at <= "2026-11-27T10:15:00.123+00" and at < "2026-11-27T10:15:00.123+00"', `at <= "2026-11-27T10:15:00.123+00" and ${t15} and id < "${m15}"`] },
         ]);
         await caughtUp();
         const runs = pages.map((args) => postsGroup(args)!.runs);
@@ -251,9 +262,17 @@ for (const target of databaseTargets) {
           [60, 50, 40],
           [30, 20, 10],
         ]);
-        expect(groupOf(tenantId, pages[0])?.readSet).toEqual({ items: ['list = "4" and rank in 70..'] });
-        expect(groupOf(tenantId, pages[1])?.readSet).toEqual({ items: ['list = "4" and rank in ..70 and rank in 40..'] });
-        expect(groupOf(tenantId, pages[2])?.readSet).toEqual({ items: ['list = "4" and rank in ..40'] });
+        // Each bound is the cursor's OR — past its rank, or on its rank past its title — kept branch by branch.
+        expect(groupOf(tenantId, pages[0])?.readSet).toEqual({ items: ['list = "4" and rank in 70.. and rank in 71..', 'list = "4" and rank in 70.. and rank = "70" and title >= "r70"'] });
+        expect(groupOf(tenantId, pages[1])?.readSet).toEqual({
+          items: [
+            'list = "4" and rank in ..70 and rank in 40.. and rank in ..69 and rank in 41..',
+            'list = "4" and rank in ..70 and rank in 40.. and rank in ..69 and rank = "40" and title >= "r40"',
+            'list = "4" and rank in ..70 and rank in 40.. and rank = "70" and title < "r70" and rank in 41..',
+            'list = "4" and rank in ..70 and rank in 40.. and rank = "70" and title < "r70" and rank = "40" and title >= "r40"',
+          ],
+        });
+        expect(groupOf(tenantId, pages[2])?.readSet).toEqual({ items: ['list = "4" and rank in ..40 and rank in ..39', 'list = "4" and rank in ..40 and rank = "40" and title < "r40"'] });
         await caughtUp();
         const runs = pages.map((args) => groupOf(tenantId, args)!.runs);
 
