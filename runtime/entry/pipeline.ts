@@ -203,8 +203,10 @@ export async function runAdmitted(services: EntryServices, entry: Invocable, cal
         if (entry.kind === 'aiTool') return entry.handler(toolContext(trx, caller, call.context, services.clock), args);
         const outbox: OutboxEntry[] = [];
         const value = await entry.handler(commandContext(trx, caller, outbox, services), args);
-        // An answer no caller can be sent must not leave its writes behind (the same check at send time comes after the commit).
-        jsonText(value === undefined ? null : value, label, 'result');
+        // An answer the caller cannot be sent must not leave its writes behind (the check at send time
+        // comes after the commit). Only a caller over the network is sent it: a scheduled call or a
+        // cron tick may return Kysely's insert result (a BigInt count), which nobody reads.
+        if (call.external) jsonText(value === undefined ? null : value, label, 'result');
         await enqueueInTransaction(trx, caller.traceId, outbox);
         await call.beforeCommit?.(trx);
         if (call.onLiveRevisions) call.onLiveRevisions(await writtenRevisions(trx));
