@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { FwFailure } from '../core/failure.ts';
 
 export interface CorsOptions {
   /** Exact origins allowed to call the runtime from a browser, e.g. `https://app.example.com`. */
@@ -23,10 +24,19 @@ export function resolveCorsOptions(options: CorsOptions | undefined): ResolvedCo
   return { origins: new Set(options.origins), credentials: options.credentials ?? false };
 }
 
-/** `FW_CORS_ORIGINS` (comma-separated) as options; unset or blank is none. Bearer tokens need no credentials mode. */
+/**
+ * `FW_CORS_ORIGINS` (comma-separated) as options; unset or blank is none; a wildcard or an origin with
+ * a path is `bad_config` naming the variable. Bearer tokens need no credentials mode.
+ */
 export function corsFromConfig(value: string | undefined): CorsOptions | undefined {
   const origins = (value ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
-  return origins.length > 0 ? { origins } : undefined;
+  if (origins.length === 0) return undefined;
+  try {
+    resolveCorsOptions({ origins });
+  } catch (error) {
+    throw new FwFailure('bad_config', `FW_CORS_ORIGINS: ${(error as Error).message.replace(/^fw: /, '')}`, { suggestions: ['FW_CORS_ORIGINS=https://app.example.com,https://admin.example.com'] });
+  }
+  return { origins };
 }
 
 const allowedHeaders = 'content-type, authorization, x-fw-trace-id, x-fw-user-id, x-fw-tenant-id, x-fw-role, x-fw-live-revision, last-event-id';

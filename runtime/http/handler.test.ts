@@ -12,6 +12,7 @@ import type { AppDefinition } from '../core/app-definition.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
 import { z } from 'zod';
 import { createRuntimeHandler, type RuntimeHandlerOptions } from './handler.ts';
+import { resolveConfig } from '../config/resolve-config.ts';
 
 // Dev-auth headers of a caller in a tenant of its own: every test owns the rows it writes and reads.
 const member = (tenant: string = randomUUID()) => ({ 'x-fw-user-id': 'alice', 'x-fw-tenant-id': tenant, 'x-fw-role': 'member' });
@@ -430,6 +431,10 @@ describe('HTTP runtime outside dev mode', () => {
   it('refuses a wildcard CORS configuration and dev headers in production', () => {
     expect(() => createRuntimeHandler({ app: testApp(), db, dev: false, cors: { origins: ['*'] } })).toThrow(/not allowed/);
     expect(() => createRuntimeHandler({ app: testApp(), db, dev: false, auth: 'dev-headers' })).toThrow(/development only/);
+    // FW_CORS_ORIGINS is an exact allow-list: a wildcard or a path is refused, naming the variable.
+    for (const value of ['*', 'https://app.example.com/path']) {
+      expect(() => createRuntimeHandler({ app: testApp(), db, dev: false, config: resolveConfig({ FW_CORS_ORIGINS: value }) })).toThrow(expect.objectContaining({ kind: 'bad_config', message: expect.stringMatching(/^FW_CORS_ORIGINS: /) }));
+    }
   });
 
   it('has no CORS headers when CORS is not configured', async () => {
