@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { serveLiveRuntime, type LiveTestRuntime } from '../../e2e/support/live-server.ts';
 import { databaseTargets, openTestDatabase } from '../../e2e/support/postgres.ts';
+import { until } from '../../e2e/support/until.ts';
 import type { AppDefinition } from '../core/app-definition.ts';
 import { command, definePolicies, liveQuery } from '../core/entries.ts';
 import { defineSchema, t, table } from '../core/schema.ts';
@@ -39,15 +40,6 @@ interface Watcher {
   client: Client;
   transport: StreamableHTTPClientTransport;
   updated: string[];
-}
-
-/** Polls `done` until it holds; the deadline only bounds a hang. */
-async function until(done: () => boolean | Promise<boolean>, what: string, deadlineMs = 20_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 for (const target of databaseTargets) {
@@ -96,20 +88,20 @@ for (const target of databaseTargets) {
       await bob.client.subscribeResource({ uri: 'fw://live/liveNotes' });
 
       await run('createNote', dev('alice', tenantA), { title: 'a1' });
-      await until(() => alice.updated.length >= 1, "alice's first notification");
+      await until(async () => alice.updated.length >= 1, "alice's first notification");
 
       // Reruns liveNotes (every row written) and leaves its result as it was: the hub counts an unchanged run.
       await run('touchNotes', dev('alice', tenantA));
-      await until(() => unchangedRuns('liveNotes', tenantA) >= 1, 'the unchanged rerun');
+      await until(async () => unchangedRuns('liveNotes', tenantA) >= 1, 'the unchanged rerun');
       await run('createNote', dev('bob', tenantB), { title: 'b1' });
-      await until(() => bob.updated.length === 1, "bob's notification");
+      await until(async () => bob.updated.length === 1, "bob's notification");
       // The positive signal: the same live group under another URI (args {} spelled out), subscribed
       // last, so the hub tells it after the first URI of every run — and alice's stream carries them in
       // that order. Once it is told, whatever the writes above caused on alice's stream has arrived.
       const sentinel = 'fw://live/liveNotes?args=%7B%7D';
       await alice.client.subscribeResource({ uri: sentinel });
       await run('createNote', dev('alice', tenantA), { title: 'a2' });
-      await until(() => alice.updated.includes(sentinel), 'the notification of the sentinel URI');
+      await until(async () => alice.updated.includes(sentinel), 'the notification of the sentinel URI');
 
       expect(alice.updated).toEqual(['fw://live/liveNotes', 'fw://live/liveNotes', sentinel]);
       expect(bob.updated).toEqual(['fw://live/liveNotes']);
@@ -129,7 +121,7 @@ for (const target of databaseTargets) {
       await alice.client.subscribeResource({ uri: titled('x', ' ') });
       await alice.client.unsubscribeResource({ uri: titled('x') });
       await run('createNote', dev('alice', tenant), { title: 'x' });
-      await until(() => alice.updated.length >= 1, 'the notification of the URI still subscribed');
+      await until(async () => alice.updated.length >= 1, 'the notification of the URI still subscribed');
       expect(alice.updated).toEqual([titled('x', ' ')]);
     });
 
